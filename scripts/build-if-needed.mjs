@@ -1,0 +1,30 @@
+// `npm start` runs this first: it builds dist/ when it is missing or older than a source file,
+// so the quick start (`npm ci && npm start`) works on a fresh clone without a separate build.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const main = 'dist/main.js';
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const mtime = entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs;
+    newest = Math.max(newest, mtime);
+  }
+  return newest;
+}
+
+const stale =
+  !existsSync(main) ||
+  Math.max(newestMtime('src'), statSync('package.json').mtimeMs) > statSync(main).mtimeMs;
+
+if (stale) {
+  if (!existsSync('node_modules/.bin/nest')) {
+    console.error('dist/ is missing or stale and the build tools are not installed: run `npm ci` first.');
+    process.exit(1);
+  }
+  console.log('Building (dist/ is missing or older than src/)...');
+  execFileSync('npx', ['nest', 'build'], { stdio: 'inherit' });
+}

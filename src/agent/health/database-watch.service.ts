@@ -1,0 +1,29 @@
+import {
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { DatabasePingService } from '../../database/database-ping.service.js';
+import { DATABASE_PING_TIMEOUT_MS } from './database.health.js';
+
+const WATCH_INTERVAL_MS = 10_000;
+
+/** Keeps `db_up` current between health checks with one cheap ping every 10 s. */
+@Injectable()
+export class DatabaseWatchService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly ping: DatabasePingService) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(
+      () => void this.ping.ping(DATABASE_PING_TIMEOUT_MS),
+      WATCH_INTERVAL_MS,
+    );
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+}

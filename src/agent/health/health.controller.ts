@@ -1,0 +1,42 @@
+import { Controller, Get } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { Public } from '../../auth/public.decorator.js';
+import { ConfigHealthIndicator } from './config.health.js';
+import { DatabaseHealthIndicator } from './database.health.js';
+
+/**
+ * Probes, served only on SERVICE_HEALTH_CHECK_PORT. /health and /health/ready fail (503) only
+ * when the service cannot do its work: the database does not answer. MCP servers and the
+ * agent connection are reported in `details` but never fail the probe: a crashing third-party
+ * MCP server must not make Kubernetes restart the pod.
+ */
+@ApiExcludeController()
+@Public()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly database: DatabaseHealthIndicator,
+    private readonly config: ConfigHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check(): Promise<HealthCheckResult> {
+    return this.health.check([() => this.database.check(), () => this.config.check()]);
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  ready(): Promise<HealthCheckResult> {
+    return this.check();
+  }
+
+  /** The process alone: answering at all means alive. */
+  @Get('live')
+  @HealthCheck()
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+}

@@ -1,0 +1,48 @@
+import {
+  type DynamicModule,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+} from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import type { Logger } from 'pino';
+import { AgentModule } from './agent/agent.module.js';
+import { HttpMetricsMiddleware } from './agent/metrics/http-metrics.middleware.js';
+import { AuthModule } from './auth/auth.module.js';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
+import { JsonBodyMiddleware } from './common/http/json-body.middleware.js';
+import { LoggingModule } from './common/logging/logging.module.js';
+import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
+import { ApiValidationPipe } from './common/validation/validation.pipe.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { PlantsModule } from './plants/plants.module.js';
+
+@Module({})
+export class AppModule implements NestModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        DatabaseModule,
+        AuthModule,
+        PlantsModule,
+        AgentModule,
+      ],
+      providers: [
+        { provide: APP_PIPE, useClass: ApiValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(RequestLogMiddleware, HttpMetricsMiddleware, JsonBodyMiddleware)
+      .exclude('health', 'health/*path', 'metrics')
+      .forRoutes('*path');
+  }
+}

@@ -1,0 +1,56 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Accepted bearer tokens are kept as SHA-256 digests only. An `API_TOKENS` entry is either
+ * `sha256:<64 hex>` (recommended: the token itself is never in the pod's environment) or a
+ * plain token of at least 32 characters, hashed at start.
+ */
+export const MIN_PLAIN_TOKEN_LENGTH = 32;
+const DIGEST_ENTRY = /^sha256:([0-9a-fA-F]{64})$/;
+
+export function sha256(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+export interface ParsedApiTokens {
+  digests: Buffer[];
+  problems: string[];
+}
+
+export function parseApiTokens(value: string | undefined): ParsedApiTokens {
+  const result: ParsedApiTokens = { digests: [], problems: [] };
+  if (value === undefined || value.trim() === '') return result;
+  value.split(',').forEach((raw, index) => {
+    const entry = raw.trim();
+    const digest = DIGEST_ENTRY.exec(entry);
+    if (digest?.[1]) {
+      result.digests.push(Buffer.from(digest[1], 'hex'));
+    } else if (entry.startsWith('sha256:')) {
+      result.problems.push(
+        `API_TOKENS entry ${index + 1} must be sha256: followed by 64 hex digits`,
+      );
+    } else if (entry.length < MIN_PLAIN_TOKEN_LENGTH || /\s/.test(entry)) {
+      // Never echo the entry: it is a secret even when it is a bad one.
+      result.problems.push(
+        `API_TOKENS entry ${index + 1} must be sha256:<64 hex> or a plain token of at least ${MIN_PLAIN_TOKEN_LENGTH} characters without whitespace`,
+      );
+    } else {
+      result.digests.push(sha256(entry));
+    }
+  });
+  return result;
+}
+
+/**
+ * True when `token` hashes to one of `digests`. Comparing fixed-size digests with
+ * timingSafeEqual, and always comparing against every digest, leaks neither the token's
+ * length nor which entry matched.
+ */
+export function matchesAnyToken(token: string, digests: readonly Buffer[]): boolean {
+  const presented = sha256(token);
+  let matched = false;
+  for (const digest of digests) {
+    matched = timingSafeEqual(presented, digest) || matched;
+  }
+  return matched;
+}

@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { ACCEPTED_TOKEN_DIGESTS, DEV_TOKEN, type DevToken } from './accepted-tokens.js';
+import { sha256 } from './api-tokens.js';
+import { BearerGuard } from './bearer.guard.js';
+import { BearerStrategy } from './bearer.strategy.js';
+import { loadOrCreateDevToken } from './dev-token.js';
+
+@Module({
+  imports: [PassportModule.register({ session: false })],
+  providers: [
+    {
+      provide: DEV_TOKEN,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): DevToken =>
+        config.apiTokenDigests.length > 0 || config.production
+          ? { token: undefined, file: undefined }
+          : loadOrCreateDevToken(config.dataDir),
+    },
+    {
+      provide: ACCEPTED_TOKEN_DIGESTS,
+      inject: [APP_CONFIG, DEV_TOKEN],
+      useFactory: (config: AppConfig, dev: DevToken): Buffer[] =>
+        dev.token ? [sha256(dev.token)] : config.apiTokenDigests,
+    },
+    BearerStrategy,
+    { provide: APP_GUARD, useClass: BearerGuard },
+  ],
+  exports: [DEV_TOKEN],
+})
+export class AuthModule {}

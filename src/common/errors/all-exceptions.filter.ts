@@ -1,0 +1,82 @@
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Inject,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { DatabaseUnavailableError } from '../../database/database-unavailable.error.js';
+import { LOGGER } from '../logging/logger.token.js';
+import { BearerChallengeException } from './bearer-challenge.exception.js';
+
+/**
+ * The one place that formats errors: every failure becomes `{"error": <status>, "message"}`
+ * with `Content-Type: application/json`. Unexpected errors are logged with their stack and
+ * answered with a generic 500: no stack trace, SQL or internal name reaches the client.
+ * Terminus's health body is left as it is (its 503 carries the indicator details).
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const adapter = this.adapterHost.httpAdapter;
+
+    if (exception instanceof HttpException && isHealthBody(exception.getResponse())) {
+      adapter.reply(response, exception.getResponse(), exception.getStatus());
+      return;
+    }
+
+    const { status, message } = this.describe(exception, request);
+    if (exception instanceof BearerChallengeException) {
+      response.setHeader('WWW-Authenticate', exception.challenge);
+    }
+    if (status === 503) response.setHeader('Retry-After', '5');
+    adapter.reply(response, { error: status, message }, status);
+  }
+
+  private describe(exception: unknown, request: Request): { status: number; message: string } {
+    if (exception instanceof HttpException) {
+      return { status: exception.getStatus(), message: messageOf(exception) };
+    }
+    if (exception instanceof DatabaseUnavailableError) {
+      this.logger.warn(
+        { method: request.method, cause: causeMessage(exception) },
+        'database unavailable',
+      );
+      return {
+        status: HttpStatus.SERVICE_UNAVAILABLE,
+        message: 'the database is unavailable; try again later',
+      };
+    }
+    this.logger.error({ err: exception, method: request.method }, 'unhandled error');
+    return { status: HttpStatus.INTERNAL_SERVER_ERROR, message: 'internal server error' };
+  }
+}
+
+function messageOf(exception: HttpException): string {
+  const body = exception.getResponse();
+  if (typeof body === 'string') return body;
+  const message = (body as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.map(String).join('; ');
+  if (typeof message === 'string') return message;
+  return exception.message;
+}
+
+function isHealthBody(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && 'status' in body && 'details' in body;
+}
+
+function causeMessage(error: Error): string {
+  return error.cause instanceof Error ? error.cause.message : String(error.cause);
+}

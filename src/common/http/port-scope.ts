@@ -1,0 +1,49 @@
+import { NotFoundException } from '@nestjs/common';
+
+/**
+ * One Nest application, one DI container, three listeners: the API port, the health port and
+ * the metrics port. Each port serves only its own paths, so a NetworkPolicy per port means
+ * what it says (/plants on the health port is 404, /metrics on the API port is 404).
+ */
+export interface PortScope {
+  api: number;
+  health: number;
+  metrics: number;
+}
+
+export const HEALTH_PATHS = new Set(['/health', '/health/live', '/health/ready']);
+export const METRICS_PATHS = new Set(['/metrics']);
+
+export type Listener = 'api' | 'health' | 'metrics';
+
+export function listenerOf(localPort: number | undefined, ports: PortScope): Listener {
+  if (localPort === ports.health) return 'health';
+  if (localPort === ports.metrics) return 'metrics';
+  return 'api';
+}
+
+export function pathAllowed(listener: Listener, path: string): boolean {
+  const clean = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  if (listener === 'health') return HEALTH_PATHS.has(clean);
+  if (listener === 'metrics') return METRICS_PATHS.has(clean);
+  return !HEALTH_PATHS.has(clean) && !METRICS_PATHS.has(clean);
+}
+
+/**
+ * An Express handler mounted first (before Swagger UI's routes, which Nest middleware cannot
+ * precede). A path the port does not serve goes to Nest's exception layer as a 404, so the
+ * global exception filter still writes the body.
+ */
+export function portScopeHandler(ports: PortScope) {
+  return (
+    request: { socket: { localPort?: number }; path: string; method: string },
+    _response: unknown,
+    next: (error?: unknown) => void,
+  ): void => {
+    if (pathAllowed(listenerOf(request.socket.localPort, ports), request.path)) {
+      next();
+      return;
+    }
+    next(new NotFoundException(`Cannot ${request.method} ${request.path}`));
+  };
+}

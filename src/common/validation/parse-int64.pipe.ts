@@ -1,0 +1,12 @@
+import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/common';
+import { INT64_RANGE_MESSAGE, parseInt64 } from '../json/int64.js';
+
+/** Path ids as bigint. Nest's ParseIntPipe would round ids above 2^53. */
+@Injectable()
+export class ParseInt64Pipe implements PipeTransform<string, bigint> {
+  transform(value: string): bigint {
+    const id = parseInt64(value);
+    if (id === undefined) throw new BadRequestException(`id must be ${INT64_RANGE_MESSAGE}`);
+    return id;
+  }
+}

@@ -1,0 +1,79 @@
+import {
+  type ArgumentMetadata,
+  BadRequestException,
+  Injectable,
+  ValidationPipe,
+  type ValidationError,
+} from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
+
+/**
+ * The global ValidationPipe, with the rules the API promises:
+ * - the body must be a JSON object;
+ * - unknown properties are refused by name, `__proto__` and `constructor` included
+ *   (class-transformer silently drops those two, so they are checked on the raw object);
+ * - no implicit conversion: no field is ever coerced from one JSON type to another;
+ * - one message per field, all fields at once.
+ */
+@Injectable()
+export class ApiValidationPipe extends ValidationPipe {
+  private readonly known = new WeakMap<object, Set<string>>();
+
+  constructor() {
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      forbidUnknownValues: true,
+      transform: true,
+      transformOptions: { enableImplicitConversion: false },
+      stopAtFirstError: true,
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors: ValidationError[]) =>
+        new BadRequestException(flatten(errors).join('; ')),
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const metatype = metadata.metatype;
+    if (metadata.type === 'body' && metatype && this.toValidate(metadata)) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw new BadRequestException('the request body must be a JSON object');
+      }
+      const known = this.knownProperties(metatype);
+      const unknown = Object.keys(value).filter((key) => !known.has(key));
+      if (unknown.length > 0) {
+        throw new BadRequestException(
+          unknown.map((key) => `property ${key} should not exist`).join('; '),
+        );
+      }
+    }
+    return super.transform(value, metadata);
+  }
+
+  /** bigint path ids are parsed by ParseInt64Pipe; there is no class to validate. */
+  protected override toValidate(metadata: ArgumentMetadata): boolean {
+    return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
+  }
+
+  private knownProperties(metatype: object): Set<string> {
+    let known = this.known.get(metatype);
+    if (!known) {
+      const metadatas = getMetadataStorage().getTargetValidationMetadatas(
+        metatype as new () => unknown,
+        '',
+        true,
+        false,
+      );
+      known = new Set(metadatas.map((m) => m.propertyName));
+      this.known.set(metatype, known);
+    }
+    return known;
+  }
+}
+
+function flatten(errors: ValidationError[], prefix = ''): string[] {
+  return errors.flatMap((error) => [
+    ...Object.values(error.constraints ?? {}).map((message) => `${prefix}${message}`),
+    ...flatten(error.children ?? [], `${prefix}${error.property}.`),
+  ]);
+}

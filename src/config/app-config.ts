@@ -1,0 +1,42 @@
+import type { McpServerSpec } from './mcp-servers.schema.js';
+import type { Env } from './env.schema.js';
+import type { Secret } from './secret.js';
+
+export type LogLevel = Env['SERVICE_LOG_LEVEL'];
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; file: string }
+  | {
+      kind: 'postgres';
+      url: Secret;
+      /** host:port/database, safe to log. */
+      target: string;
+      startupTimeoutMs: number;
+    };
+
+/** The one typed, validated configuration of the process. Code reads this, never process.env. */
+export interface AppConfig {
+  nodeEnv: string;
+  production: boolean;
+  http: { host: string; port: number };
+  health: { port: number };
+  metrics: { port: number };
+  logLevel: LogLevel;
+  dataDir: string;
+  database: DatabaseConfig;
+  /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */
+  apiTokenDigests: Buffer[];
+  agent: { token: Secret; serverUrl: URL } | undefined;
+  mcp: {
+    configDir: string;
+    /** SERVICE_CONFIG_DIR was set: a missing file is then an error, also on reload. */
+    configDirExplicit: boolean;
+    file: string;
+    absent: boolean;
+    servers: McpServerSpec[];
+    reposDir: string;
+  };
+  version: string;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

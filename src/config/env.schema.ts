@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/**
+ * The process environment, as one zod schema: it validates every variable at start and gives
+ * the TypeScript type of the parsed environment. Values stay strings here; `load-config.ts`
+ * turns them into the typed `AppConfig` (secrets wrapped, tokens hashed).
+ */
+
+const port = (name: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `${name} must be an integer from 1 to 65535`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1, `${name} must be an integer from 1 to 65535`)
+        .max(65535, `${name} must be an integer from 1 to 65535`),
+    );
+
+/** Empty strings count as unset, as they do for most twelve-factor services. */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const envSchema = z
+  .object({
+    NODE_ENV: optional(z.string()).default('development'),
+    PORT: optional(port('PORT')).default(3000),
+    HOST: optional(z.string()).default('0.0.0.0'),
+    DATA_DIR: optional(z.string()).default('./data'),
+    DATABASE_URL: optional(
+      z
+        .string()
+        .refine(
+          (v) => /^postgres(ql)?:\/\/[^\s]+$/.test(v) && URL.canParse(v),
+          'DATABASE_URL must be a postgres:// or postgresql:// URL',
+        ),
+    ),
+    DATABASE_STARTUP_TIMEOUT_SECONDS: optional(
+      z
+        .string()
+        .regex(/^\d+$/, 'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds')
+        .transform(Number),
+    ).default(30),
+    API_TOKENS: optional(z.string()),
+    SERVICE_AGENT_TOKEN: optional(
+      z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
+    ),
+    SERVICE_SERVER_URL: optional(
+      z
+        .string()
+        .refine(
+          (v) => URL.canParse(v) && new URL(v).protocol === 'https:' && new URL(v).host !== '',
+          'SERVICE_SERVER_URL must be an absolute https:// URL',
+        ),
+    ),
+    SERVICE_LOG_LEVEL: optional(
+      z.enum(LOG_LEVELS, {
+        error: `SERVICE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`,
+      }),
+    ).default('info'),
+    SERVICE_HEALTH_CHECK_PORT: optional(port('SERVICE_HEALTH_CHECK_PORT')).default(8080),
+    SERVICE_METRICS_PORT: optional(port('SERVICE_METRICS_PORT')).default(9090),
+    SERVICE_CONFIG_DIR: optional(z.string()),
+    SERVICE_REPOS_DIR: optional(z.string()).default('/app/repos'),
+  })
+  .superRefine((env, ctx) => {
+    const ports: [string, number][] = [
+      ['PORT', env.PORT],
+      ['SERVICE_HEALTH_CHECK_PORT', env.SERVICE_HEALTH_CHECK_PORT],
+      ['SERVICE_METRICS_PORT', env.SERVICE_METRICS_PORT],
+    ];
+    for (const [i, [name, value]] of ports.entries()) {
+      const clash = ports.slice(0, i).find(([, other]) => other === value);
+      if (clash) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `${name} must differ from ${clash[0]} (both are ${value})`,
+        });
+      }
+    }
+    // The agent connection is optional, but half a configuration is a mistake.
+    if (env.SERVICE_AGENT_TOKEN !== undefined && env.SERVICE_SERVER_URL === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SERVICE_SERVER_URL'],
+        message: 'SERVICE_SERVER_URL is required when SERVICE_AGENT_TOKEN is set',
+      });
+    }
+    if (env.SERVICE_SERVER_URL !== undefined && env.SERVICE_AGENT_TOKEN === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SERVICE_AGENT_TOKEN'],
+        message: 'SERVICE_AGENT_TOKEN is required when SERVICE_SERVER_URL is set',
+      });
+    }
+  });
+
+export type Env = z.infer<typeof envSchema>;

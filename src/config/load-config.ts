@@ -1,0 +1,79 @@
+import { resolve, join } from 'node:path';
+import { parseApiTokens } from '../auth/api-tokens.js';
+import type { AppConfig } from './app-config.js';
+import { ConfigError } from './config-error.js';
+import { envSchema } from './env.schema.js';
+import { formatIssues } from './issue-path.js';
+import { loadMcpServers } from './mcp-servers.loader.js';
+import { Secret } from './secret.js';
+import { APP_VERSION } from './version.js';
+
+export const DEFAULT_CONFIG_DIR = '/app/config';
+
+/**
+ * Validates the whole environment and `mcp-servers.json` and returns the typed config, or
+ * throws one ConfigError that lists every problem, each naming its variable or JSON path.
+ */
+export function loadConfig(environment: Readonly<Record<string, string | undefined>>): AppConfig {
+  const problems: string[] = [];
+  const parsed = envSchema.safeParse(environment);
+  if (!parsed.success) problems.push(...formatIssues(parsed.error.issues));
+
+  const tokens = parseApiTokens(environment.API_TOKENS);
+  problems.push(...tokens.problems);
+
+  const configDirExplicit = (environment.SERVICE_CONFIG_DIR ?? '') !== '';
+  const configDir = resolve(
+    configDirExplicit ? environment.SERVICE_CONFIG_DIR! : DEFAULT_CONFIG_DIR,
+  );
+  const mcp = loadMcpServers(configDir, { required: configDirExplicit, environment });
+  problems.push(...mcp.problems);
+
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  const env = parsed.data;
+  const production = env.NODE_ENV === 'production';
+  if (production && tokens.digests.length === 0) {
+    throw new ConfigError([
+      'API_TOKENS is required when NODE_ENV=production (run `npm run token` to make one)',
+    ]);
+  }
+
+  const dataDir = resolve(env.DATA_DIR);
+  return {
+    nodeEnv: env.NODE_ENV,
+    production,
+    http: { host: env.HOST, port: env.PORT },
+    health: { port: env.SERVICE_HEALTH_CHECK_PORT },
+    metrics: { port: env.SERVICE_METRICS_PORT },
+    logLevel: env.SERVICE_LOG_LEVEL,
+    dataDir,
+    database: env.DATABASE_URL
+      ? {
+          kind: 'postgres',
+          url: new Secret(env.DATABASE_URL),
+          target: describePostgresTarget(env.DATABASE_URL),
+          startupTimeoutMs: env.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
+        }
+      : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') },
+    apiTokenDigests: tokens.digests,
+    agent:
+      env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
+        ? { token: new Secret(env.SERVICE_AGENT_TOKEN), serverUrl: new URL(env.SERVICE_SERVER_URL) }
+        : undefined,
+    mcp: {
+      configDir,
+      configDirExplicit,
+      file: mcp.file,
+      absent: mcp.absent,
+      servers: mcp.specs,
+      reposDir: resolve(env.SERVICE_REPOS_DIR),
+    },
+    version: APP_VERSION,
+  };
+}
+
+/** `postgres://user:secret@db:5432/plants` → `db:5432/plants`: the password never leaves. */
+function describePostgresTarget(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+}

@@ -1,0 +1,27 @@
+/**
+ * `${VAR}` and `${VAR:-default}` in MCP server `args` and `env` values, expanded from the
+ * agent's environment, so credentials come from a Kubernetes Secret rather than the ConfigMap.
+ * Expanded values are never logged: they are usually secrets.
+ */
+const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+export interface ExpansionResult {
+  value: string;
+  /** Variables referenced without a default that are not set. */
+  missing: string[];
+}
+
+export function expandVariables(
+  template: string,
+  environment: Readonly<Record<string, string | undefined>>,
+): ExpansionResult {
+  const missing: string[] = [];
+  const value = template.replace(REFERENCE, (_match, name: string, fallback?: string) => {
+    const current = environment[name];
+    if (current !== undefined && current !== '') return current;
+    if (fallback !== undefined) return fallback;
+    missing.push(name);
+    return '';
+  });
+  return { value, missing };
+}

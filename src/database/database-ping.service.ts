@@ -1,0 +1,45 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './database.types.js';
+import { KYSELY } from './database.tokens.js';
+
+export interface PingResult {
+  up: boolean;
+  error?: string;
+}
+
+/**
+ * `select 1`, raced against a timeout so a hung database gives a fast "down" rather than a
+ * hung probe. The last result is kept for `db_up`, so a metrics scrape costs no query.
+ */
+@Injectable()
+export class DatabasePingService {
+  private last: PingResult = { up: true };
+
+  constructor(@Inject(KYSELY) private readonly db: Kysely<Database>) {}
+
+  get lastResult(): PingResult {
+    return this.last;
+  }
+
+  async ping(timeoutMs: number): Promise<PingResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([sql`select 1`.execute(this.db), timeout]);
+      this.last = { up: true };
+    } catch (error) {
+      this.last = { up: false, error: error instanceof Error ? error.message : String(error) };
+    } finally {
+      clearTimeout(timer);
+    }
+    return this.last;
+  }
+
+  /** Requests report what they saw, so `db_up` follows the store between health checks. */
+  record(up: boolean, error?: string): void {
+    this.last = up ? { up } : { up, error: error ?? 'query failed' };
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * The store cannot be reached or cannot take the write right now (PostgreSQL down or
+ * restarting, a connection dropped, SQLite's disk full or locked). The API answers 503 and the
+ * client may retry; nothing is acknowledged that was not committed.
+ */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('the database is unavailable', { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|PROTOCOL)/;
+
+/** True for errors that mean "the database is not there", as opposed to a bad query. */
+export function isUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code) || SQLITE_UNAVAILABLE.test(code)) return true;
+    // PostgreSQL SQLSTATE classes 08 (connection exception), 57P (operator intervention:
+    // shutdown, crash, cannot connect now) and 53 (insufficient resources).
+    if (/^(08|57P|53)/.test(code)) return true;
+  }
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(
+    error.message,
+  );
+}

@@ -1,0 +1,77 @@
+/**
+ * Group commit: writes that arrive while the store is busy are flushed together, in one
+ * statement and one transaction, so one fsync acknowledges many requests. Each caller's
+ * promise settles only after the flush that holds its item has committed.
+ *
+ * Items with the same key never share a flush: the second waits for the next one, so its
+ * outcome (e.g. "duplicate") is decided by the database, not by the queue.
+ */
+export interface GroupCommitOptions<T, R> {
+  flush: (items: T[]) => Promise<R[]>;
+  key: (item: T) => string;
+  maxBatch: number;
+  /** Flushes in flight at once: 1 for SQLite's single writer, more for a PostgreSQL pool. */
+  concurrency: number;
+}
+
+interface Pending<T, R> {
+  item: T;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+export class GroupCommitQueue<T, R> {
+  private queue: Pending<T, R>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly options: GroupCommitOptions<T, R>) {}
+
+  push(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.options.concurrency || this.queue.length === 0) {
+      return;
+    }
+    this.scheduled = true;
+    // setImmediate lets every request already parsed in this turn of the loop join the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flushNext();
+    });
+  }
+
+  private flushNext(): void {
+    if (this.inFlight >= this.options.concurrency || this.queue.length === 0) return;
+    const batch: Pending<T, R>[] = [];
+    const rest: Pending<T, R>[] = [];
+    const keys = new Set<string>();
+    for (const pending of this.queue) {
+      const key = this.options.key(pending.item);
+      if (batch.length < this.options.maxBatch && !keys.has(key)) {
+        keys.add(key);
+        batch.push(pending);
+      } else {
+        rest.push(pending);
+      }
+    }
+    this.queue = rest;
+    this.inFlight++;
+    this.options
+      .flush(batch.map((p) => p.item))
+      .then(
+        (results) => batch.forEach((p, i) => p.resolve(results[i] as R)),
+        (error: unknown) => batch.forEach((p) => p.reject(error)),
+      )
+      .finally(() => {
+        this.inFlight--;
+        this.schedule();
+      });
+    this.schedule();
+  }
+}

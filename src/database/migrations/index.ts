@@ -1,0 +1,14 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import { createPlants } from './2026-11-23-001-create-plants.js';
+
+/**
+ * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
+ * built image carries exactly these and their order is the order of this list's keys.
+ */
+const migrations: Record<string, Migration> = {
+  '2026-11-23-001-create-plants': createPlants,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

@@ -1,0 +1,66 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from './database.types.js';
+
+/** int8 (OID 20) as BigInt instead of node-postgres's default string. */
+const types = new pg.TypeOverrides();
+types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
+
+export interface PostgresOptions {
+  url: string;
+  target: string;
+  startupTimeoutMs: number;
+  logger: Logger;
+}
+
+export function openPostgres(options: Pick<PostgresOptions, 'url' | 'logger'>): Kysely<Database> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    types,
+    max: 10,
+    // Fail a request fast (503) when the server is unreachable instead of queueing it.
+    connectionTimeoutMillis: 3_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: 10_000,
+    application_name: 'plant-store',
+  });
+  // An idle client whose server went away emits 'error' on the pool; unhandled, it would
+  // crash the process. The next query gets a fresh connection or a 503.
+  pool.on('error', (error) =>
+    options.logger.warn({ err: { message: error.message } }, 'idle PostgreSQL connection lost'),
+  );
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * PostgreSQL may start after us (a bundled database in the same Helm release): retry with
+ * backoff for a bounded time, then give up with a message that says where we tried.
+ */
+export async function waitForPostgres(
+  db: Kysely<Database>,
+  options: PostgresOptions,
+): Promise<void> {
+  const deadline = Date.now() + options.startupTimeoutMs;
+  let delay = 250;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`select 1`.execute(db);
+      return;
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      if (Date.now() + delay > deadline) {
+        throw new Error(
+          `PostgreSQL at ${options.target} did not answer within ${options.startupTimeoutMs / 1000} s (last error: ${reason})`,
+          { cause: error },
+        );
+      }
+      options.logger.warn(
+        { attempt, target: options.target, reason },
+        'PostgreSQL not reachable yet, retrying',
+      );
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger } from 'pino';
+import { AppModule } from './app.module.js';
+import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
+import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
+import { portScopeHandler } from './common/http/port-scope.js';
+import { createLogger } from './common/logging/logger.js';
+import { PinoNestLogger } from './common/logging/pino-nest-logger.js';
+import type { AppConfig } from './config/app-config.js';
+import { ConfigError, EX_CONFIG } from './config/config-error.js';
+import { loadConfig } from './config/load-config.js';
+import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi.js';
+
+/** In-flight requests get this long to finish after SIGTERM before connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function bootstrap(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(EX_CONFIG);
+  }
+  const logger = createLogger(config.logLevel);
+
+  let app: NestExpressApplication;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(
+      AppModule.forRoot(config, logger),
+      new LosslessExpressAdapter(),
+      { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false },
+    );
+  } catch (error) {
+    logger.fatal(
+      { reason: error instanceof Error ? error.message : String(error) },
+      'cannot start',
+    );
+    logger.flush();
+    process.exitCode = 1;
+    return;
+  }
+
+  app.use(
+    portScopeHandler({
+      api: config.http.port,
+      health: config.health.port,
+      metrics: config.metrics.port,
+    }),
+  );
+  serveOpenApi(app, buildOpenApiDocument(app));
+
+  await app.listen(config.http.port, config.http.host);
+  const extra = await Promise.all(
+    [config.health.port, config.metrics.port].map((port) =>
+      listen(createServer(app.getHttpAdapter().getInstance()), port, config.http.host),
+    ),
+  );
+  announce(config, logger, app.get<DevToken>(DEV_TOKEN));
+  handleSignals(app, extra, logger);
+}
+
+function listen(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
+  const host = config.http.host === '0.0.0.0' ? 'localhost' : config.http.host;
+  logger.info(
+    {
+      api: config.http.port,
+      health: config.health.port,
+      metrics: config.metrics.port,
+      store: config.database.kind,
+      version: config.version,
+    },
+    'Plant Store listening',
+  );
+  // The development token is printed once, to stdout, on purpose: it is the quick start's key.
+  // Real tokens (API_TOKENS) are never printed.
+  if (dev.token) {
+    process.stdout.write(
+      [
+        '',
+        `  Plant Store API  http://${host}:${config.http.port}  (docs: http://${host}:${config.http.port}/docs)`,
+        `  Health           http://${host}:${config.health.port}/health`,
+        `  Metrics          http://${host}:${config.metrics.port}/metrics`,
+        `  Development token (kept in ${dev.file}):`,
+        `    ${dev.token}`,
+        '',
+        '',
+      ].join('\n'),
+    );
+  }
+}
+
+/**
+ * SIGTERM/SIGINT: stop accepting on every port, let in-flight requests finish (10 s at most),
+ * then run Nest's shutdown hooks (MCP servers stopped, database closed) and exit 0.
+ */
+function handleSignals(app: NestExpressApplication, extra: Server[], logger: Logger): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const api = app.getHttpServer();
+    const force = setTimeout(() => {
+      logger.warn('requests still in flight after 10 s; closing their connections');
+      for (const server of [api, ...extra]) server.closeAllConnections();
+    }, SHUTDOWN_GRACE_MS);
+    force.unref();
+    for (const server of extra) server.close();
+    app
+      .close()
+      .then(() => {
+        clearTimeout(force);
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        logger.flush();
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+void bootstrap();

@@ -1,0 +1,8 @@
+/** A plant as the store keeps it. */
+export interface Plant {
+  id: bigint;
+  name: string;
+  tag: string | undefined;
+}
+
+export type InsertOutcome = 'created' | 'duplicate';

@@ -1,0 +1,70 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiErrorResponses } from '../common/openapi/api-error-responses.decorator.js';
+import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
+import { ListPlantsQueryDto } from './dto/list-plants.query.dto.js';
+import { NewPlantDto } from './dto/new-plant.dto.js';
+import { PlantPageDto } from './dto/plant-page.dto.js';
+import { PlantRecordDto } from './dto/plant-record.dto.js';
+import { PlantDto } from './dto/plant.dto.js';
+import type { Plant } from './plant.js';
+import { PlantsService } from './plants.service.js';
+
+const COMMON_ERRORS = [401, 429, 500, 503];
+
+@ApiTags('plants')
+@ApiBearerAuth('bearer')
+@Controller('plants')
+export class PlantsController {
+  constructor(private readonly plants: PlantsService) {}
+
+  @Post()
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'createPlant', summary: 'Creates a new plant in the store' })
+  @ApiResponse({ status: 200, description: 'the created plant', type: PlantDto })
+  // The seed labels POST /plants' 400 "unexpected error".
+  @ApiErrorResponses([400, 409, 413, 415, ...COMMON_ERRORS], { 400: 'unexpected error' })
+  async create(@Body() body: NewPlantDto): Promise<PlantDto> {
+    return toPlantDto(await this.plants.create({ id: body.id, name: body.name, tag: body.tag }));
+  }
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listPlants',
+    summary: 'Lists plants ordered by id, a page at a time',
+  })
+  @ApiResponse({ status: 200, description: 'a page of plants', type: PlantPageDto })
+  @ApiErrorResponses([400, ...COMMON_ERRORS])
+  async list(@Query() query: ListPlantsQueryDto): Promise<PlantPageDto> {
+    const page = await this.plants.list(query.limit, query.cursor);
+    return { items: page.items.map(toPlantRecordDto), nextCursor: page.nextCursor };
+  }
+
+  @Get(':id')
+  @ApiOperation({ operationId: 'getPlant', summary: 'Reads one plant' })
+  @ApiParam({ name: 'id', schema: { type: 'integer', format: 'int64' } })
+  @ApiResponse({ status: 200, description: 'the plant', type: PlantRecordDto })
+  @ApiErrorResponses([400, 404, ...COMMON_ERRORS])
+  async get(@Param('id', ParseInt64Pipe) id: bigint): Promise<PlantRecordDto> {
+    return toPlantRecordDto(await this.plants.get(id));
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'deletePlant', summary: 'Deletes one plant' })
+  @ApiParam({ name: 'id', schema: { type: 'integer', format: 'int64' } })
+  @ApiResponse({ status: 204, description: 'deleted' })
+  @ApiErrorResponses([400, 404, ...COMMON_ERRORS])
+  async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
+    await this.plants.delete(id);
+  }
+}
+
+/** The Plant shape exactly: no `tag` key when there is none, never null. */
+function toPlantDto(plant: Plant): PlantDto {
+  return plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag };
+}
+
+function toPlantRecordDto(plant: Plant): PlantRecordDto {
+  return { id: plant.id, ...toPlantDto(plant) };
+}

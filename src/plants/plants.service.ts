@@ -1,0 +1,49 @@
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
+import { DEFAULT_PAGE_SIZE } from './dto/list-plants.query.dto.js';
+import type { Plant } from './plant.js';
+import { decodeCursor, encodeCursor } from './plant-cursor.js';
+import { PlantsRepository } from './plants.repository.js';
+
+export interface PlantPage {
+  items: Plant[];
+  nextCursor: string | null;
+}
+
+/** The plant rules: ids are unique, pages are ordered by id and resumable by cursor. */
+@Injectable()
+export class PlantsService {
+  constructor(
+    private readonly repository: PlantsRepository,
+    @InjectMetric('plants_created_total') private readonly created: Counter,
+  ) {}
+
+  async create(plant: Plant): Promise<Plant> {
+    const outcome = await this.repository.insert(plant);
+    if (outcome === 'duplicate') {
+      throw new ConflictException(`a plant with id ${plant.id} already exists`);
+    }
+    this.created.inc();
+    return plant;
+  }
+
+  async get(id: bigint): Promise<Plant> {
+    const plant = await this.repository.findById(id);
+    if (!plant) throw new NotFoundException(`no plant with id ${id}`);
+    return plant;
+  }
+
+  async list(limit = DEFAULT_PAGE_SIZE, cursor?: string): Promise<PlantPage> {
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    // One extra row tells whether another page exists without a count query.
+    const rows = await this.repository.list(limit + 1, after);
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+  }
+
+  async delete(id: bigint): Promise<void> {
+    if (!(await this.repository.delete(id))) throw new NotFoundException(`no plant with id ${id}`);
+  }
+}
