@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningApp, startApp } from './support/app-process.js';
+import { freePort } from './support/free-port.js';
+import { call, isErrorBody } from './support/http.js';
+import { TEST_DATABASE_URL, createTestDatabase, postgresAvailable } from './support/postgres.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+
+describe.skipIf(!postgresAvailable)('PostgreSQL outages', () => {
+  let proxy: TcpProxy;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    const server = new URL(TEST_DATABASE_URL);
+    proxy = new TcpProxy({ host: server.hostname, port: Number(server.port) }, await freePort());
+    await proxy.start();
+    const url = new URL(await createTestDatabase());
+    url.port = String(proxy.port);
+    app = await startApp({ env: { DATABASE_URL: url.toString() } });
+  });
+  afterAll(async () => {
+    await app.stop();
+    await proxy.stop();
+  });
+
+  const health = async () => {
+    const started = performance.now();
+    const answer = await call(`${app.healthUrl}/health`);
+    return { answer, ms: performance.now() - started };
+  };
+  const create = (id: number) =>
+    call(`${app.apiUrl}/plants`, {
+      method: 'POST',
+      token: app.token,
+      body: `{"id": ${id}, "name": "p"}`,
+    });
+  const dbUp = async () =>
+    (await call(`${app.metricsUrl}/metrics`)).text.match(/^db_up (\d)/m)?.[1];
+
+  it('answers 503 Error bodies while the database is down, and recovers when it is back', async () => {
+    expect((await create(1)).status).toBe(200);
+    await proxy.stop();
+
+    const down = await create(2);
+    expect(down.status).toBe(503);
+    expect(isErrorBody(down)).toBe(true);
+    expect(down.text).not.toMatch(/ECONNREFUSED|insert|select|plants|127\.0\.0\.1/i);
+    const read = await call(`${app.apiUrl}/plants/1`, { token: app.token });
+    expect(read.status).toBe(503);
+
+    const { answer, ms } = await health();
+    expect(answer.status).toBe(503);
+    expect(ms).toBeLessThan(1000);
+    expect(
+      (answer.json as { status: string; details: Record<string, { status: string }> }).status,
+    ).toBe('error');
+    expect(
+      (answer.json as { details: Record<string, { status: string }> }).details.database?.status,
+    ).toBe('down');
+    expect(await dbUp()).toBe('0');
+    // Liveness does not depend on the database.
+    expect((await call(`${app.healthUrl}/health/live`)).status).toBe(200);
+
+    await proxy.start();
+    await expect.poll(async () => (await create(2)).status, { timeout: 10_000 }).toBe(200);
+    expect((await health()).answer.status).toBe(200);
+    expect(await dbUp()).toBe('1');
+  });
+
+  it('answers /health with 503 within 1 s when the database hangs', async () => {
+    proxy.hang();
+    const { answer, ms } = await health();
+    expect(answer.status).toBe(503);
+    expect(ms).toBeLessThan(1000);
+    await proxy.stop();
+    await proxy.start();
+    await expect.poll(async () => (await health()).answer.status, { timeout: 10_000 }).toBe(200);
+  });
+});
+
+describe.skipIf(!postgresAvailable)('PostgreSQL down at start', () => {
+  it('retries for the bounded time, then exits non-zero naming where it tried', async () => {
+    const port = await freePort();
+    const app = await startApp({
+      env: {
+        DATABASE_URL: `postgres://plants:hunter2hunter2@127.0.0.1:${port}/plants`,
+        DATABASE_STARTUP_TIMEOUT_SECONDS: '2',
+      },
+      waitForHealth: false,
+    });
+    expect(await app.exited).toBe(1);
+    expect(app.output()).toContain(
+      `PostgreSQL at 127.0.0.1:${port}/plants did not answer within 2 s`,
+    );
+    expect(app.output()).not.toContain('hunter2');
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { startApp } from './support/app-process.js';
+import { call } from './support/http.js';
+import { storeVariants } from './support/postgres.js';
+
+const create = (apiUrl: string, token: string, id: number) =>
+  call(`${apiUrl}/plants`, { method: 'POST', token, body: `{"id": ${id}, "name": "p${id}"}` });
+
+describe.each(storeVariants)('durability on $name', (store) => {
+  it('keeps every acknowledged plant across a restart and across kill -9', async () => {
+    const env = await store.env();
+    const first = await startApp({ env });
+    const token = first.token;
+    const ids = Array.from({ length: 300 }, (_, i) => i + 1);
+    const answers = await Promise.all(ids.map((id) => create(first.apiUrl, token, id)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    // No goodbye: SIGKILL right after the last acknowledgement.
+    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
+
+    const second = await startApp({ env: { ...env, API_TOKENS: token }, dataDir: first.dataDir });
+    for (const id of [1, 150, 300]) {
+      expect((await call(`${second.apiUrl}/plants/${id}`, { token })).text).toBe(
+        `{"id":${id},"name":"p${id}"}`,
+      );
+    }
+    let count = 0;
+    let cursor: string | null = null;
+    do {
+      const page = await call(
+        `${second.apiUrl}/plants?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+        { token },
+      );
+      const body = page.json as { items: unknown[]; nextCursor: string | null };
+      count += body.items.length;
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(count).toBe(300);
+    expect(await second.stop('SIGTERM')).toBe(0);
+
+    const third = await startApp({ env: { ...env, API_TOKENS: token }, dataDir: first.dataDir });
+    expect((await call(`${third.apiUrl}/plants/300`, { token })).status).toBe(200);
+    await third.stop();
+  });
+
+  it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async () => {
+    const env = await store.env();
+    const app = await startApp({ env });
+    const ids = Array.from({ length: 100 }, (_, i) => 1000 + i);
+    const inFlight = ids.map((id) => create(app.apiUrl, app.token, id).catch(() => undefined));
+    await new Promise((r) => setTimeout(r, 5));
+    app.child.kill('SIGTERM');
+    const answers = await Promise.all(inFlight);
+    expect(await app.exited).toBe(0);
+    const acknowledged = ids.filter((_, i) => answers[i]?.status === 200);
+    // Whatever was answered was answered properly: 200, never a 5xx or a half response.
+    expect(answers.filter((a) => a !== undefined).every((a) => a.status === 200)).toBe(true);
+
+    const again = await startApp({ env: { ...env, API_TOKENS: app.token }, dataDir: app.dataDir });
+    for (const id of acknowledged) {
+      expect((await call(`${again.apiUrl}/plants/${id}`, { token: app.token })).status).toBe(200);
+    }
+    await again.stop();
+  });
+});
+
+describe('embedded store', () => {
+  it('refuses a second process on the same DATA_DIR with a clear message', async () => {
+    const first = await startApp();
+    const second = await startApp({ dataDir: first.dataDir, waitForHealth: false });
+    expect(await second.exited).not.toBe(0);
+    expect(second.output()).toMatch(/in use by another Plant Store process/);
+    // The first one is untouched.
+    expect((await call(`${first.apiUrl}/plants`, { token: first.token })).status).toBe(200);
+    await first.stop();
+  });
+});

@@ -1,0 +1,227 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningApp, startApp } from './support/app-process.js';
+import { call, isErrorBody } from './support/http.js';
+import { storeVariants } from './support/postgres.js';
+
+describe.each(storeVariants)('plants API on $name', (store) => {
+  let app: RunningApp;
+  const post = (body: string, headers?: Record<string, string>) =>
+    call(`${app.apiUrl}/plants`, { method: 'POST', token: app.token, body, headers });
+
+  beforeAll(async () => {
+    app = await startApp({ env: await store.env() });
+  });
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  describe('POST /plants', () => {
+    it('creates a plant and answers 200 with exactly the Plant shape', async () => {
+      const created = await post('{"id": 1, "name": "Monstera", "tag": "aroid"}');
+      expect(created.status).toBe(200);
+      expect(created.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(created.text).toBe('{"name":"Monstera","tag":"aroid"}');
+      expect(created.headers.get('x-powered-by')).toBeNull();
+    });
+
+    it('has no tag key when no tag was given, never null', async () => {
+      const created = await post('{"id": 2, "name": "Fern"}');
+      expect(created.status).toBe(200);
+      expect(created.text).toBe('{"name":"Fern"}');
+      const read = await call(`${app.apiUrl}/plants/2`, { token: app.token });
+      expect(read.text).toBe('{"id":2,"name":"Fern"}');
+    });
+
+    it.each([
+      ['9007199254740993', '2^53 + 1'],
+      ['9223372036854775807', 'int64 max'],
+      ['-9223372036854775808', 'int64 min'],
+      ['0', 'zero'],
+    ])('keeps id %s (%s) exactly, stored and shown', async (id) => {
+      expect((await post(`{"id": ${id}, "name": "Exact"}`)).status).toBe(200);
+      const read = await call(`${app.apiUrl}/plants/${id}`, { token: app.token });
+      expect(read.status).toBe(200);
+      expect(read.text).toBe(`{"id":${id},"name":"Exact"}`);
+      const listed = await call(`${app.apiUrl}/plants?limit=100`, { token: app.token });
+      expect(listed.text).toContain(`{"id":${id},"name":"Exact"}`);
+    });
+
+    it('answers 409 with an Error body for an id that exists', async () => {
+      expect((await post('{"id": 30, "name": "First"}')).status).toBe(200);
+      const again = await post('{"id": 30, "name": "Second"}');
+      expect(again.status).toBe(409);
+      expect(isErrorBody(again)).toBe(true);
+      expect((again.json as { message: string }).message).toContain('30');
+      const kept = await call(`${app.apiUrl}/plants/30`, { token: app.token });
+      expect(kept.text).toBe('{"id":30,"name":"First"}');
+    });
+
+    it('gives exactly one 200 and 99 409s for 100 concurrent POSTs of one id', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => post(`{"id": 31, "name": "racer ${i}"}`)),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+      expect(statuses.filter((s) => s === 409)).toHaveLength(99);
+      expect(answers.every((a) => a.status === 200 || isErrorBody(a))).toBe(true);
+    });
+
+    it('creates 200 distinct plants sent at once, each acknowledged and stored', async () => {
+      const ids = Array.from({ length: 200 }, (_, i) => 10_000 + i);
+      const answers = await Promise.all(ids.map((id) => post(`{"id": ${id}, "name": "p${id}"}`)));
+      expect(answers.map((a) => a.status)).toEqual(ids.map(() => 200));
+      for (const id of [10_000, 10_123, 10_199]) {
+        const read = await call(`${app.apiUrl}/plants/${id}`, { token: app.token });
+        expect(read.text).toBe(`{"id":${id},"name":"p${id}"}`);
+      }
+    });
+
+    it.each([
+      ['id above int64', '{"id": 9223372036854775808, "name": "x"}', /id must be an integer/],
+      ['id below int64', '{"id": -9223372036854775809, "name": "x"}', /id must be an integer/],
+      ['fractional id', '{"id": 1.5, "name": "x"}', /id must be an integer/],
+      ['rounded huge id', '{"id": 9007199254740993.0, "name": "x"}', /id must be an integer/],
+      ['string id', '{"id": "5", "name": "x"}', /id must be an integer/],
+      ['null id', '{"id": null, "name": "x"}', /id is required|id must be/],
+      ['boolean id', '{"id": true, "name": "x"}', /id must be an integer/],
+      ['missing id', '{"name": "x"}', /id is required/],
+      ['missing name', '{"id": 40}', /name is required/],
+      ['numeric name', '{"id": 40, "name": 5}', /name must be a string/],
+      ['empty name', '{"id": 40, "name": ""}', /name must be at least 1 character/],
+      [
+        'long name',
+        `{"id": 40, "name": "${'n'.repeat(257)}"}`,
+        /name must be at most 256 characters/,
+      ],
+      ['null tag', '{"id": 40, "name": "x", "tag": null}', /tag must be a string/],
+      ['numeric tag', '{"id": 40, "name": "x", "tag": 3}', /tag must be a string/],
+      [
+        'long tag',
+        `{"id": 40, "name": "x", "tag": "${'t'.repeat(65)}"}`,
+        /tag must be at most 64 characters/,
+      ],
+      [
+        'unknown property',
+        '{"id": 40, "name": "x", "colour": "green"}',
+        /property colour should not exist/,
+      ],
+      [
+        '__proto__ property',
+        '{"id": 40, "name": "x", "__proto__": {"admin": true}}',
+        /property __proto__ should not exist/,
+      ],
+      [
+        'constructor property',
+        '{"id": 40, "name": "x", "constructor": 1}',
+        /property constructor should not exist/,
+      ],
+      ['array body', '[{"id": 40, "name": "x"}]', /must be a JSON object/],
+      ['string body', '"plant"', /must be a JSON object/],
+      ['null body', 'null', /must be a JSON object/],
+      ['malformed JSON', '{"id": 40, "name": ', /not valid JSON/],
+      ['duplicate keys', '{"id": 40, "id": 41, "name": "x"}', /not valid JSON/],
+    ])('answers 400 naming the rule for %s', async (_case, body, message) => {
+      const answer = await post(body);
+      expect(answer.status).toBe(400);
+      expect(isErrorBody(answer)).toBe(true);
+      expect((answer.json as { message: string }).message).toMatch(message);
+      expect((await call(`${app.apiUrl}/plants/40`, { token: app.token })).status).toBe(404);
+    });
+
+    it('accepts name at 256 and tag at 64 characters', async () => {
+      const answer = await post(
+        `{"id": 41, "name": "${'n'.repeat(256)}", "tag": "${'t'.repeat(64)}"}`,
+      );
+      expect(answer.status).toBe(200);
+    });
+
+    it('answers 413 for a body over 64 KiB', async () => {
+      const answer = await post(`{"id": 42, "name": "${'n'.repeat(70_000)}"}`);
+      expect(answer.status).toBe(413);
+      expect(isErrorBody(answer)).toBe(true);
+    });
+
+    it.each(['text/plain', 'application/x-www-form-urlencoded'])(
+      'answers 415 for a %s body',
+      async (type) => {
+        const answer = await post('{"id": 43, "name": "x"}', { 'content-type': type });
+        expect(answer.status).toBe(415);
+        expect(isErrorBody(answer)).toBe(true);
+      },
+    );
+  });
+
+  describe('GET /plants', () => {
+    it('pages through every plant in id order with a stable cursor', async () => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const query: string = cursor ? `?limit=7&cursor=${cursor}` : '?limit=7';
+        const page = await call(`${app.apiUrl}/plants${query}`, { token: app.token });
+        expect(page.status).toBe(200);
+        const body = page.json as { items: { id: number }[]; nextCursor: string | null };
+        expect(body.items.length).toBeLessThanOrEqual(7);
+        // ids as text, to compare int64 values exactly
+        seen.push(...[...page.text.matchAll(/"id":(-?\d+)/g)].map((m) => m[1]!));
+        cursor = body.nextCursor;
+        pages++;
+      } while (cursor !== null && pages < 1000);
+      const sorted = [...seen].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+      expect(seen).toEqual(sorted);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen).toContain('9223372036854775807');
+      expect(seen).toContain('-9223372036854775808');
+    });
+
+    it('defaults to 20 items', async () => {
+      const page = await call(`${app.apiUrl}/plants`, { token: app.token });
+      expect((page.json as { items: unknown[] }).items).toHaveLength(20);
+    });
+
+    it.each(['0', '101', 'abc', '1.5', '-1'])('answers 400 for limit=%s', async (limit) => {
+      const answer = await call(`${app.apiUrl}/plants?limit=${limit}`, { token: app.token });
+      expect(answer.status).toBe(400);
+      expect((answer.json as { message: string }).message).toMatch(
+        /limit must be an integer from 1 to 100/,
+      );
+    });
+
+    it('answers 400 for a cursor it did not make', async () => {
+      const answer = await call(`${app.apiUrl}/plants?cursor=not-a-cursor!`, { token: app.token });
+      expect(answer.status).toBe(400);
+      expect(isErrorBody(answer)).toBe(true);
+    });
+  });
+
+  describe('GET and DELETE /plants/{id}', () => {
+    it('answers 404 for an id that does not exist', async () => {
+      const answer = await call(`${app.apiUrl}/plants/424242`, { token: app.token });
+      expect(answer.status).toBe(404);
+      expect(isErrorBody(answer)).toBe(true);
+    });
+
+    it.each(['abc', '1.5', '9223372036854775808', '0x10'])('answers 400 for id %s', async (id) => {
+      const answer = await call(`${app.apiUrl}/plants/${id}`, { token: app.token });
+      expect(answer.status).toBe(400);
+      expect(isErrorBody(answer)).toBe(true);
+    });
+
+    it('deletes with 204, then 404', async () => {
+      expect((await post('{"id": 50, "name": "Gone"}')).status).toBe(200);
+      const deleted = await call(`${app.apiUrl}/plants/50`, { method: 'DELETE', token: app.token });
+      expect(deleted.status).toBe(204);
+      expect(deleted.text).toBe('');
+      expect((await call(`${app.apiUrl}/plants/50`, { token: app.token })).status).toBe(404);
+      const again = await call(`${app.apiUrl}/plants/50`, { method: 'DELETE', token: app.token });
+      expect(again.status).toBe(404);
+      expect(isErrorBody(again)).toBe(true);
+    });
+  });
+
+  it('answers unknown routes with a 404 Error body', async () => {
+    const answer = await call(`${app.apiUrl}/nothing/here`, { token: app.token });
+    expect(answer.status).toBe(404);
+    expect(isErrorBody(answer)).toBe(true);
+  });
+});

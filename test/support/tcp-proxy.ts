@@ -1,0 +1,53 @@
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A loopback TCP proxy in front of the test PostgreSQL server, so a test can make "the
+ * database" die, hang or come back without stopping the server the other tests share.
+ */
+export class TcpProxy {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private mode: 'forward' | 'hang' = 'forward';
+
+  constructor(
+    private readonly target: { host: string; port: number },
+    readonly port: number,
+  ) {}
+
+  async start(): Promise<void> {
+    this.mode = 'forward';
+    this.server = createServer((client) => {
+      this.sockets.add(client);
+      client.on('close', () => this.sockets.delete(client));
+      client.on('error', () => client.destroy());
+      if (this.mode === 'hang') return; // accept, then say nothing
+      const upstream = createConnection(this.target);
+      this.sockets.add(upstream);
+      upstream.on('close', () => this.sockets.delete(upstream));
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  /** New connections are accepted but never answered; open ones are cut. */
+  hang(): void {
+    this.mode = 'hang';
+    this.cutAll();
+  }
+
+  /** Nothing listens any more: connections are refused, open ones cut. */
+  async stop(): Promise<void> {
+    this.cutAll();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private cutAll(): void {
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+}
