@@ -68,37 +68,42 @@ export const envSchema = z
     SERVICE_CONFIG_DIR: optional(z.string()),
     SERVICE_REPOS_DIR: optional(z.string()).default('/app/repos'),
   })
-  .superRefine((env, ctx) => {
-    const ports: [string, number][] = [
-      ['PORT', env.PORT],
-      ['SERVICE_HEALTH_CHECK_PORT', env.SERVICE_HEALTH_CHECK_PORT],
-      ['SERVICE_METRICS_PORT', env.SERVICE_METRICS_PORT],
-    ];
-    for (const [i, [name, value]] of ports.entries()) {
-      const clash = ports.slice(0, i).find(([, other]) => other === value);
-      if (clash) {
+  .superRefine(
+    (env, ctx) => {
+      const ports: [string, unknown][] = [
+        ['PORT', env.PORT],
+        ['SERVICE_HEALTH_CHECK_PORT', env.SERVICE_HEALTH_CHECK_PORT],
+        ['SERVICE_METRICS_PORT', env.SERVICE_METRICS_PORT],
+      ];
+      for (const [i, [name, value]] of ports.entries()) {
+        if (typeof value !== 'number') continue;
+        const clash = ports.slice(0, i).find(([, other]) => other === value);
+        if (clash) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [name],
+            message: `${name} must differ from ${clash[0]} (both are ${value})`,
+          });
+        }
+      }
+      // The agent connection is optional, but half a configuration is a mistake.
+      if (env.SERVICE_AGENT_TOKEN !== undefined && env.SERVICE_SERVER_URL === undefined) {
         ctx.addIssue({
           code: 'custom',
-          path: [name],
-          message: `${name} must differ from ${clash[0]} (both are ${value})`,
+          path: ['SERVICE_SERVER_URL'],
+          message: 'SERVICE_SERVER_URL is required when SERVICE_AGENT_TOKEN is set',
         });
       }
-    }
-    // The agent connection is optional, but half a configuration is a mistake.
-    if (env.SERVICE_AGENT_TOKEN !== undefined && env.SERVICE_SERVER_URL === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['SERVICE_SERVER_URL'],
-        message: 'SERVICE_SERVER_URL is required when SERVICE_AGENT_TOKEN is set',
-      });
-    }
-    if (env.SERVICE_SERVER_URL !== undefined && env.SERVICE_AGENT_TOKEN === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['SERVICE_AGENT_TOKEN'],
-        message: 'SERVICE_AGENT_TOKEN is required when SERVICE_SERVER_URL is set',
-      });
-    }
-  });
+      if (env.SERVICE_SERVER_URL !== undefined && env.SERVICE_AGENT_TOKEN === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['SERVICE_AGENT_TOKEN'],
+          message: 'SERVICE_AGENT_TOKEN is required when SERVICE_SERVER_URL is set',
+        });
+      }
+      // Run these rules even when a field above is invalid, so every problem is listed at once.
+    },
+    { when: () => true },
+  );
 
 export type Env = z.infer<typeof envSchema>;

@@ -22,6 +22,9 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix: string
           .join('\n');
       }
       const where = formatPath([...prefix, ...issue.path]);
+      if (issue.code === 'invalid_key') {
+        return issue.issues.map((inner) => `${where}: ${inner.message}`).join('\n');
+      }
       if (where === '' || issue.message.startsWith(where)) return issue.message;
       return `${where} ${issue.message}`;
     })

@@ -23,7 +23,12 @@ export const mcpServersFileSchema = z.strictObject(
     mcpServers: z.record(
       z.string().regex(MCP_SERVER_NAME, 'server names are 1 to 64 of A-Z a-z 0-9 _ . -'),
       mcpServerEntrySchema,
-      { error: 'must be an object mapping server names to server definitions' },
+      {
+        error: (issue) =>
+          issue.code === 'invalid_type'
+            ? 'must be an object mapping server names to server definitions'
+            : undefined,
+      },
     ),
   },
   { error: 'must be a JSON object with an "mcpServers" object' },

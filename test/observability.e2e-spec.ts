@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningApp, startApp } from './support/app-process.js';
+import { call, isErrorBody } from './support/http.js';
+
+describe('health, metrics and port separation', () => {
+  let app: RunningApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  it('GET /health answers 200 with the Terminus body, without a token', async () => {
+    for (const path of ['/health', '/health/ready']) {
+      const answer = await call(`${app.healthUrl}${path}`);
+      expect(answer.status).toBe(200);
+      const body = answer.json as Record<string, Record<string, { status: string }>>;
+      expect(body.status).toBe('ok');
+      expect(Object.keys(body).sort()).toEqual(['details', 'error', 'info', 'status']);
+      expect(body.details?.database?.status).toBe('up');
+      expect(body.details?.config?.status).toBe('up');
+    }
+    const live = await call(`${app.healthUrl}/health/live`);
+    expect(live.status).toBe(200);
+    expect((live.json as { status: string }).status).toBe('ok');
+  });
+
+  it('each port serves only its own paths', async () => {
+    const wrong = [
+      `${app.healthUrl}/plants`,
+      `${app.healthUrl}/metrics`,
+      `${app.healthUrl}/docs/`,
+      `${app.metricsUrl}/health`,
+      `${app.metricsUrl}/plants`,
+      `${app.metricsUrl}/openapi.json`,
+      `${app.apiUrl}/metrics`,
+      `${app.apiUrl}/health`,
+      `${app.apiUrl}/health/live`,
+    ];
+    for (const url of wrong) {
+      const answer = await call(url, { token: app.token });
+      expect(answer.status, url).toBe(404);
+      expect(isErrorBody(answer), url).toBe(true);
+    }
+  });
+
+  it('GET /metrics serves the Prometheus text format with route templates, never ids or tokens', async () => {
+    const id = '9007199254740993';
+    await call(`${app.apiUrl}/plants`, {
+      method: 'POST',
+      token: app.token,
+      body: `{"id": ${id}, "name": "m"}`,
+    });
+    await call(`${app.apiUrl}/plants/${id}`, { token: app.token });
+    await call(`${app.apiUrl}/plants/${id}`, { token: 'not-the-token-not-the-token-not' });
+    await call(`${app.apiUrl}/plants`, { method: 'POST', token: app.token, body: '{"id": 1}' });
+
+    const answer = await call(`${app.metricsUrl}/metrics`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = answer.text;
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'http_request_duration_seconds_bucket',
+      'mcp_server_up',
+      'mcp_server_restarts_total',
+      'mcp_server_tools',
+      'agent_server_connected',
+    ]) {
+      expect(text, name).toContain(name);
+    }
+    expect(text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="200"\} 1$/m);
+    expect(text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="400"\} 1$/m);
+    expect(text).toMatch(
+      /^http_requests_total\{method="GET",route="\/plants\/:id",status="200"\} 1$/m,
+    );
+    expect(text).toMatch(
+      /^http_requests_total\{method="GET",route="\/plants\/:id",status="401"\} 1$/m,
+    );
+    expect(text).toMatch(/^plants_created_total 1$/m);
+    expect(text).toMatch(/^auth_failures_total 1$/m);
+    expect(text).toMatch(/^db_up 1$/m);
+    expect(text).toMatch(/^agent_server_connected 0$/m);
+    expect(text).not.toContain(id);
+    expect(text).not.toContain(app.token);
+    // Health probes and scrapes are not API traffic.
+    expect(text).not.toMatch(/route="\/health|route="\/metrics/);
+  });
+
+  it('logs one line per API request with method, route template, status and duration', async () => {
+    await call(`${app.apiUrl}/plants/12345`, { token: app.token });
+    await expect
+      .poll(
+        () =>
+          app
+            .output()
+            .split('\n')
+            .filter((l) => l.includes('"route":"/plants/:id"') && l.includes('"status":404'))
+            .length,
+      )
+      .toBeGreaterThan(0);
+    const line = app
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"status":404') && l.includes('"route":"/plants/:id"'))!;
+    const entry = JSON.parse(line) as Record<string, unknown>;
+    expect(entry).toMatchObject({ method: 'GET', route: '/plants/:id', status: 404 });
+    expect(typeof entry.durationMs).toBe('number');
+    expect(line).not.toContain('12345');
+  });
+});
+
+describe('log level', () => {
+  it('SERVICE_LOG_LEVEL=warn drops per-request info lines', async () => {
+    const app = await startApp({ env: { SERVICE_LOG_LEVEL: 'warn' } });
+    await call(`${app.apiUrl}/plants`, { token: app.token });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(app.output()).not.toContain('"route":"/plants"');
+    await app.stop();
+  });
+});

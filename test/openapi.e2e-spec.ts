@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, type RunningApp, startApp } from './support/app-process.js';
+import { call } from './support/http.js';
+
+interface Operation {
+  operationId: string;
+  security?: Record<string, unknown>[];
+  responses: Record<
+    string,
+    { description: string; content?: Record<string, { schema: { $ref?: string } }> }
+  >;
+}
+type Document = {
+  openapi: string;
+  info: { version: string; license: { name: string } };
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    schemas: Record<
+      string,
+      { properties: Record<string, Record<string, unknown>>; required?: string[] }
+    >;
+    securitySchemes: Record<string, unknown>;
+  };
+};
+
+describe('OpenAPI document', () => {
+  let app: RunningApp;
+  let served: Document;
+  beforeAll(async () => {
+    app = await startApp();
+    served = (await call(`${app.apiUrl}/openapi.json`)).json as Document;
+  });
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  it('is the committed openapi.json (run `npm run openapi` after changing the API)', () => {
+    const committed = JSON.parse(readFileSync(join(ROOT, 'openapi.json'), 'utf8')) as unknown;
+    expect(served).toEqual(committed);
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(served as unknown as object);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('says 3.1.0, version 1.0.0, MIT, and bearer auth on every plant operation', () => {
+    expect(served.openapi).toBe('3.1.0');
+    expect(served.info.version).toBe('1.0.0');
+    expect(served.info.license.name).toBe('MIT');
+    expect(served.components.securitySchemes.bearer).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
+    const operations = Object.values(served.paths).flatMap((p) => Object.values(p));
+    expect(operations.map((o) => o.operationId).sort()).toEqual([
+      'createPlant',
+      'deletePlant',
+      'getPlant',
+      'listPlants',
+    ]);
+    for (const operation of operations) expect(operation.security).toEqual([{ bearer: [] }]);
+  });
+
+  it('names the seed schemas with their limits', () => {
+    const { Plant, NewPlant, Error: ErrorSchema } = served.components.schemas;
+    expect(Object.keys(Plant!.properties).sort()).toEqual(['name', 'tag']);
+    expect(Plant!.required).toEqual(['name']);
+    expect(NewPlant!.properties.id).toMatchObject({ type: 'integer', format: 'int64' });
+    expect(NewPlant!.required?.sort()).toEqual(['id', 'name']);
+    expect(NewPlant!.properties.name).toMatchObject({ minLength: 1, maxLength: 256 });
+    expect(NewPlant!.properties.tag).toMatchObject({ maxLength: 64 });
+    expect(ErrorSchema!.properties.error).toMatchObject({ type: 'integer', format: 'int32' });
+    expect(ErrorSchema!.required?.sort()).toEqual(['error', 'message']);
+  });
+
+  it('documents POST /plants: 200 Plant, 400 "unexpected error" with the Error body, and every other status', () => {
+    const post = served.paths['/plants']!.post!;
+    expect(post.responses['200']!.content!['application/json']!.schema.$ref).toBe(
+      '#/components/schemas/Plant',
+    );
+    expect(post.responses['400']!.description).toBe('unexpected error');
+    for (const status of ['400', '401', '409', '413', '415', '429', '500', '503']) {
+      expect(post.responses[status]!.content!['application/json']!.schema.$ref, status).toBe(
+        '#/components/schemas/Error',
+      );
+    }
+    expect(Object.keys(served.paths['/plants/{id}']!.get!.responses)).toContain('404');
+  });
+});
