@@ -1,0 +1,187 @@
+{{/* Names and labels. */}}
+{{- define "plant-store.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "plant-store.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "plant-store.postgresql.fullname" -}}
+{{- printf "%s-postgresql" (include "plant-store.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "plant-store.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "plant-store.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ include "plant-store.imageTag" . | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: plant-store
+{{- end }}
+
+{{/* Labels of the app's resources and pods. */}}
+{{- define "plant-store.serverLabels" -}}
+{{ include "plant-store.labels" . }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{/* Selector labels of the app pods. */}}
+{{- define "plant-store.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "plant-store.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: server
+{{- end }}
+
+{{/* Selector labels of the bundled PostgreSQL pod. */}}
+{{- define "plant-store.postgresql.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "plant-store.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: postgresql
+{{- end }}
+
+{{- define "plant-store.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "plant-store.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* Image tag: a version, never "latest" (seed: rolling updates replace the version tag). */}}
+{{- define "plant-store.imageTag" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag | toString }}
+{{- if eq (lower $tag) "latest" }}
+{{- fail "plant-store: image.tag \"latest\" is not allowed; set image.tag to a release version such as 1.0.0 (rolling updates change the version tag)" }}
+{{- end }}
+{{- $tag }}
+{{- end }}
+
+{{/* Which database the app uses: "bundled", "external" or "embedded" (SQLite in /app/data). */}}
+{{- define "plant-store.databaseMode" -}}
+{{- if or .Values.database.url .Values.database.existingSecret }}external
+{{- else if .Values.postgresql.enabled }}bundled
+{{- else }}embedded
+{{- end }}
+{{- end }}
+
+{{/* The app's replica count is more than one (fixed or by the autoscaler). */}}
+{{- define "plant-store.multiReplica" -}}
+{{- if or .Values.autoscaling.enabled (gt (int .Values.replicaCount) 1) }}true{{ end }}
+{{- end }}
+
+{{/*
+Refuse settings that cannot work. Included by the Deployment so every render checks them.
+- The embedded SQLite store holds a write lock on /app/data: several pods never share it.
+- The agent needs both its server URL and its token, or neither.
+*/}}
+{{- define "plant-store.validate" -}}
+{{- if and (eq (include "plant-store.databaseMode" .) "embedded") (include "plant-store.multiReplica" .) }}
+{{- fail "plant-store: the embedded SQLite store (postgresql.enabled=false and no database.url or database.existingSecret) cannot be shared by several replicas: one writer holds a lock on the data volume. Set replicaCount=1 and autoscaling.enabled=false, or use PostgreSQL (postgresql.enabled=true or database.url / database.existingSecret)." }}
+{{- end }}
+{{- if and (or .Values.database.url .Values.database.existingSecret) .Values.postgresql.enabled }}
+{{- fail "plant-store: an external database (database.url or database.existingSecret) is set while the bundled PostgreSQL is on; set postgresql.enabled=false." }}
+{{- end }}
+{{- $agentToken := or .Values.agent.token .Values.agent.existingSecret }}
+{{- if and .Values.agent.serverUrl (not $agentToken) }}
+{{- fail "plant-store: agent.serverUrl is set without agent.token or agent.existingSecret; the agent needs both or neither." }}
+{{- end }}
+{{- if and $agentToken (not .Values.agent.serverUrl) }}
+{{- fail "plant-store: agent.token or agent.existingSecret is set without agent.serverUrl; the agent needs both or neither." }}
+{{- end }}
+{{- $ports := list (int .Values.ports.api) (int .Values.ports.health) (int .Values.ports.metrics) }}
+{{- if ne (len (uniq $ports)) 3 }}
+{{- fail "plant-store: ports.api, ports.health and ports.metrics must differ." }}
+{{- end }}
+{{- end }}
+
+{{/* Name of the Secret made by the chart (API tokens, agent token, database URL). */}}
+{{- define "plant-store.secretName" -}}
+{{- include "plant-store.fullname" . }}
+{{- end }}
+
+{{/*
+API tokens: from values, else kept from the Secret of a previous release (lookup), else a new
+random token. lookup is empty under `helm template`; set auth.apiTokens for GitOps.
+*/}}
+{{- define "plant-store.apiTokens" -}}
+{{- if .Values.auth.apiTokens }}
+{{- join "," .Values.auth.apiTokens }}
+{{- else }}
+{{- $old := lookup "v1" "Secret" .Release.Namespace (include "plant-store.secretName" .) }}
+{{- if and $old $old.data (hasKey $old.data "api-tokens") }}
+{{- index $old.data "api-tokens" | b64dec }}
+{{- else }}
+{{- randAlphaNum 48 }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Password of the bundled PostgreSQL: from values, else kept from the previous release, else random. */}}
+{{- define "plant-store.postgresql.password" -}}
+{{- if .Values.postgresql.auth.password }}
+{{- .Values.postgresql.auth.password }}
+{{- else }}
+{{- $old := lookup "v1" "Secret" .Release.Namespace (include "plant-store.postgresql.fullname" .) }}
+{{- if and $old $old.data (hasKey $old.data "password") }}
+{{- index $old.data "password" | b64dec }}
+{{- else }}
+{{- randAlphaNum 32 }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "plant-store.postgresql.secretName" -}}
+{{- default (include "plant-store.postgresql.fullname" .) .Values.postgresql.auth.existingSecret }}
+{{- end }}
+
+{{- define "plant-store.postgresql.secretKey" -}}
+{{- if .Values.postgresql.auth.existingSecret }}{{ .Values.postgresql.auth.existingSecretKey }}{{ else }}password{{ end }}
+{{- end }}
+
+{{/*
+HPA API version: autoscaling/v2 is served from Kubernetes 1.23 (1.19 has only v2beta2, which
+1.26 removed). `helm template` lists every group/version it knows whatever --kube-version says,
+so the version check is needed besides .Capabilities.APIVersions (which holds "group/version"
+both offline and on a cluster; "group/version/Kind" only on a cluster).
+*/}}
+{{- define "plant-store.hpa.apiVersion" -}}
+{{- if .Values.autoscaling.apiVersion }}
+{{- .Values.autoscaling.apiVersion }}
+{{- else if and (.Capabilities.APIVersions.Has "autoscaling/v2") (semverCompare ">=1.23.0-0" .Capabilities.KubeVersion.Version) }}
+{{- "autoscaling/v2" }}
+{{- else }}
+{{- "autoscaling/v2beta2" }}
+{{- end }}
+{{- end }}
+
+{{/* PDB API version: policy/v1 from Kubernetes 1.21, policy/v1beta1 before (removed in 1.25). */}}
+{{- define "plant-store.pdb.apiVersion" -}}
+{{- if .Values.podDisruptionBudget.apiVersion }}
+{{- .Values.podDisruptionBudget.apiVersion }}
+{{- else if and (.Capabilities.APIVersions.Has "policy/v1") (semverCompare ">=1.21.0-0" .Capabilities.KubeVersion.Version) }}
+{{- "policy/v1" }}
+{{- else }}
+{{- "policy/v1beta1" }}
+{{- end }}
+{{- end }}
+
+{{/* storageClassName line: empty = cluster default (omitted), "-" = no class. */}}
+{{- define "plant-store.storageClass" -}}
+{{- if . }}
+{{- if eq "-" . }}
+storageClassName: ""
+{{- else }}
+storageClassName: {{ . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}

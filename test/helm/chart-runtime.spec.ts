@@ -1,0 +1,509 @@
+/**
+ * The seed's runtime constants, read from `helm template` output: replicas, resources, probes,
+ * security context, volumes, autoscaling, disruption budget, network policy, monitoring, and the
+ * wiring of secrets, database and config into the pods.
+ */
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  allOfKind,
+  appContainer,
+  chartDir,
+  type Deployment,
+  envOf,
+  helmMissing,
+  type KubeVersion,
+  type Manifest,
+  oneOfKind,
+  render,
+  type RenderOptions,
+  skipWhenMissing,
+} from './helm-tools.js';
+
+const ci = (name: string): string => path.join(chartDir, 'ci', `${name}-values.yaml`);
+const deploymentOf = (options: RenderOptions = {}): Deployment =>
+  oneOfKind<Deployment>(render(options), 'Deployment');
+
+describe.skipIf(skipWhenMissing(helmMissing))(
+  `chart runtime constants${helmMissing ? ` (skipped: ${helmMissing})` : ''}`,
+  () => {
+    let defaults: Manifest[];
+    let deployment: Deployment;
+    beforeAll(() => {
+      if (helmMissing) throw new Error(helmMissing);
+      defaults = render();
+      deployment = oneOfKind<Deployment>(defaults, 'Deployment');
+    });
+
+    describe('Deployment', () => {
+      it('runs 2 replicas when autoscaling is off, and leaves the count to the HPA when on', () => {
+        expect(deploymentOf({ values: [ci('autoscaling-off')] }).spec.replicas).toBe(2);
+        expect(deployment.spec.replicas).toBeUndefined();
+      });
+
+      it('uses the appVersion as image tag by default, and a version tag when set', () => {
+        expect(appContainer(deployment).image).toBe('plant-store:1.0.0');
+        const upgraded = deploymentOf({ set: { 'image.tag': '1.1.0' } });
+        expect(appContainer(upgraded).image).toBe('plant-store:1.1.0');
+      });
+
+      it('requests 250m CPU / 256Mi and is limited to 500m / 512Mi', () => {
+        expect(appContainer(deployment).resources).toEqual({
+          requests: { cpu: '250m', memory: '256Mi' },
+          limits: { cpu: '500m', memory: '512Mi' },
+        });
+      });
+
+      it('probes GET /health on the health port: liveness 30s/30s, readiness 5s/10s', () => {
+        const container = appContainer(deployment);
+        expect(container.ports).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({ name: 'http', containerPort: 3000 }),
+            expect.objectContaining({ name: 'health', containerPort: 8080 }),
+            expect.objectContaining({ name: 'metrics', containerPort: 9090 }),
+          ]),
+        );
+        expect(container.livenessProbe).toMatchObject({
+          httpGet: { path: '/health', port: 'health' },
+          initialDelaySeconds: 30,
+          periodSeconds: 30,
+        });
+        expect(container.readinessProbe).toMatchObject({
+          httpGet: { path: '/health', port: 'health' },
+          initialDelaySeconds: 5,
+          periodSeconds: 10,
+        });
+      });
+
+      it('runs as uid/gid 1000, non-root, read-only root, no privilege escalation', () => {
+        const pod = deployment.spec.template.spec;
+        expect(pod.securityContext).toEqual({
+          runAsNonRoot: true,
+          runAsUser: 1000,
+          runAsGroup: 1000,
+          fsGroup: 1000,
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        expect(appContainer(deployment).securityContext).toEqual({
+          runAsNonRoot: true,
+          runAsUser: 1000,
+          runAsGroup: 1000,
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        expect(pod.automountServiceAccountToken).toBe(false);
+      });
+
+      it('sets the SERVICE_* environment and a writable HOME under the read-only root', () => {
+        const container = appContainer(deployment);
+        const value = (name: string): string | undefined => envOf(container, name)?.value;
+        expect(value('NODE_ENV')).toBe('production');
+        expect(value('PORT')).toBe('3000');
+        expect(value('SERVICE_HEALTH_CHECK_PORT')).toBe('8080');
+        expect(value('SERVICE_METRICS_PORT')).toBe('9090');
+        expect(value('SERVICE_LOG_LEVEL')).toBe('info');
+        expect(value('SERVICE_CONFIG_DIR')).toBe('/app/config');
+        expect(value('SERVICE_REPOS_DIR')).toBe('/app/repos');
+        expect(value('DATA_DIR')).toBe('/app/data');
+        expect(value('HOME')).toBe('/tmp');
+        expect(value('NPM_CONFIG_CACHE')).toBe('/tmp/.npm');
+        // Agent connection off by default: neither URL nor token.
+        expect(envOf(container, 'SERVICE_SERVER_URL')).toBeUndefined();
+        expect(envOf(container, 'SERVICE_AGENT_TOKEN')).toBeUndefined();
+        expect(envOf(container, 'API_TOKENS')?.valueFrom?.secretKeyRef).toEqual({
+          name: 'plants-plant-store',
+          key: 'api-tokens',
+        });
+      });
+
+      it('mounts config read-only, data and repos claims, and an emptyDir at /tmp', () => {
+        const pod = deployment.spec.template.spec;
+        expect(appContainer(deployment).volumeMounts).toEqual([
+          { name: 'config', mountPath: '/app/config', readOnly: true },
+          { name: 'data', mountPath: '/app/data' },
+          { name: 'repos', mountPath: '/app/repos' },
+          { name: 'tmp', mountPath: '/tmp' },
+        ]);
+        expect(pod.volumes).toEqual([
+          { name: 'config', configMap: { name: 'plants-plant-store' } },
+          { name: 'data', persistentVolumeClaim: { claimName: 'plants-plant-store-data' } },
+          { name: 'repos', persistentVolumeClaim: { claimName: 'plants-plant-store-repos' } },
+          { name: 'tmp', emptyDir: { sizeLimit: '2Gi' } },
+        ]);
+      });
+
+      it('rolls out one extra pod at a time with PostgreSQL, and recreates with SQLite', () => {
+        expect(deployment.spec.strategy).toEqual({
+          type: 'RollingUpdate',
+          rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+        });
+        expect(deploymentOf({ values: [ci('embedded')] }).spec.strategy).toEqual({
+          type: 'Recreate',
+        });
+      });
+    });
+
+    describe('volumes', () => {
+      it('claims data 10Gi and repos 50Gi, ReadWriteMany', () => {
+        const claims = allOfKind(defaults, 'PersistentVolumeClaim').map((pvc) => [
+          pvc.metadata.name,
+          pvc.spec,
+        ]);
+        expect(claims).toEqual([
+          [
+            'plants-plant-store-data',
+            { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '10Gi' } } },
+          ],
+          [
+            'plants-plant-store-repos',
+            { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '50Gi' } } },
+          ],
+        ]);
+      });
+
+      it('uses existing claims and storage classes when given', () => {
+        const external = render({ values: [ci('external-db')] });
+        expect(allOfKind(external, 'PersistentVolumeClaim')).toEqual([]);
+        expect(oneOfKind<Deployment>(external, 'Deployment').spec.template.spec.volumes).toEqual(
+          expect.arrayContaining([
+            { name: 'data', persistentVolumeClaim: { claimName: 'shared-plant-data' } },
+            { name: 'repos', persistentVolumeClaim: { claimName: 'shared-plant-repos' } },
+          ]),
+        );
+        const classes = render({
+          set: { 'persistence.data.storageClass': 'nfs', 'persistence.repos.storageClass': '-' },
+        });
+        expect(oneOfKind(classes, 'PersistentVolumeClaim', '-data').spec).toMatchObject({
+          storageClassName: 'nfs',
+        });
+        expect(oneOfKind(classes, 'PersistentVolumeClaim', '-repos').spec).toMatchObject({
+          storageClassName: '',
+        });
+      });
+    });
+
+    describe('HorizontalPodAutoscaler', () => {
+      const cases: [KubeVersion, string][] = [
+        ['1.19.0', 'autoscaling/v2beta2'],
+        ['1.33.0', 'autoscaling/v2'],
+      ];
+      it.each(cases)('on Kubernetes %s uses %s, 2-10 pods, 70%% CPU, 80%% memory', (kv, api) => {
+        const hpa = oneOfKind(render({ kubeVersion: kv }), 'HorizontalPodAutoscaler');
+        expect(hpa.apiVersion).toBe(api);
+        expect(hpa.spec).toEqual({
+          scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'plants-plant-store' },
+          minReplicas: 2,
+          maxReplicas: 10,
+          metrics: [
+            {
+              type: 'Resource',
+              resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } },
+            },
+            {
+              type: 'Resource',
+              resource: {
+                name: 'memory',
+                target: { type: 'Utilization', averageUtilization: 80 },
+              },
+            },
+          ],
+        });
+      });
+
+      it('takes a forced API version, and is absent when autoscaling is off', () => {
+        const forced = render({ set: { 'autoscaling.apiVersion': 'autoscaling/v2beta2' } });
+        expect(oneOfKind(forced, 'HorizontalPodAutoscaler').apiVersion).toBe('autoscaling/v2beta2');
+        const fixed = render({ values: [ci('autoscaling-off')] });
+        expect(allOfKind(fixed, 'HorizontalPodAutoscaler')).toEqual([]);
+      });
+    });
+
+    describe('PodDisruptionBudget', () => {
+      const cases: [KubeVersion, string][] = [
+        ['1.19.0', 'policy/v1beta1'],
+        ['1.33.0', 'policy/v1'],
+      ];
+      it.each(cases)('on Kubernetes %s uses %s and keeps 1 pod available', (kv, api) => {
+        const pdb = oneOfKind(render({ kubeVersion: kv }), 'PodDisruptionBudget');
+        expect(pdb.apiVersion).toBe(api);
+        expect(pdb.spec).toEqual({
+          minAvailable: 1,
+          selector: { matchLabels: deployment.spec.selector.matchLabels },
+        });
+      });
+
+      it('takes a forced API version; stays with fixed replicas; is absent with one pod', () => {
+        const forced = render({ set: { 'podDisruptionBudget.apiVersion': 'policy/v1beta1' } });
+        expect(oneOfKind(forced, 'PodDisruptionBudget').apiVersion).toBe('policy/v1beta1');
+        const fixed = render({ values: [ci('autoscaling-off')] });
+        expect(allOfKind(fixed, 'PodDisruptionBudget')).toHaveLength(1);
+        const single = render({ values: [ci('embedded')] });
+        expect(allOfKind(single, 'PodDisruptionBudget')).toEqual([]);
+      });
+    });
+
+    describe('Service and Ingress', () => {
+      it('exposes the API, health and metrics ports', () => {
+        const service = oneOfKind(defaults, 'Service', '-plant-store');
+        expect(service.spec?.ports).toEqual([
+          { name: 'http', port: 3000, targetPort: 'http', protocol: 'TCP' },
+          { name: 'health', port: 8080, targetPort: 'health', protocol: 'TCP' },
+          { name: 'metrics', port: 9090, targetPort: 'metrics', protocol: 'TCP' },
+        ]);
+        expect(service.spec?.selector).toEqual(deployment.spec.selector.matchLabels);
+      });
+
+      it('routes the Ingress to the API port only when enabled', () => {
+        expect(allOfKind(defaults, 'Ingress')).toEqual([]);
+        const ingress = oneOfKind(render({ values: [ci('monitoring-ingress')] }), 'Ingress');
+        expect(ingress.spec).toMatchObject({
+          ingressClassName: 'nginx',
+          tls: [{ secretName: 'plants-example-com-tls', hosts: ['plants.example.com'] }],
+          rules: [
+            {
+              host: 'plants.example.com',
+              http: {
+                paths: [
+                  {
+                    path: '/',
+                    pathType: 'Prefix',
+                    backend: { service: { name: 'plants-plant-store', port: { number: 3000 } } },
+                  },
+                ],
+              },
+            },
+          ],
+        });
+      });
+    });
+
+    describe('NetworkPolicy', () => {
+      it('lets health in from kube-system, metrics from monitoring, and the API from anywhere', () => {
+        const policy = oneOfKind(defaults, 'NetworkPolicy', '-plant-store');
+        expect(policy.spec?.podSelector).toEqual({
+          matchLabels: deployment.spec.selector.matchLabels,
+        });
+        expect(policy.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
+        const ns = (name: string) => ({
+          namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } },
+        });
+        expect(policy.spec?.ingress).toEqual([
+          { from: [ns('kube-system')], ports: [{ port: 8080, protocol: 'TCP' }] },
+          { from: [ns('monitoring')], ports: [{ port: 9090, protocol: 'TCP' }] },
+          { ports: [{ port: 3000, protocol: 'TCP' }] },
+        ]);
+      });
+
+      it('lets out TCP 443, DNS on UDP and TCP 53, and the bundled database only', () => {
+        const policy = oneOfKind(defaults, 'NetworkPolicy', '-plant-store');
+        expect(policy.spec?.egress).toEqual([
+          { ports: [{ port: 443, protocol: 'TCP' }] },
+          {
+            ports: [
+              { port: 53, protocol: 'UDP' },
+              { port: 53, protocol: 'TCP' },
+            ],
+          },
+          {
+            to: [
+              {
+                podSelector: {
+                  matchLabels: {
+                    'app.kubernetes.io/name': 'plant-store',
+                    'app.kubernetes.io/instance': 'plants',
+                    'app.kubernetes.io/component': 'postgresql',
+                  },
+                },
+              },
+            ],
+            ports: [{ port: 5432, protocol: 'TCP' }],
+          },
+        ]);
+        const postgres = oneOfKind(defaults, 'NetworkPolicy', '-postgresql');
+        expect(postgres.spec?.ingress).toEqual([
+          {
+            from: [{ podSelector: { matchLabels: deployment.spec.selector.matchLabels } }],
+            ports: [{ port: 5432, protocol: 'TCP' }],
+          },
+        ]);
+        expect(postgres.spec?.egress).toEqual([]);
+      });
+
+      it('opens the external database port, and restricts the API to configured sources', () => {
+        const external = oneOfKind(
+          render({ values: [ci('external-db')] }),
+          'NetworkPolicy',
+          '-plant-store',
+        );
+        expect(external.spec?.egress).toContainEqual({ ports: [{ port: 6432, protocol: 'TCP' }] });
+        const restricted = oneOfKind(
+          render({ values: [ci('monitoring-ingress')] }),
+          'NetworkPolicy',
+          '-plant-store',
+        );
+        expect(restricted.spec?.ingress).toContainEqual({
+          ports: [{ port: 3000, protocol: 'TCP' }],
+          from: [
+            {
+              namespaceSelector: {
+                matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' },
+              },
+            },
+          ],
+        });
+      });
+    });
+
+    describe('ServiceMonitor', () => {
+      const monitorApi = 'monitoring.coreos.com/v1/ServiceMonitor';
+
+      it('is absent without the monitoring.coreos.com API, present when it is served', () => {
+        expect(allOfKind(defaults, 'ServiceMonitor')).toEqual([]);
+        const monitor = oneOfKind(render({ apiVersions: [monitorApi] }), 'ServiceMonitor');
+        expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+        expect(monitor.spec).toMatchObject({
+          selector: { matchLabels: deployment.spec.selector.matchLabels },
+          endpoints: [{ port: 'metrics', path: '/metrics', interval: '30s' }],
+        });
+      });
+
+      it('is rendered when forced, and never when disabled', () => {
+        const forced = oneOfKind(render({ values: [ci('monitoring-ingress')] }), 'ServiceMonitor');
+        expect(forced.metadata.labels).toMatchObject({ release: 'kube-prometheus-stack' });
+        expect(forced.spec).toMatchObject({ endpoints: [{ interval: '30s' }] });
+        const off = render({ apiVersions: [monitorApi], set: { 'serviceMonitor.enabled': false } });
+        expect(allOfKind(off, 'ServiceMonitor')).toEqual([]);
+      });
+    });
+
+    describe('config and secrets', () => {
+      const checksums = (options: RenderOptions) =>
+        deploymentOf(options).spec.template.metadata.annotations;
+      const fsServer = { 'mcpServers.fs.command': 'npx', 'mcpServers.fs.args[0]': '-y' };
+
+      it('writes mcp-servers.json from mcpServers', () => {
+        const configMap = oneOfKind(render({ set: fsServer }), 'ConfigMap');
+        expect(JSON.parse(configMap.data!['mcp-servers.json']!)).toEqual({
+          mcpServers: { fs: { command: 'npx', args: ['-y'] } },
+        });
+        const empty = oneOfKind(defaults, 'ConfigMap');
+        expect(JSON.parse(empty.data!['mcp-servers.json']!)).toEqual({ mcpServers: {} });
+      });
+
+      it('changes the checksum annotation when mcp-servers.json changes, and only then', () => {
+        const base = checksums({});
+        expect(base['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
+        expect(checksums({})).toEqual(base);
+        expect(checksums({ set: { 'resources.limits.cpu': '1' } })).toEqual(base);
+        expect(checksums({ set: fsServer })['checksum/config']).not.toBe(base['checksum/config']);
+        const agent = checksums({ values: [ci('agent')] });
+        expect(agent['checksum/secret']).not.toBe(base['checksum/secret']);
+      });
+
+      it('generates a random API token into the chart Secret', () => {
+        const secret = oneOfKind(defaults, 'Secret', '-plant-store');
+        const token = Buffer.from(secret.data!['api-tokens']!, 'base64').toString();
+        expect(token).toMatch(/^[A-Za-z0-9]{48}$/);
+      });
+
+      it('takes the agent token and tokens from values into the chart Secret', () => {
+        const docs = render({ values: [ci('agent')] });
+        const secret = oneOfKind(docs, 'Secret', '-plant-store');
+        const decoded = Object.fromEntries(
+          Object.entries(secret.data!).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+        );
+        expect(decoded).toEqual({
+          'agent-token': 'example-agent-token',
+          'api-tokens': 'sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+        });
+        const container = appContainer(oneOfKind<Deployment>(docs, 'Deployment'));
+        expect(envOf(container, 'SERVICE_SERVER_URL')?.value).toBe('https://agents.example.com/v1');
+        expect(envOf(container, 'SERVICE_AGENT_TOKEN')?.valueFrom?.secretKeyRef).toEqual({
+          name: 'plants-plant-store',
+          key: 'agent-token',
+        });
+        expect(envOf(container, 'SERVICE_LOG_LEVEL')?.value).toBe('debug');
+      });
+
+      it('reads every secret from existing Secrets and makes none', () => {
+        const docs = render({ values: [ci('external-db')] });
+        expect(allOfKind(docs, 'Secret')).toEqual([]);
+        expect(allOfKind(docs, 'StatefulSet')).toEqual([]);
+        const container = appContainer(oneOfKind<Deployment>(docs, 'Deployment'));
+        const ref = (name: string) => envOf(container, name)?.valueFrom?.secretKeyRef;
+        expect(ref('SERVICE_AGENT_TOKEN')).toEqual({ name: 'plant-store-agent', key: 'token' });
+        expect(ref('API_TOKENS')).toEqual({ name: 'plant-store-api', key: 'tokens' });
+        expect(ref('DATABASE_URL')).toEqual({ name: 'plant-store-database', key: 'url' });
+      });
+    });
+
+    describe('database', () => {
+      it('bundles a non-root PostgreSQL with its own volume and points DATABASE_URL at it', () => {
+        const statefulSet = oneOfKind(defaults, 'StatefulSet');
+        expect(statefulSet.spec).toMatchObject({
+          replicas: 1,
+          template: {
+            spec: {
+              securityContext: { runAsNonRoot: true, runAsUser: 999, fsGroup: 999 },
+              containers: [
+                {
+                  image: 'postgres:17.6-bookworm',
+                  securityContext: { readOnlyRootFilesystem: true },
+                },
+              ],
+            },
+          },
+          volumeClaimTemplates: [
+            {
+              spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '8Gi' } } },
+            },
+          ],
+        });
+        const container = appContainer(deployment);
+        expect(envOf(container, 'DATABASE_URL')?.value).toBe(
+          'postgres://plantstore:$(PLANT_STORE_DB_PASSWORD)@plants-plant-store-postgresql:5432/plantstore',
+        );
+        expect(envOf(container, 'PLANT_STORE_DB_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({
+          name: 'plants-plant-store-postgresql',
+          key: 'password',
+        });
+      });
+
+      it('uses the embedded store without DATABASE_URL when no database is configured', () => {
+        const docs = render({ values: [ci('embedded')] });
+        const container = appContainer(oneOfKind<Deployment>(docs, 'Deployment'));
+        expect(envOf(container, 'DATABASE_URL')).toBeUndefined();
+        expect(oneOfKind<Deployment>(docs, 'Deployment').spec.replicas).toBe(1);
+        expect(allOfKind(docs, 'StatefulSet')).toEqual([]);
+      });
+    });
+
+    it('passes the common pod settings through', () => {
+      const pod = deploymentOf({ values: [ci('agent')] }).spec.template;
+      expect(pod.metadata.annotations).toMatchObject({ 'example.com/team': 'plants' });
+      expect(pod.metadata.labels).toMatchObject({ 'example.com/tier': 'backend' });
+      expect(pod.spec).toMatchObject({
+        imagePullSecrets: [{ name: 'regcred' }],
+        nodeSelector: { 'kubernetes.io/os': 'linux' },
+        priorityClassName: 'plant-store-high',
+        tolerations: [{ key: 'dedicated' }],
+        topologySpreadConstraints: [{ topologyKey: 'topology.kubernetes.io/zone' }],
+        affinity: { podAntiAffinity: {} },
+      });
+      const container = pod.spec.containers[0]!;
+      expect(container.image).toBe('registry.example.com/plant-store:1.1.0');
+      expect(envOf(container, 'NODE_EXTRA_CA_CERTS')?.value).toBe('/etc/ssl/extra/ca.crt');
+      expect(container.volumeMounts).toContainEqual({
+        name: 'extra-ca',
+        mountPath: '/etc/ssl/extra',
+        readOnly: true,
+      });
+      expect(pod.spec.volumes).toContainEqual({
+        name: 'extra-ca',
+        configMap: { name: 'extra-ca' },
+      });
+    });
+  },
+);
