@@ -30,6 +30,7 @@ export default tseslint.config(
     files: ['**/*.mjs', '**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
       globals: {
         process: 'readonly',
         console: 'readonly',
@@ -37,6 +38,9 @@ export default tseslint.config(
         setTimeout: 'readonly',
         clearTimeout: 'readonly',
         Buffer: 'readonly',
+        setImmediate: 'readonly',
+        fetch: 'readonly',
+        performance: 'readonly',
       },
     },
   },

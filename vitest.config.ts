@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 // against the built app on real ports, and the Helm chart's specs over `helm template`.
 export default defineConfig({
   test: {
+    // Each e2e file starts its own server processes on free ports; two files at once keep two
+    // cores busy without starving the processes under test.
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
@@ -17,9 +20,6 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 90_000,
-          // Each e2e file starts its own server processes on free ports; two cores are
-          // plenty for two files at once without starving the processes under test.
-          maxWorkers: 2,
         },
       },
       {

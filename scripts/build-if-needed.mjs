@@ -22,7 +22,9 @@ const stale =
 
 if (stale) {
   if (!existsSync('node_modules/.bin/nest')) {
-    console.error('dist/ is missing or stale and the build tools are not installed: run `npm ci` first.');
+    console.error(
+      'dist/ is missing or stale and the build tools are not installed: run `npm ci` first.',
+    );
     process.exit(1);
   }
   console.log('Building (dist/ is missing or older than src/)...');

@@ -32,7 +32,8 @@ export class BearerGuard extends AuthGuard('bearer') {
   }
 
   override handleRequest<T = ApiClient>(error: unknown, client: T | false, info: unknown): T {
-    if (error) throw error instanceof Error ? error : new Error('authentication failed', { cause: error });
+    if (error)
+      throw error instanceof Error ? error : new Error('authentication failed', { cause: error });
     if (client) return client;
     this.failures.inc();
     const tokenSent = typeof info === 'string' && info.includes('invalid_token');

@@ -19,9 +19,28 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       'bearer',
     )
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
   });
+  closeRequestBodies(document);
+  return document;
+}
+
+/**
+ * The validation pipe refuses unknown properties in request bodies, so their schemas say
+ * `additionalProperties: false` (@nestjs/swagger has no class-level option for it).
+ */
+function closeRequestBodies(document: OpenAPIObject): void {
+  const schemas = document.components?.schemas ?? {};
+  for (const item of Object.values(document.paths)) {
+    for (const operation of [item.get, item.post, item.put, item.patch, item.delete]) {
+      const body = operation?.requestBody;
+      const ref = body && 'content' in body ? body.content['application/json']?.schema : undefined;
+      const name = ref && '$ref' in ref ? ref.$ref.split('/').at(-1) : undefined;
+      const schema = name ? schemas[name] : undefined;
+      if (schema && !('$ref' in schema)) schema.additionalProperties = false;
+    }
+  }
 }
 
 /** /openapi.json, /openapi.yaml and Swagger UI at /docs, all public. */

@@ -1,20 +1,23 @@
 import { BadRequestException } from '@nestjs/common';
-import { parseInt64 } from '../common/json/int64.js';
 
 /**
- * Cursors are opaque to clients: the last id of the page, base64url-encoded. Paging by
- * "id greater than the cursor" stays stable while plants are added or deleted.
+ * Cursors are opaque to clients: the last id of the page as 8 big-endian bytes, base64url,
+ * always 11 characters. Every string of that shape decodes to an int64, so every cursor the
+ * API document allows is a valid position; paging by "id greater than the cursor" stays
+ * stable while plants are added or deleted.
  */
+export const CURSOR_PATTERN = '^[A-Za-z0-9_-]{10}[AEIMQUYcgkosw048]$';
+const CURSOR = new RegExp(CURSOR_PATTERN);
+
 export function encodeCursor(lastId: bigint): string {
-  return Buffer.from(lastId.toString(), 'utf8').toString('base64url');
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigInt64BE(lastId);
+  return bytes.toString('base64url');
 }
 
 export function decodeCursor(cursor: string): bigint {
-  const id = /^[A-Za-z0-9_-]{1,32}$/.test(cursor)
-    ? parseInt64(Buffer.from(cursor, 'base64url').toString('utf8'))
-    : undefined;
-  if (id === undefined) {
+  if (!CURSOR.test(cursor)) {
     throw new BadRequestException('cursor must be a nextCursor value from a previous page');
   }
-  return id;
+  return Buffer.from(cursor, 'base64url').readBigInt64BE();
 }

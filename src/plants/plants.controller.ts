@@ -1,5 +1,25 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  All,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Req,
+} from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiExcludeEndpoint,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request } from 'express';
+import { MethodNotAllowedException } from '../common/errors/method-not-allowed.exception.js';
 import { ApiErrorResponses } from '../common/openapi/api-error-responses.decorator.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { ListPlantsQueryDto } from './dto/list-plants.query.dto.js';
@@ -57,6 +77,19 @@ export class PlantsController {
   @ApiErrorResponses([400, 404, ...COMMON_ERRORS])
   async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
     await this.plants.delete(id);
+  }
+
+  // Registered after the real handlers, so only the methods they do not cover end here.
+  @All()
+  @ApiExcludeEndpoint()
+  collectionMethodNotAllowed(@Req() request: Request): never {
+    throw new MethodNotAllowedException(request.method, '/plants', ['GET', 'POST']);
+  }
+
+  @All(':id')
+  @ApiExcludeEndpoint()
+  itemMethodNotAllowed(@Req() request: Request): never {
+    throw new MethodNotAllowedException(request.method, '/plants/{id}', ['GET', 'DELETE']);
   }
 }
 

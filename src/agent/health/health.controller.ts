@@ -2,8 +2,10 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../../auth/public.decorator.js';
+import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
 import { ConfigHealthIndicator } from './config.health.js';
 import { DatabaseHealthIndicator } from './database.health.js';
+import { McpHealthIndicator } from './mcp.health.js';
 
 /**
  * Probes, served only on SERVICE_HEALTH_CHECK_PORT. /health and /health/ready fail (503) only
@@ -19,12 +21,19 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly database: DatabaseHealthIndicator,
     private readonly config: ConfigHealthIndicator,
+    private readonly mcp: McpHealthIndicator,
+    private readonly agent: AgentConnectionHealthIndicator,
   ) {}
 
   @Get()
   @HealthCheck()
   check(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.database.check(), () => this.config.check()]);
+    return this.health.check([
+      () => this.database.check(),
+      () => this.config.check(),
+      () => this.mcp.check(),
+      () => this.agent.check(),
+    ]);
   }
 
   @Get('ready')

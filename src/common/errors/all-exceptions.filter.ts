@@ -11,7 +11,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DatabaseUnavailableError } from '../../database/database-unavailable.error.js';
 import { LOGGER } from '../logging/logger.token.js';
-import { BearerChallengeException } from './bearer-challenge.exception.js';
+import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
 
 /**
  * The one place that formats errors: every failure becomes `{"error": <status>, "message"}`
@@ -38,8 +38,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
 
     const { status, message } = this.describe(exception, request);
-    if (exception instanceof BearerChallengeException) {
-      response.setHeader('WWW-Authenticate', exception.challenge);
+    if (exception instanceof HttpExceptionWithHeaders) {
+      for (const [name, value] of Object.entries(exception.headers))
+        response.setHeader(name, value);
     }
     if (status === 503) response.setHeader('Retry-After', '5');
     adapter.reply(response, { error: status, message }, status);

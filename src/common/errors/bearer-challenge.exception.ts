@@ -1,11 +1,9 @@
-import { UnauthorizedException } from '@nestjs/common';
+import { HttpStatus } from '@nestjs/common';
+import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
 
-/** A 401 that carries its RFC 6750 `WWW-Authenticate` challenge to the exception filter. */
-export class BearerChallengeException extends UnauthorizedException {
-  constructor(
-    message: string,
-    readonly challenge: string,
-  ) {
-    super(message);
+/** A 401 that carries its RFC 6750 `WWW-Authenticate` challenge. */
+export class BearerChallengeException extends HttpExceptionWithHeaders {
+  constructor(message: string, challenge: string) {
+    super(HttpStatus.UNAUTHORIZED, message, { 'WWW-Authenticate': challenge });
   }
 }

@@ -23,7 +23,7 @@ export class JsonBodyMiddleware implements NestMiddleware {
       request.headers['transfer-encoding'] !== undefined ||
       (request.headers['content-length'] !== undefined &&
         request.headers['content-length'] !== '0');
-    if (!['POST', 'PUT', 'PATCH'].includes(request.method) && !hasBody) {
+    if (!hasBody) {
       next();
       return;
     }

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { CURSOR_PATTERN } from '../plant-cursor.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -25,7 +26,7 @@ export class ListPlantsQueryDto {
   limit?: number;
 
   /** The `nextCursor` of the previous page. */
-  @ApiPropertyOptional({ type: 'string' })
+  @ApiPropertyOptional({ type: 'string', pattern: CURSOR_PATTERN, example: 'AAAAAAAAAAo' })
   @IsOptional()
   @IsString({ message: 'cursor must be a string' })
   cursor?: string;

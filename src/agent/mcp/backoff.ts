@@ -1,0 +1,54 @@
+/**
+ * Exponential backoff with jitter, shared by the MCP server restarts and the relay's reconnects.
+ * The delay doubles from `initialMs` up to `maxMs`; jitter takes up to `jitterRatio` off each
+ * delay so that many agents (one per pod) restarting at once do not retry in lockstep.
+ */
+export interface BackoffOptions {
+  initialMs: number;
+  maxMs: number;
+  /** 0 disables jitter; 0.2 gives delays between 80 % and 100 % of the nominal one. */
+  jitterRatio: number;
+  /** Injected for deterministic tests. */
+  random?: () => number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = {
+  initialMs: 1_000,
+  maxMs: 60_000,
+  jitterRatio: 0.2,
+};
+
+export class Backoff {
+  #attempts = 0;
+  readonly #random: () => number;
+
+  constructor(private readonly options: BackoffOptions = DEFAULT_BACKOFF) {
+    this.#random = options.random ?? Math.random;
+  }
+
+  /** Failures since the last reset. */
+  get attempts(): number {
+    return this.#attempts;
+  }
+
+  /** The delay before the next attempt; each call counts one more failure. */
+  next(): number {
+    const nominal = Math.min(this.options.maxMs, this.options.initialMs * 2 ** this.#attempts);
+    this.#attempts++;
+    return this.#jitter(nominal);
+  }
+
+  /** The longest delay, for cases that must not retry quickly (crash loop, rejected token). */
+  max(): number {
+    this.#attempts++;
+    return this.#jitter(this.options.maxMs);
+  }
+
+  reset(): void {
+    this.#attempts = 0;
+  }
+
+  #jitter(nominal: number): number {
+    return Math.round(nominal * (1 - this.options.jitterRatio * this.#random()));
+  }
+}

@@ -1,0 +1,45 @@
+import { type FSWatcher, watch } from 'node:fs';
+
+/**
+ * Calls `onChange` (debounced) when anything in the config folder changes.
+ *
+ * The folder is watched, not the file: Kubernetes updates a mounted ConfigMap by writing a new
+ * timestamped folder and swapping the `..data` symlink, so `mcp-servers.json` (itself a symlink
+ * into `..data`) never sees a write of its own and a watch on it goes stale after the first
+ * swap. Editors that save by rename have the same effect. The debounce folds the burst of
+ * events of one swap into one reload.
+ */
+export interface ConfigWatcherOptions {
+  dir: string;
+  debounceMs: number;
+  onChange: () => void;
+  onError: (error: Error) => void;
+}
+
+export class ConfigWatcher {
+  #watcher: FSWatcher | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: ConfigWatcherOptions) {}
+
+  start(): void {
+    try {
+      this.#watcher = watch(this.options.dir, { persistent: false }, () => this.#schedule());
+      this.#watcher.on('error', (error) => this.options.onError(error));
+    } catch (error) {
+      // A missing folder must not stop the agent; it just will not hot-reload.
+      this.options.onError(error as Error);
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#watcher?.close();
+    this.#watcher = undefined;
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.options.onChange(), this.options.debounceMs);
+  }
+}

@@ -1,0 +1,350 @@
+import { Client, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
+import type { Logger } from 'pino';
+import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
+import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
+import { buildChildEnv } from './child-env.js';
+import type { McpServerState, McpServerStatus, McpToolInfo } from './mcp-server-status.js';
+import { describeExit, ProcessGroupTransport } from './process-group-transport.js';
+import { RelayTapTransport } from './relay-tap-transport.js';
+import { StderrLog, type StderrLogOptions } from './stderr-log.js';
+
+/**
+ * Runs one MCP server for as long as it is configured: start, initialize, list, ping every
+ * `pingIntervalMs`, and on exit or a failed ping restart with backoff. After `crashLoopAfter`
+ * failures in a row the server shows as `crash-looping` and retries at the longest delay; the
+ * count resets once it has been up for `stableUpMs`.
+ */
+export interface RunnerTimings {
+  initializeTimeoutMs: number;
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+  stableUpMs: number;
+  crashLoopAfter: number;
+  killGraceMs: number;
+  backoff: BackoffOptions;
+  stderr?: Partial<StderrLogOptions>;
+}
+
+export const DEFAULT_RUNNER_TIMINGS: RunnerTimings = {
+  initializeTimeoutMs: 30_000,
+  pingIntervalMs: 30_000,
+  pingTimeoutMs: 10_000,
+  stableUpMs: 5 * 60_000,
+  crashLoopAfter: 5,
+  killGraceMs: 5_000,
+  backoff: DEFAULT_BACKOFF,
+};
+
+/** The relay's handle on a running server's MCP session. */
+export interface McpSession {
+  readonly server: string;
+  /** The child's answer to the agent's `initialize`, replayed to the agent's server. */
+  readonly initializeResult: Record<string, unknown>;
+  send(message: JSONRPCMessage): Promise<void>;
+}
+
+export interface RunnerHooks {
+  /** State, pid or tools changed. */
+  changed(runner: McpServerRunner): void;
+  restarted(runner: McpServerRunner): void;
+  /** A relayed response or a notification from the child. */
+  relayMessage(server: string, message: JSONRPCMessage): void;
+  /** The session the relay used is gone; its pending requests must fail now. */
+  sessionClosed(server: string): void;
+}
+
+export interface RunnerDeps {
+  cwd: string;
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+  hooks: RunnerHooks;
+  timings: RunnerTimings;
+  clientInfo: { name: string; version: string };
+}
+
+interface Attempt {
+  transport: ProcessGroupTransport;
+  tap: RelayTapTransport;
+  client: Client;
+  timers: NodeJS.Timeout[];
+}
+
+export class McpServerRunner {
+  #state: McpServerState = 'down';
+  #restarts = 0;
+  #tools: McpToolInfo[] = [];
+  #resources = 0;
+  #prompts = 0;
+  #lastError: string | null = null;
+  #attempt: Attempt | undefined;
+  #session: McpSession | undefined;
+  #restartTimer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  readonly #backoff: Backoff;
+  readonly #stderr: StderrLog;
+  readonly #logger: Logger;
+
+  constructor(
+    readonly spec: McpServerSpec,
+    private readonly deps: RunnerDeps,
+  ) {
+    this.#backoff = new Backoff(deps.timings.backoff);
+    this.#logger = deps.logger.child({ mcpServer: spec.name });
+    this.#stderr = new StderrLog(
+      {
+        line: (text) => this.#logger.info({ stream: 'stderr' }, text),
+        dropped: (count) =>
+          this.#logger.warn(
+            { stream: 'stderr', dropped: count },
+            `${count} stderr lines dropped (rate limit)`,
+          ),
+      },
+      deps.timings.stderr,
+    );
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get state(): McpServerState {
+    return this.#state;
+  }
+
+  get tools(): readonly McpToolInfo[] {
+    return this.#tools;
+  }
+
+  /** The live session, only while the server is up. */
+  get session(): McpSession | undefined {
+    return this.#state === 'up' ? this.#session : undefined;
+  }
+
+  status(): McpServerStatus {
+    return {
+      name: this.spec.name,
+      state: this.#state,
+      pid: this.#attempt?.transport.pid ?? null,
+      restarts: this.#restarts,
+      tools: this.#tools.length,
+      resources: this.#resources,
+      prompts: this.#prompts,
+      lastError: this.#lastError,
+      lastStderr: this.#stderr.recent(),
+    };
+  }
+
+  /** Starts the lifecycle in the background; never throws, never blocks on the child. */
+  start(): void {
+    void this.#run();
+  }
+
+  /** Stops for good: the whole process group gets SIGTERM, then SIGKILL after the grace. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#restartTimer);
+    const attempt = this.#attempt;
+    if (attempt) await this.#teardown(attempt);
+    this.#stderr.end();
+    this.#setState('down');
+  }
+
+  /** Synchronous SIGKILL of the process group, for process exit without shutdown hooks. */
+  killNow(): void {
+    this.#stopped = true;
+    clearTimeout(this.#restartTimer);
+    this.#attempt?.transport.killNow();
+  }
+
+  async #run(): Promise<void> {
+    if (this.#stopped) return;
+    const { timings } = this.deps;
+    this.#tools = [];
+    // A crash-looping server stays visibly so while it retries.
+    this.#setState(this.#backoff.attempts >= timings.crashLoopAfter ? 'crash-looping' : 'starting');
+
+    const transport = new ProcessGroupTransport({
+      command: this.spec.command,
+      args: this.spec.args,
+      env: buildChildEnv(this.deps.parentEnv, this.spec.env),
+      cwd: this.deps.cwd,
+      killGraceMs: timings.killGraceMs,
+      onStderr: (chunk) => this.#stderr.write(chunk),
+    });
+    const tap = new RelayTapTransport(transport);
+    const client = new Client(this.deps.clientInfo, {
+      listChanged: {
+        tools: { onChanged: (error, tools) => this.#toolsChanged(attempt, error, tools) },
+      },
+    });
+    client.onerror = (error) => this.#logger.debug({ err: error }, 'MCP client error');
+    tap.relayListener = (message) => this.deps.hooks.relayMessage(this.spec.name, message);
+    const attempt: Attempt = { transport, tap, client, timers: [] };
+    this.#attempt = attempt;
+
+    try {
+      // A child that exits during initialize fails the start at once, not after the timeout
+      // (supercorp-ai/supergateway#139).
+      await untilExit(transport, client.connect(tap, { timeout: timings.initializeTimeoutMs }));
+      const capabilities = client.getServerCapabilities() ?? {};
+      const listOptions = { timeout: timings.initializeTimeoutMs, cacheMode: 'refresh' as const };
+      if (capabilities.tools) {
+        const { tools } = await untilExit(transport, client.listTools(undefined, listOptions));
+        this.#tools = tools.map(toToolInfo);
+      }
+      this.#resources = capabilities.resources
+        ? await this.#count(
+            transport,
+            'resources',
+            async () => (await client.listResources(undefined, listOptions)).resources,
+          )
+        : 0;
+      this.#prompts = capabilities.prompts
+        ? await this.#count(
+            transport,
+            'prompts',
+            async () => (await client.listPrompts(undefined, listOptions)).prompts,
+          )
+        : 0;
+      if (!tap.initializeResult) throw new Error('no initialize result seen');
+    } catch (error) {
+      if (this.#stopped || this.#attempt !== attempt) return;
+      const reason = this.#describeFailure(transport, error);
+      this.#logger.warn(
+        { lastStderr: this.#stderr.recent().slice(-5) },
+        `MCP server failed to start: ${reason}`,
+      );
+      await this.#failed(attempt, reason);
+      return;
+    }
+    if (this.#stopped || this.#attempt !== attempt) return;
+
+    const initializeResult = tap.initializeResult;
+    this.#session = {
+      server: this.spec.name,
+      initializeResult,
+      send: (message) => tap.sendRelay(message),
+    };
+    this.#lastError = null;
+    this.#setState('up');
+    this.#logger.info({ pid: transport.pid, tools: this.#tools.length }, 'MCP server up');
+
+    attempt.timers.push(
+      setInterval(() => void this.#ping(attempt), timings.pingIntervalMs),
+      setTimeout(() => this.#backoff.reset(), timings.stableUpMs),
+    );
+    void transport.exited.then((exit) => {
+      if (this.#stopped || this.#attempt !== attempt) return;
+      const reason = describeExit(exit);
+      this.#logger.warn({ lastStderr: this.#stderr.recent().slice(-5) }, `MCP server ${reason}`);
+      return this.#failed(attempt, reason);
+    });
+  }
+
+  async #ping(attempt: Attempt): Promise<void> {
+    try {
+      await untilExit(
+        attempt.transport,
+        attempt.client.ping({ timeout: this.deps.timings.pingTimeoutMs }),
+      );
+    } catch (error) {
+      if (this.#stopped || this.#attempt !== attempt || attempt.transport.exitInfo) return;
+      const reason = `ping failed: ${errorMessage(error)}`;
+      this.#logger.warn(`MCP server ${reason}; restarting it`);
+      await this.#failed(attempt, reason);
+    }
+  }
+
+  /** One failure: tear down this attempt and schedule the next one. */
+  async #failed(attempt: Attempt, reason: string): Promise<void> {
+    this.#lastError = reason;
+    // Gone from the outside before the (up to killGraceMs) teardown: a dead child is never up.
+    this.#attempt = undefined;
+    const crashLooping = this.#backoff.attempts + 1 >= this.deps.timings.crashLoopAfter;
+    const delay = crashLooping ? this.#backoff.max() : this.#backoff.next();
+    this.#setState(crashLooping ? 'crash-looping' : 'down');
+    if (crashLooping) {
+      this.#logger.error(
+        { failures: this.#backoff.attempts, lastStderr: this.#stderr.recent(), retryInMs: delay },
+        `MCP server is crash-looping: ${reason}`,
+      );
+    }
+    await this.#teardown(attempt);
+    if (this.#stopped) return;
+    this.#restartTimer = setTimeout(() => {
+      this.#restarts++;
+      this.deps.hooks.restarted(this);
+      void this.#run();
+    }, delay);
+  }
+
+  async #teardown(attempt: Attempt): Promise<void> {
+    for (const timer of attempt.timers) clearTimeout(timer);
+    if (this.#session) {
+      this.#session = undefined;
+      this.deps.hooks.sessionClosed(this.spec.name);
+    }
+    // Client.close() closes the transport, which sweeps the process group.
+    await attempt.client.close().catch(() => undefined);
+    await attempt.transport.close();
+  }
+
+  async #count(
+    transport: ProcessGroupTransport,
+    what: string,
+    list: () => Promise<unknown[]>,
+  ): Promise<number> {
+    try {
+      return (await untilExit(transport, list())).length;
+    } catch (error) {
+      if (transport.exitInfo) throw error;
+      // Tools are what the relay needs; a broken resources/prompts listing is not fatal.
+      this.#logger.warn(`listing ${what} failed: ${errorMessage(error)}`);
+      return 0;
+    }
+  }
+
+  #toolsChanged(attempt: Attempt, error: Error | null, tools: Tool[] | null): void {
+    if (this.#attempt !== attempt || this.#state !== 'up') return;
+    if (error || !tools) {
+      this.#logger.warn(`refreshing tools failed: ${error?.message ?? 'no list'}`);
+      return;
+    }
+    this.#tools = tools.map(toToolInfo);
+    this.deps.hooks.changed(this);
+  }
+
+  #describeFailure(transport: ProcessGroupTransport, error: unknown): string {
+    const exit = transport.exitInfo;
+    if (exit?.spawnError) return describeExit(exit);
+    if (exit) return `${describeExit(exit)} during start`;
+    return errorMessage(error);
+  }
+
+  #setState(state: McpServerState): void {
+    this.#state = state;
+    this.deps.hooks.changed(this);
+  }
+}
+
+function toToolInfo(tool: Tool): McpToolInfo {
+  return {
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    inputSchema: tool.inputSchema,
+  };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Races `promise` against the child's exit, so nothing waits for a timeout on a dead child. */
+async function untilExit<T>(transport: ProcessGroupTransport, promise: Promise<T>): Promise<T> {
+  return Promise.race([
+    promise,
+    transport.exited.then((exit) => {
+      throw new Error(describeExit(exit));
+    }),
+  ]);
+}

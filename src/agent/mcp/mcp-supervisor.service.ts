@@ -1,0 +1,122 @@
+import { existsSync } from 'node:fs';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  Optional,
+} from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Logger } from 'pino';
+import { Counter, Gauge } from 'prom-client';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { loadMcpServers } from '../../config/mcp-servers.loader.js';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { ConfigWatcher } from './config-watcher.js';
+import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './mcp-server-runner.js';
+import type { McpServerStatus } from './mcp-server-status.js';
+import { McpSupervisor } from './mcp-supervisor.js';
+
+/** Optional override of the supervision timings (tests); the defaults are the issue's. */
+export const MCP_RUNNER_TIMINGS = Symbol('MCP_RUNNER_TIMINGS');
+/** Environment of the agent: the children's safe base and `${VAR}` expansion on reload. */
+export const MCP_PARENT_ENV = Symbol('MCP_PARENT_ENV');
+
+const RELOAD_DEBOUNCE_MS = 500;
+
+/**
+ * The MCP servers of `mcp-servers.json`, tied to the application's lifecycle: started after
+ * bootstrap (in the background: a slow server never delays the app's start), reloaded when the
+ * file changes, stopped on shutdown with no process left behind.
+ */
+@Injectable()
+export class McpSupervisorService implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly supervisor: McpSupervisor;
+  readonly #watcher: ConfigWatcher;
+  readonly #logger: Logger;
+  readonly #parentEnv: Readonly<Record<string, string | undefined>>;
+  #reloadProblems: string[] = [];
+  readonly #killOnExit = () => this.supervisor.killAllNow();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
+    @InjectMetric('mcp_server_up') up: Gauge<string>,
+    @InjectMetric('mcp_server_restarts_total') restarts: Counter<string>,
+    @InjectMetric('mcp_server_tools') tools: Gauge<string>,
+    @Optional() @Inject(MCP_RUNNER_TIMINGS) timings?: RunnerTimings,
+    @Optional() @Inject(MCP_PARENT_ENV) parentEnv?: Readonly<Record<string, string | undefined>>,
+  ) {
+    this.#logger = logger.child({ context: 'McpSupervisor' });
+    // The one read of process.env outside config/: children inherit a filtered copy of the
+    // agent's real environment, and a reloaded file expands `${VAR}` from it as start-up did.
+    this.#parentEnv = parentEnv ?? process.env;
+    this.supervisor = new McpSupervisor({
+      logger,
+      metrics: { up, restarts, tools },
+      parentEnv: this.#parentEnv,
+      cwd: existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd(),
+      timings: timings ?? DEFAULT_RUNNER_TIMINGS,
+      clientInfo: { name: 'plant-store-agent', version: config.version },
+    });
+    this.#watcher = new ConfigWatcher({
+      dir: config.mcp.configDir,
+      debounceMs: RELOAD_DEBOUNCE_MS,
+      onChange: () => void this.reload(),
+      onError: (error) =>
+        this.#logger.warn(`cannot watch ${config.mcp.configDir} for changes: ${error.message}`),
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    process.once('exit', this.#killOnExit);
+    const names = this.config.mcp.servers.map((spec) => spec.name);
+    this.#logger.info({ servers: names }, `starting ${names.length} MCP server(s)`);
+    void this.supervisor.apply(this.config.mcp.servers);
+    this.#watcher.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.#watcher.stop();
+    this.#logger.info('stopping MCP servers');
+    await this.supervisor.stopAll();
+    process.removeListener('exit', this.#killOnExit);
+  }
+
+  /** For `/health` details. */
+  snapshot(): McpServerStatus[] {
+    return this.supervisor.snapshot();
+  }
+
+  /** The errors of the last rejected reload; empty when the running set matches the file. */
+  reloadProblems(): string[] {
+    return [...this.#reloadProblems];
+  }
+
+  /** Re-reads `mcp-servers.json`; a bad file keeps the running servers as they are. */
+  async reload(): Promise<void> {
+    const { configDir, configDirExplicit } = this.config.mcp;
+    const load = loadMcpServers(configDir, {
+      required: configDirExplicit,
+      environment: this.#parentEnv,
+    });
+    if (load.problems.length > 0) {
+      this.#reloadProblems = load.problems;
+      this.#logger.error(
+        { problems: load.problems },
+        `${load.file} was not reloaded (the running MCP servers are kept): ${load.problems.join('; ')}`,
+      );
+      return;
+    }
+    this.#reloadProblems = [];
+    const diff = await this.supervisor.apply(load.specs);
+    const names = {
+      added: diff.added.map((spec) => spec.name),
+      removed: diff.removed,
+      changed: diff.changed.map((spec) => spec.name),
+    };
+    if (names.added.length + names.removed.length + names.changed.length > 0) {
+      this.#logger.info(names, `${load.file} reloaded`);
+    }
+  }
+}

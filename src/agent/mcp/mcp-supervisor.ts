@@ -1,0 +1,186 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { Logger } from 'pino';
+import type { Counter, Gauge } from 'prom-client';
+import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
+import { McpServerRunner, type McpSession, type RunnerTimings } from './mcp-server-runner.js';
+import type { McpServerState, McpServerStatus, McpToolInfo } from './mcp-server-status.js';
+import { diffSpecs, type SpecDiff } from './spec-diff.js';
+
+/**
+ * The set of supervised MCP servers: applies a (re)loaded server list by difference, keeps the
+ * metrics, and is what the relay reaches the servers through. Framework-free, so it can be
+ * tested without Nest; McpSupervisorService wires it into the application's lifecycle.
+ */
+export interface McpMetrics {
+  /** mcp_server_up{server} */
+  up: Gauge<string>;
+  /** mcp_server_restarts_total{server} */
+  restarts: Counter<string>;
+  /** mcp_server_tools{server} */
+  tools: Gauge<string>;
+}
+
+export interface McpSupervisorDeps {
+  logger: Logger;
+  metrics: McpMetrics;
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  timings: RunnerTimings;
+  clientInfo: { name: string; version: string };
+}
+
+/** One server as the relay's inventory shows it. */
+export interface McpServerView {
+  name: string;
+  state: McpServerState;
+  tools: readonly McpToolInfo[];
+}
+
+/** What the relay needs from the supervisor. */
+export type McpSessions = Pick<
+  McpSupervisor,
+  'servers' | 'session' | 'onChange' | 'onRelayMessage' | 'onSessionClosed'
+>;
+
+type Unsubscribe = () => void;
+
+export class McpSupervisor {
+  readonly #runners = new Map<string, McpServerRunner>();
+  readonly #changeListeners = new Set<() => void>();
+  readonly #messageListeners = new Set<(server: string, message: JSONRPCMessage) => void>();
+  readonly #closedListeners = new Set<(server: string) => void>();
+  #queue: Promise<unknown> = Promise.resolve();
+  #stopped = false;
+
+  constructor(private readonly deps: McpSupervisorDeps) {}
+
+  /**
+   * Makes the running set match `specs`: starts added servers, stops removed ones, restarts
+   * changed ones and leaves the rest alone. Resolves once stopped servers are gone; started
+   * ones come up in the background. Calls are applied one after the other.
+   */
+  apply(specs: readonly McpServerSpec[]): Promise<SpecDiff> {
+    const next = this.#queue.then(() => this.#apply(specs));
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Stops every server (SIGTERM to each process group, SIGKILL after the grace period). */
+  async stopAll(): Promise<void> {
+    this.#stopped = true;
+    await this.#queue;
+    await Promise.all([...this.#runners.keys()].map((name) => this.#remove(name)));
+  }
+
+  /** Synchronous SIGKILL of every process group: the `process.on('exit')` safety net. */
+  killAllNow(): void {
+    this.#stopped = true;
+    for (const runner of this.#runners.values()) runner.killNow();
+  }
+
+  snapshot(): McpServerStatus[] {
+    return [...this.#runners.values()].map((runner) => runner.status());
+  }
+
+  servers(): McpServerView[] {
+    return [...this.#runners.values()].map((runner) => ({
+      name: runner.name,
+      state: runner.state,
+      tools: runner.tools,
+    }));
+  }
+
+  /** The session of a server that is up; undefined for an unknown or stopped one. */
+  session(name: string): McpSession | undefined {
+    return this.#runners.get(name)?.session;
+  }
+
+  /** A server was added or removed, or its state or tools changed. */
+  onChange(listener: () => void): Unsubscribe {
+    return subscribe(this.#changeListeners, listener);
+  }
+
+  /** A relayed response or a notification from a server's child. */
+  onRelayMessage(listener: (server: string, message: JSONRPCMessage) => void): Unsubscribe {
+    return subscribe(this.#messageListeners, listener);
+  }
+
+  /** A server's session ended (exit, failed ping, stop, reload). */
+  onSessionClosed(listener: (server: string) => void): Unsubscribe {
+    return subscribe(this.#closedListeners, listener);
+  }
+
+  async #apply(specs: readonly McpServerSpec[]): Promise<SpecDiff> {
+    const diff = diffSpecs(
+      [...this.#runners.values()].map((runner) => runner.spec),
+      specs,
+    );
+    if (this.#stopped) return diff;
+    await Promise.all([
+      ...diff.removed.map((name) => this.#remove(name)),
+      ...diff.changed.map((spec) => this.#replace(spec)),
+    ]);
+    for (const spec of diff.added) this.#add(spec);
+    return diff;
+  }
+
+  #add(spec: McpServerSpec): void {
+    const { metrics } = this.deps;
+    const labels = { server: spec.name };
+    const runner = new McpServerRunner(spec, {
+      cwd: this.deps.cwd,
+      parentEnv: this.deps.parentEnv,
+      logger: this.deps.logger,
+      timings: this.deps.timings,
+      clientInfo: this.deps.clientInfo,
+      hooks: {
+        changed: (changed) => {
+          // A stopped runner's last "down" must not recreate the series of a removed server.
+          if (this.#runners.get(spec.name) !== changed) return;
+          metrics.up.set(labels, changed.state === 'up' ? 1 : 0);
+          metrics.tools.set(labels, changed.tools.length);
+          this.#emit(this.#changeListeners);
+        },
+        restarted: () => metrics.restarts.inc(labels),
+        relayMessage: (server, message) => {
+          for (const listener of this.#messageListeners) listener(server, message);
+        },
+        sessionClosed: (server) => {
+          for (const listener of this.#closedListeners) listener(server);
+        },
+      },
+    });
+    this.#runners.set(spec.name, runner);
+    // Present from the start, so a dashboard sees 0 rather than no series.
+    metrics.restarts.inc(labels, 0);
+    runner.start();
+  }
+
+  async #remove(name: string): Promise<void> {
+    const runner = this.#runners.get(name);
+    if (!runner) return;
+    this.#runners.delete(name);
+    const labels = { server: name };
+    this.deps.metrics.up.remove(labels);
+    this.deps.metrics.tools.remove(labels);
+    this.deps.metrics.restarts.remove(labels);
+    this.#emit(this.#changeListeners);
+    await runner.stop();
+  }
+
+  async #replace(spec: McpServerSpec): Promise<void> {
+    const old = this.#runners.get(spec.name);
+    this.#runners.delete(spec.name);
+    if (old) await old.stop();
+    this.#add(spec);
+  }
+
+  #emit(listeners: Set<() => void>): void {
+    for (const listener of listeners) listener();
+  }
+}
+
+function subscribe<T>(set: Set<T>, listener: T): Unsubscribe {
+  set.add(listener);
+  return () => set.delete(listener);
+}

@@ -1,0 +1,201 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import {
+  type JSONRPCMessage,
+  ReadBuffer,
+  serializeMessage,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { groupRunning, signalGroup } from './process-group.js';
+
+/**
+ * An MCP stdio client transport whose child runs in its own process group, and whose every
+ * stop signals that whole group.
+ *
+ * Why not the SDK's StdioClientTransport: it signals the direct child only, so the real server
+ * behind `npx` or `sh -c` outlives it (typescript-sdk#2023; one gateway leaked 2,018 processes,
+ * metatool-ai/metamcp#162). Framing reuses the SDK's own ReadBuffer and serializeMessage.
+ *
+ * `onclose` fires when the direct child exits (not when its pipes close: a grandchild holding
+ * stdout open must not keep a dead server looking alive). The group is then swept, so
+ * grandchildren of a crashed server do not linger either.
+ */
+export interface ProcessGroupTransportOptions {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Every stderr chunk; the pipe is always drained whether or not anyone listens. */
+  onStderr?: (chunk: Buffer) => void;
+  /** Between SIGTERM and SIGKILL. */
+  killGraceMs?: number;
+  maxBufferSize?: number;
+}
+
+export interface ChildExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process never started (ENOENT, EACCES). */
+  spawnError?: Error;
+}
+
+export function describeExit(exit: ChildExit): string {
+  if (exit.spawnError) return `could not be started: ${exit.spawnError.message}`;
+  return `exited with ${exit.signal ? `signal ${exit.signal}` : `code ${String(exit.code)}`}`;
+}
+
+const GROUP_POLL_MS = 50;
+
+export class ProcessGroupTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  #child: ChildProcessWithoutNullStreams | undefined;
+  readonly #readBuffer: ReadBuffer;
+  #exit: ChildExit | undefined;
+  #closed = false;
+  #sweep: Promise<void> | undefined;
+  #sweepDone = false;
+  readonly #exited: Promise<ChildExit>;
+  #resolveExited!: (exit: ChildExit) => void;
+
+  constructor(private readonly options: ProcessGroupTransportOptions) {
+    this.#readBuffer = new ReadBuffer({ maxBufferSize: options.maxBufferSize });
+    this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
+  }
+
+  get pid(): number | undefined {
+    return this.#exit ? undefined : this.#child?.pid;
+  }
+
+  /** Resolves once the direct child has exited (or failed to spawn). */
+  get exited(): Promise<ChildExit> {
+    return this.#exited;
+  }
+
+  get exitInfo(): ChildExit | undefined {
+    return this.#exit;
+  }
+
+  start(): Promise<void> {
+    if (this.#child) throw new Error('ProcessGroupTransport already started');
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.options.command, this.options.args, {
+        env: this.options.env,
+        cwd: this.options.cwd,
+        // Its own process group (pgid = pid), so `kill(-pid)` reaches every descendant.
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+      });
+      this.#child = child;
+      let spawned = false;
+
+      // Without an 'error' listener a spawn ENOENT would crash the whole agent
+      // (supercorp-ai/supergateway#177).
+      child.on('error', (error) => {
+        if (!spawned) {
+          this.#onExit({ code: null, signal: null, spawnError: error });
+          reject(error);
+        } else {
+          this.onerror?.(error);
+        }
+      });
+      child.on('spawn', () => {
+        spawned = true;
+        resolve();
+      });
+      child.on('exit', (code, signal) => this.#onExit({ code, signal }));
+
+      child.stdin.on('error', (error) => this.onerror?.(error));
+      child.stdout.on('error', (error) => this.onerror?.(error));
+      child.stderr.on('error', (error) => this.onerror?.(error));
+      child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+      child.stderr.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk));
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (!stdin || this.#exit || this.#closed || !stdin.writable) {
+      return Promise.reject(new Error('MCP server process is not running'));
+    }
+    return new Promise((resolve, reject) => {
+      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /** Stops the whole process group: SIGTERM, then SIGKILL after the grace period. */
+  async close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#child?.stdin.end();
+      if (this.#child && !this.#exit) this.onclose?.();
+    }
+    await this.#sweepGroup();
+    if (this.#child?.pid !== undefined) await this.#exited;
+  }
+
+  /**
+   * Last resort when the agent exits without its shutdown hooks (a crash): SIGKILL the group
+   * synchronously, since a detached group would otherwise outlive us.
+   */
+  killNow(): void {
+    const pgid = this.#child?.pid;
+    if (pgid !== undefined && !this.#sweepDone) signalGroup(pgid, 'SIGKILL');
+  }
+
+  #onStdout(chunk: Buffer): void {
+    try {
+      this.#readBuffer.append(chunk);
+    } catch (error) {
+      // Over maxBufferSize: the stream cannot be resynchronised; give up on this child.
+      this.onerror?.(error as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.#readBuffer.readMessage();
+      } catch (error) {
+        // One garbled line (a server printing to stdout) is reported and skipped.
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) break;
+      this.onmessage?.(message);
+    }
+  }
+
+  #onExit(exit: ChildExit): void {
+    if (this.#exit) return;
+    this.#exit = exit;
+    this.#resolveExited(exit);
+    this.#readBuffer.clear();
+    // Grandchildren of a crashed server are still in its group: sweep them too.
+    void this.#sweepGroup();
+    if (!this.#closed) {
+      this.#closed = true;
+      this.onclose?.();
+    }
+  }
+
+  #sweepGroup(): Promise<void> {
+    this.#sweep ??= this.#doSweep().finally(() => (this.#sweepDone = true));
+    return this.#sweep;
+  }
+
+  async #doSweep(): Promise<void> {
+    const pgid = this.#child?.pid;
+    if (pgid === undefined) return;
+    if (!signalGroup(pgid, 'SIGTERM')) return;
+    const deadline = Date.now() + (this.options.killGraceMs ?? 5_000);
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, GROUP_POLL_MS));
+      if (!groupRunning(pgid)) return;
+    }
+    signalGroup(pgid, 'SIGKILL');
+    await this.#exited;
+  }
+}

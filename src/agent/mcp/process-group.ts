@@ -1,0 +1,64 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Signals a whole process group; false when no process of the group is left. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw error;
+  }
+}
+
+/**
+ * Whether any process of the group still runs. Zombies do not count: `kill(-pgid, 0)` still
+ * finds a dead grandchild until whoever adopted it (PID 1) reaps it, which took over a second
+ * here, and waiting for that would stretch every stop towards the SIGKILL deadline for nothing.
+ * Where /proc is not readable, any member counts.
+ */
+export function groupRunning(pgid: number): boolean {
+  if (!signalGroup(pgid, 0)) return false;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readProcStat(Number(entry));
+    if (stat && stat.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X') return true;
+  }
+  return false;
+}
+
+export interface ProcStat {
+  pid: number;
+  state: string;
+  ppid: number;
+  pgid: number;
+}
+
+/** Fields of /proc/<pid>/stat; undefined when the process is gone or /proc is missing. */
+export function readProcStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return parseProcStat(text);
+}
+
+/** The command name may contain spaces and parentheses, so fields start after the last ')'. */
+export function parseProcStat(text: string): ProcStat | undefined {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return undefined;
+  const [state, ppid, pgid] = text.slice(close + 2).split(' ');
+  const pid = Number.parseInt(text, 10);
+  if (state === undefined || ppid === undefined || pgid === undefined || Number.isNaN(pid)) {
+    return undefined;
+  }
+  return { pid, state, ppid: Number(ppid), pgid: Number(pgid) };
+}

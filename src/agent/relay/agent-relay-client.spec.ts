@@ -1,0 +1,249 @@
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { pino } from 'pino';
+import { Gauge, Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { Secret } from '../../config/secret.js';
+import type { McpSession } from '../mcp/mcp-server-runner.js';
+import type { McpServerView, McpSessions } from '../mcp/mcp-supervisor.js';
+import {
+  AgentRelayClient,
+  DEFAULT_RELAY_TIMINGS,
+  type RelayTimings,
+} from './agent-relay-client.js';
+
+const FAST: RelayTimings = {
+  ...DEFAULT_RELAY_TIMINGS,
+  pingIntervalMs: 100,
+  pongTimeoutMs: 100,
+  backoff: { initialMs: 50, maxMs: 300, jitterRatio: 0 },
+};
+
+class FakeSessions implements McpSessions {
+  views: McpServerView[] = [
+    { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
+  ];
+  change = () => {};
+  relay: (server: string, message: JSONRPCMessage) => void = () => {};
+  closed: (server: string) => void = () => {};
+  servers = () => this.views;
+  session = (name: string): McpSession | undefined =>
+    name === 'echo'
+      ? {
+          server: 'echo',
+          initializeResult: { protocolVersion: '2025-11-25' },
+          send: (message) => {
+            // Answer like a child would, through the supervisor's relay channel.
+            if ('id' in message && 'method' in message) {
+              setImmediate(() =>
+                this.relay('echo', {
+                  jsonrpc: '2.0',
+                  id: message.id,
+                  result: { echoed: message.method },
+                }),
+              );
+            }
+            return Promise.resolve();
+          },
+        }
+      : undefined;
+  onChange = (listener: () => void) => ((this.change = listener), () => undefined);
+  onRelayMessage = (listener: typeof this.relay) => ((this.relay = listener), () => undefined);
+  onSessionClosed = (listener: typeof this.closed) => ((this.closed = listener), () => undefined);
+}
+
+interface TestServer {
+  url: URL;
+  frames: unknown[];
+  requests: IncomingMessage[];
+  sockets: WebSocket[];
+  wss: WebSocketServer;
+}
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startServer(
+  options: { status?: number; answerPings?: boolean } = {},
+): Promise<TestServer> {
+  const frames: unknown[] = [];
+  const requests: IncomingMessage[] = [];
+  const sockets: WebSocket[] = [];
+  const wss = new WebSocketServer({
+    host: '127.0.0.1',
+    port: 0,
+    autoPong: options.answerPings ?? true,
+    verifyClient: (info, done) => {
+      requests.push(info.req);
+      if (options.status) done(false, options.status);
+      else done(true);
+    },
+  });
+  await new Promise((resolve) => wss.once('listening', resolve));
+  wss.on('connection', (socket) => {
+    sockets.push(socket);
+    socket.on('message', (data) => frames.push(JSON.parse((data as Buffer).toString())));
+  });
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close(() => resolve());
+      }),
+  );
+  const { port } = wss.address() as AddressInfo;
+  return {
+    url: new URL(`ws://127.0.0.1:${port}/agent/v1/connect`),
+    frames,
+    requests,
+    sockets,
+    wss,
+  };
+}
+
+function startClient(url: URL, token = 'secret-token') {
+  const registry = new Registry();
+  const gauge = new Gauge({ name: 'agent_server_connected', help: 'x', registers: [registry] });
+  const sessions = new FakeSessions();
+  const logs: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => logs.push(line) });
+  const client = new AgentRelayClient({
+    url,
+    token: new Secret(token),
+    agentId: 'pod-1',
+    version: '1.2.3',
+    sessions,
+    logger,
+    connectedGauge: gauge,
+    timings: FAST,
+  });
+  client.start();
+  cleanups.push(() => client.stop());
+  const connected = async () => (await gauge.get()).values[0]?.value;
+  return { client, sessions, logs, connected };
+}
+
+async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 5_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('AgentRelayClient', () => {
+  it('sends the token in the header only, then hello with the inventory', async () => {
+    const server = await startServer();
+    const { client, connected } = startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    const request = server.requests[0]!;
+    expect(request.headers.authorization).toBe('Bearer secret-token');
+    expect(request.headers['user-agent']).toBe('plant-store-agent/1.2.3');
+    expect(request.url).toBe('/agent/v1/connect');
+    expect(server.frames[0]).toEqual({
+      type: 'hello',
+      agent: { id: 'pod-1', version: '1.2.3' },
+      servers: [
+        { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
+      ],
+    });
+    expect(await connected()).toBe(1);
+    expect(client.status()).toMatchObject({ enabled: true, connected: true, tokenRejected: false });
+    expect(JSON.stringify(client.status())).not.toContain('secret-token');
+  });
+
+  it('relays requests and answers unknown servers with -32001', async () => {
+    const server = await startServer();
+    startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    const socket = server.sockets[0]!;
+    socket.send(
+      JSON.stringify({
+        type: 'rpc',
+        server: 'echo',
+        message: { jsonrpc: '2.0', id: 41, method: 'tools/list' },
+      }),
+    );
+    socket.send(
+      JSON.stringify({
+        type: 'rpc',
+        server: 'ghost',
+        message: { jsonrpc: '2.0', id: 42, method: 'tools/list' },
+      }),
+    );
+    await waitFor(() => server.frames.length === 3);
+    expect(server.frames).toContainEqual({
+      type: 'rpc',
+      server: 'echo',
+      message: { jsonrpc: '2.0', id: 41, result: { echoed: 'tools/list' } },
+    });
+    expect(server.frames).toContainEqual({
+      type: 'rpc',
+      server: 'ghost',
+      message: {
+        jsonrpc: '2.0',
+        id: 42,
+        error: {
+          code: -32001,
+          message: 'MCP server "ghost" is not available (unknown or not running)',
+        },
+      },
+    });
+  });
+
+  it('sends an inventory frame when a state changes, and only then', async () => {
+    const server = await startServer();
+    const { sessions } = startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    sessions.change();
+    sessions.views = [{ name: 'echo', state: 'down', tools: [] }];
+    sessions.change();
+    await waitFor(() => server.frames.length === 2);
+    expect(server.frames[1]).toEqual({
+      type: 'inventory',
+      servers: [{ name: 'echo', state: 'down', tools: [] }],
+    });
+  });
+
+  it.each([401, 403])(
+    'reports a rejected token (HTTP %d) and backs off to the maximum',
+    async (status) => {
+      const server = await startServer({ status });
+      const { client, logs, connected } = startClient(server.url);
+      await waitFor(() => client.status().tokenRejected === true);
+      expect(client.status()).toMatchObject({
+        connected: false,
+        lastError: `agent token rejected by server (HTTP ${status})`,
+      });
+      expect(logs.join('')).toContain('agent token rejected by server');
+      expect(logs.join('')).not.toContain('secret-token');
+      expect(await connected()).toBe(0);
+      expect(logs.join('')).toContain('"retryInMs":300');
+    },
+  );
+
+  it('reconnects when the connection drops', async () => {
+    const server = await startServer();
+    const { client } = startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    server.sockets[0]!.terminate();
+    await waitFor(() => server.frames.length === 2);
+    expect(server.frames[1]).toMatchObject({ type: 'hello' });
+    expect(client.status()).toMatchObject({ connected: true, reconnects: 1 });
+  });
+
+  it('treats a connection without pongs as dead', async () => {
+    const server = await startServer({ answerPings: false });
+    const { client, logs } = startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    await waitFor(() => client.status().reconnects! >= 1);
+    expect(logs.join('')).toContain('no pong within 100 ms; reconnecting');
+  });
+});

@@ -1,0 +1,292 @@
+import type { Logger } from 'pino';
+import type { Gauge } from 'prom-client';
+import WebSocket, { type ClientOptions, type RawData } from 'ws';
+import type { Secret } from '../../config/secret.js';
+import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../mcp/backoff.js';
+import type { McpSessions } from '../mcp/mcp-supervisor.js';
+import {
+  type AgentFrame,
+  type HelloFrame,
+  parseServerFrame,
+  RelayErrorCode,
+  rpcError,
+  toProtocolServers,
+} from './relay-protocol.js';
+import { RequestRouter } from './request-router.js';
+
+/**
+ * The agent's one outbound WebSocket to its server: connect, say hello, keep the inventory
+ * current, relay JSON-RPC, ping, and reconnect with backoff for as long as the agent runs.
+ *
+ * The token goes in the Authorization header only (never the URL). TLS is Node's default,
+ * always verified; a private CA comes in through NODE_EXTRA_CA_CERTS.
+ */
+export interface RelayTimings {
+  pingIntervalMs: number;
+  pongTimeoutMs: number;
+  requestTimeoutMs: number;
+  handshakeTimeoutMs: number;
+  /** A connection that lasted this long resets the backoff. */
+  stableMs: number;
+  backoff: BackoffOptions;
+}
+
+export const DEFAULT_RELAY_TIMINGS: RelayTimings = {
+  pingIntervalMs: 30_000,
+  pongTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  handshakeTimeoutMs: 15_000,
+  stableMs: 10_000,
+  backoff: DEFAULT_BACKOFF,
+};
+
+export interface AgentRelayClientOptions {
+  url: URL;
+  token: Secret;
+  agentId: string;
+  version: string;
+  sessions: McpSessions;
+  logger: Logger;
+  connectedGauge: Gauge<string>;
+  timings: RelayTimings;
+  /** Extra TLS options, for tests only (production relies on NODE_EXTRA_CA_CERTS). */
+  tls?: Pick<ClientOptions, 'ca'>;
+}
+
+export interface RelayStatus {
+  enabled: boolean;
+  connected: boolean;
+  url?: string;
+  agentId?: string;
+  connectedSince?: string;
+  /** The server refused the token (HTTP 401/403); retried at the longest backoff. */
+  tokenRejected?: boolean;
+  reconnects?: number;
+  lastError?: string;
+}
+
+export const TOKEN_REJECTED = 'agent token rejected by server';
+
+export class AgentRelayClient {
+  readonly #backoff: Backoff;
+  readonly #logger: Logger;
+  #socket: WebSocket | undefined;
+  #router: RequestRouter | undefined;
+  #openedAt: number | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #pingTimer: NodeJS.Timeout | undefined;
+  #pongTimer: NodeJS.Timeout | undefined;
+  #lastInventory = '';
+  #lastError: string | undefined;
+  #tokenRejected = false;
+  #reconnects = 0;
+  #stopped = true;
+  #unsubscribe: (() => void)[] = [];
+
+  constructor(private readonly options: AgentRelayClientOptions) {
+    this.#backoff = new Backoff(options.timings.backoff);
+    this.#logger = options.logger.child({ context: 'AgentRelay' });
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.options.connectedGauge.set(0);
+    const { sessions } = this.options;
+    this.#unsubscribe = [
+      sessions.onChange(() => this.#sendInventory()),
+      sessions.onRelayMessage((server, message) => this.#router?.fromChild(server, message)),
+      sessions.onSessionClosed((server) => this.#router?.sessionClosed(server)),
+    ];
+    this.#connect();
+  }
+
+  /** Closes the connection for good (1001 "going away"). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#reconnectTimer);
+    for (const unsubscribe of this.#unsubscribe) unsubscribe();
+    this.#unsubscribe = [];
+    const socket = this.#socket;
+    if (!socket || socket.readyState === WebSocket.CLOSED) return;
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    if (socket.readyState === WebSocket.OPEN) socket.close(1001, 'agent shutting down');
+    else socket.terminate();
+    // A peer that never answers the close handshake must not hold up the shutdown.
+    const timer = setTimeout(() => socket.terminate(), 2_000);
+    await closed;
+    clearTimeout(timer);
+  }
+
+  status(): RelayStatus {
+    return {
+      enabled: true,
+      connected: this.#openedAt !== undefined,
+      url: this.options.url.href,
+      agentId: this.options.agentId,
+      ...(this.#openedAt === undefined
+        ? {}
+        : { connectedSince: new Date(this.#openedAt).toISOString() }),
+      tokenRejected: this.#tokenRejected,
+      reconnects: this.#reconnects,
+      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+    };
+  }
+
+  #connect(): void {
+    if (this.#stopped) return;
+    const { url, token, version, timings } = this.options;
+    const socket = new WebSocket(url, {
+      headers: {
+        Authorization: `Bearer ${token.reveal()}`,
+        'User-Agent': `plant-store-agent/${version}`,
+      },
+      handshakeTimeout: timings.handshakeTimeoutMs,
+      followRedirects: false,
+      ...this.options.tls,
+    });
+    this.#socket = socket;
+    let httpStatus: number | undefined;
+
+    socket.on('unexpected-response', (_request, response) => {
+      httpStatus = response.statusCode;
+      response.resume();
+      socket.terminate();
+    });
+    socket.on('open', () => this.#onOpen(socket));
+    socket.on('message', (data, isBinary) => this.#onMessage(socket, data, isBinary));
+    socket.on('pong', () => clearTimeout(this.#pongTimer));
+    // Without a listener an 'error' would crash the process; 'close' always follows it.
+    socket.on('error', (error) => {
+      if (httpStatus === undefined) this.#lastError = error.message;
+    });
+    socket.on('close', (code, reason) =>
+      this.#onClose(socket, httpStatus, code, reason.toString()),
+    );
+  }
+
+  #onOpen(socket: WebSocket): void {
+    this.#openedAt = Date.now();
+    this.#tokenRejected = false;
+    this.#lastError = undefined;
+    this.options.connectedGauge.set(1);
+    this.#router = new RequestRouter({
+      sessions: this.options.sessions,
+      send: (frame) => this.#send(socket, frame),
+      timeoutMs: this.options.timings.requestTimeoutMs,
+    });
+    const servers = toProtocolServers(this.options.sessions.servers());
+    this.#lastInventory = JSON.stringify(servers);
+    const hello: HelloFrame = {
+      type: 'hello',
+      agent: { id: this.options.agentId, version: this.options.version },
+      servers,
+    };
+    this.#send(socket, hello);
+    this.#logger.info(
+      { url: this.options.url.href, servers: servers.length },
+      'connected to the agent server',
+    );
+    this.#pingTimer = setInterval(() => this.#ping(socket), this.options.timings.pingIntervalMs);
+  }
+
+  #onMessage(socket: WebSocket, data: RawData, isBinary: boolean): void {
+    const router = this.#router;
+    if (socket !== this.#socket || !router) return;
+    if (isBinary) {
+      this.#logger.warn('ignored a binary frame from the agent server');
+      return;
+    }
+    const frame = parseServerFrame(rawText(data));
+    switch (frame.kind) {
+      case 'request':
+        router.request(frame.server, frame.message);
+        break;
+      case 'notification':
+        router.notification(frame.server, frame.message);
+        break;
+      case 'invalid-request':
+        this.#send(socket, {
+          type: 'rpc',
+          server: frame.server,
+          message: rpcError(frame.id, RelayErrorCode.InvalidRequest, frame.reason),
+        });
+        break;
+      case 'ignored':
+        this.#logger.warn(`ignored a frame from the agent server: ${frame.reason}`);
+        break;
+    }
+  }
+
+  #ping(socket: WebSocket): void {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    socket.ping();
+    clearTimeout(this.#pongTimer);
+    this.#pongTimer = setTimeout(() => {
+      this.#lastError = `no pong within ${this.options.timings.pongTimeoutMs} ms`;
+      this.#logger.warn(`${this.#lastError}; reconnecting`);
+      socket.terminate();
+    }, this.options.timings.pongTimeoutMs);
+  }
+
+  #onClose(socket: WebSocket, httpStatus: number | undefined, code: number, reason: string): void {
+    if (socket !== this.#socket) return;
+    this.#socket = undefined;
+    clearInterval(this.#pingTimer);
+    clearTimeout(this.#pongTimer);
+    this.#router?.close();
+    this.#router = undefined;
+    const wasOpenFor = this.#openedAt === undefined ? undefined : Date.now() - this.#openedAt;
+    this.#openedAt = undefined;
+    this.options.connectedGauge.set(0);
+    if (this.#stopped) return;
+
+    let delay: number;
+    if (httpStatus === 401 || httpStatus === 403) {
+      // Retrying a refused token quickly only floods the server's logs: wait the longest.
+      this.#tokenRejected = true;
+      this.#lastError = `${TOKEN_REJECTED} (HTTP ${httpStatus})`;
+      delay = this.#backoff.max();
+      this.#logger.error({ status: httpStatus, retryInMs: delay }, TOKEN_REJECTED);
+    } else {
+      if (wasOpenFor !== undefined && wasOpenFor >= this.options.timings.stableMs)
+        this.#backoff.reset();
+      if (httpStatus !== undefined) this.#lastError = `agent server answered HTTP ${httpStatus}`;
+      else if (wasOpenFor !== undefined && this.#lastError === undefined) {
+        this.#lastError = `connection closed (${code}${reason ? ` ${reason}` : ''})`;
+      }
+      delay = this.#backoff.next();
+      this.#logger.warn(
+        { retryInMs: delay },
+        `${wasOpenFor === undefined ? 'cannot connect to' : 'lost the connection to'} the agent server: ${this.#lastError ?? 'unknown error'}`,
+      );
+    }
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnects++;
+      this.#connect();
+    }, delay);
+  }
+
+  #sendInventory(): void {
+    const socket = this.#socket;
+    if (!socket || this.#openedAt === undefined) return;
+    const servers = toProtocolServers(this.options.sessions.servers());
+    const json = JSON.stringify(servers);
+    if (json === this.#lastInventory) return;
+    this.#lastInventory = json;
+    this.#send(socket, { type: 'inventory', servers });
+  }
+
+  #send(socket: WebSocket, frame: AgentFrame): void {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    socket.send(JSON.stringify(frame), (error) => {
+      if (error) this.#logger.warn(`sending a ${frame.type} frame failed: ${error.message}`);
+    });
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
+}

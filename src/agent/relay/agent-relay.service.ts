@@ -1,0 +1,69 @@
+import { hostname } from 'node:os';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  Optional,
+} from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Logger } from 'pino';
+import { Gauge } from 'prom-client';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { McpSupervisorService } from '../mcp/mcp-supervisor.service.js';
+import {
+  AgentRelayClient,
+  DEFAULT_RELAY_TIMINGS,
+  type RelayStatus,
+  type RelayTimings,
+} from './agent-relay-client.js';
+import { relayUrl } from './relay-protocol.js';
+
+/** Optional override of the relay timings (tests); the defaults are the issue's. */
+export const RELAY_TIMINGS = Symbol('RELAY_TIMINGS');
+
+/**
+ * The connection to the agent's server, when SERVICE_AGENT_TOKEN and SERVICE_SERVER_URL are
+ * set. It closes before the MCP servers stop (beforeApplicationShutdown runs first), so the
+ * server sees the agent leave rather than its servers failing one by one.
+ */
+@Injectable()
+export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  readonly #client: AgentRelayClient | undefined;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) logger: Logger,
+    mcp: McpSupervisorService,
+    @InjectMetric('agent_server_connected') connected: Gauge<string>,
+    @Optional() @Inject(RELAY_TIMINGS) timings?: RelayTimings,
+  ) {
+    connected.set(0);
+    if (!config.agent) return;
+    this.#client = new AgentRelayClient({
+      url: relayUrl(config.agent.serverUrl),
+      token: config.agent.token,
+      // The pod name in Kubernetes: tells the replicas of one deployment apart.
+      agentId: hostname(),
+      version: config.version,
+      sessions: mcp.supervisor,
+      logger,
+      connectedGauge: connected,
+      timings: timings ?? DEFAULT_RELAY_TIMINGS,
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    this.#client?.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.#client?.stop();
+  }
+
+  /** For `/health` details. */
+  status(): RelayStatus {
+    return this.#client?.status() ?? { enabled: false, connected: false };
+  }
+}

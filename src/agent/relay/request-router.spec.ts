@@ -1,0 +1,164 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { McpSession } from '../mcp/mcp-server-runner.js';
+import type { RpcFrame } from './relay-protocol.js';
+import { RequestRouter } from './request-router.js';
+
+const INIT_RESULT = {
+  protocolVersion: '2025-11-25',
+  capabilities: { tools: {} },
+  serverInfo: { name: 'echo', version: '1' },
+};
+
+function setup() {
+  const toChild: JSONRPCMessage[] = [];
+  const frames: RpcFrame[] = [];
+  let up = true;
+  const session: McpSession = {
+    server: 'echo',
+    initializeResult: INIT_RESULT,
+    send: (message) => {
+      toChild.push(message);
+      return Promise.resolve();
+    },
+  };
+  const router = new RequestRouter({
+    sessions: { session: (name) => (name === 'echo' && up ? session : undefined) },
+    send: (frame) => frames.push(frame),
+    timeoutMs: 60_000,
+  });
+  return { router, toChild, frames, stop: () => (up = false) };
+}
+
+const call = (id: string | number) => ({
+  jsonrpc: '2.0' as const,
+  id,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: 'hi' } },
+});
+
+beforeEach(() => vi.useFakeTimers());
+afterEach(() => vi.useRealTimers());
+
+describe('RequestRouter', () => {
+  it('sends requests with agent ids and answers with the server id unchanged', () => {
+    const { router, toChild, frames } = setup();
+    router.request('echo', call(7));
+    router.request('echo', call('seven'));
+    const [first, second] = toChild as unknown as [{ id: string }, { id: string }];
+    expect(first.id).toMatch(/^relay:\d+$/);
+    expect(second.id).not.toBe(first.id);
+
+    router.fromChild('echo', { jsonrpc: '2.0', id: second.id, result: { content: [] } });
+    router.fromChild('echo', {
+      jsonrpc: '2.0',
+      id: first.id,
+      result: { content: [{ type: 'text', text: 'hi' }] },
+    });
+    expect(frames).toEqual([
+      {
+        type: 'rpc',
+        server: 'echo',
+        message: { jsonrpc: '2.0', id: 'seven', result: { content: [] } },
+      },
+      {
+        type: 'rpc',
+        server: 'echo',
+        message: { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'hi' }] } },
+      },
+    ]);
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it('answers initialize from the cached result and swallows notifications/initialized', () => {
+    const { router, toChild, frames } = setup();
+    router.request('echo', { jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    router.notification('echo', { jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(toChild).toEqual([]);
+    expect(frames).toEqual([
+      { type: 'rpc', server: 'echo', message: { jsonrpc: '2.0', id: 1, result: INIT_RESULT } },
+    ]);
+  });
+
+  it.each([
+    ['an unknown server', 'nope'],
+    ['a stopped server', 'echo'],
+  ])('answers -32001 for %s', (_case, server) => {
+    const { router, frames, stop } = setup();
+    stop();
+    router.request(server, call(3));
+    expect(frames[0]?.message).toMatchObject({ id: 3, error: { code: -32001 } });
+    expect(JSON.stringify(frames[0])).toContain(`"${server}"`);
+  });
+
+  it('fails pending requests the moment the child exits', () => {
+    const { router, frames } = setup();
+    router.request('echo', call(1));
+    router.sessionClosed('other');
+    expect(frames).toHaveLength(0);
+    router.sessionClosed('echo');
+    expect(frames[0]?.message).toMatchObject({
+      id: 1,
+      error: { code: -32001, message: 'MCP server "echo" exited or stopped before answering' },
+    });
+  });
+
+  it('times out after the request timeout, cancels at the child and ignores the late answer', () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call(1));
+    const agentId = (toChild[0] as { id: string }).id;
+    vi.advanceTimersByTime(59_999);
+    expect(frames).toHaveLength(0);
+    vi.advanceTimersByTime(1);
+    expect(frames[0]?.message).toMatchObject({ id: 1, error: { code: -32003 } });
+    expect(toChild[1]).toMatchObject({
+      method: 'notifications/cancelled',
+      params: { requestId: agentId },
+    });
+    router.fromChild('echo', { jsonrpc: '2.0', id: agentId, result: {} });
+    expect(frames).toHaveLength(1);
+  });
+
+  it('maps the request id of a cancellation from the server', () => {
+    const { router, toChild } = setup();
+    router.request('echo', call('abc'));
+    const agentId = (toChild[0] as { id: string }).id;
+    router.notification('echo', {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'abc' },
+    });
+    expect(toChild[1]).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: agentId },
+    });
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it("forwards the child's notifications, but not its own cancellations", () => {
+    const { router, frames } = setup();
+    router.fromChild('echo', { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    router.fromChild('echo', {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 1 },
+    });
+    expect(frames).toEqual([
+      {
+        type: 'rpc',
+        server: 'echo',
+        message: { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
+      },
+    ]);
+  });
+
+  it('sends nothing after the connection closed', () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call(1));
+    router.close();
+    router.fromChild('echo', { jsonrpc: '2.0', id: (toChild[0] as { id: string }).id, result: {} });
+    vi.advanceTimersByTime(120_000);
+    expect(frames).toHaveLength(0);
+  });
+});

@@ -1,0 +1,173 @@
+import type {
+  JSONRPCMessage,
+  JSONRPCNotification,
+  JSONRPCRequest,
+  JSONRPCResponse,
+} from '@modelcontextprotocol/client';
+import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
+import type { McpSessions } from '../mcp/mcp-supervisor.js';
+import { RelayErrorCode, type RpcFrame, rpcError } from './relay-protocol.js';
+
+/**
+ * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one WebSocket
+ * connection.
+ *
+ * Each relayed request gets an agent id (`relay:<n>`, unique for the whole process) towards the
+ * child and its answer goes back with the server's id unchanged; the agent's own Client traffic
+ * on the same pipe can therefore never be confused with the server's. The agent already
+ * initialized every child, so the server's `initialize` is answered from the child's cached
+ * result and its `notifications/initialized` is swallowed. Every request is answered: by the
+ * child, or with an error when the server is unknown or down, when the child exits, or when
+ * the timeout passes.
+ */
+export interface RequestRouterDeps {
+  sessions: Pick<McpSessions, 'session'>;
+  send: (frame: RpcFrame<JSONRPCResponse | JSONRPCNotification>) => void;
+  timeoutMs: number;
+}
+
+interface Pending {
+  server: string;
+  remoteId: string | number;
+  timer: NodeJS.Timeout;
+}
+
+let lastAgentId = 0;
+const nextAgentId = (): string => `${RELAY_ID_PREFIX}${++lastAgentId}`;
+
+export class RequestRouter {
+  readonly #pending = new Map<string, Pending>();
+  #closed = false;
+
+  constructor(private readonly deps: RequestRouterDeps) {}
+
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /** A request from the server. */
+  request(server: string, message: JSONRPCRequest): void {
+    const session = this.deps.sessions.session(server);
+    if (!session) {
+      this.#reply(
+        server,
+        unavailable(message.id, server, 'is not available (unknown or not running)'),
+      );
+      return;
+    }
+    if (message.method === 'initialize') {
+      this.#reply(server, { jsonrpc: '2.0', id: message.id, result: session.initializeResult });
+      return;
+    }
+    const agentId = nextAgentId();
+    const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
+    this.#pending.set(agentId, { server, remoteId: message.id, timer });
+    session.send({ ...message, id: agentId }).catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#fail(agentId, `could not be reached (${reason})`);
+    });
+  }
+
+  /** A notification from the server. */
+  notification(server: string, message: JSONRPCNotification): void {
+    if (message.method === 'notifications/initialized') return;
+    const session = this.deps.sessions.session(server);
+    if (!session) return;
+    let outgoing = message;
+    if (message.method === 'notifications/cancelled') {
+      // The server cancels by its own id; the child only knows ours.
+      const remoteId = message.params?.requestId;
+      const agentId = this.#agentIdOf(server, remoteId);
+      if (agentId === undefined) return;
+      this.#forget(agentId);
+      outgoing = { ...message, params: { ...message.params, requestId: agentId } };
+    }
+    session.send(outgoing).catch(() => undefined);
+  }
+
+  /** A relayed response or a notification from a child. */
+  fromChild(server: string, message: JSONRPCMessage): void {
+    if (this.#closed) return;
+    if ('method' in message) {
+      // Cancellations from the child concern requests of the agent's own Client.
+      if (!('id' in message) && message.method !== 'notifications/cancelled') {
+        this.deps.send({ type: 'rpc', server, message });
+      }
+      return;
+    }
+    if (!isRelayId(message.id)) return;
+    const pending = this.#forget(message.id);
+    // Unknown: answered already (timeout), or sent on an earlier connection.
+    if (!pending) return;
+    this.deps.send({
+      type: 'rpc',
+      server: pending.server,
+      message: { ...message, id: pending.remoteId },
+    });
+  }
+
+  /** The child of `server` is gone: its pending requests fail now, not at the timeout. */
+  sessionClosed(server: string): void {
+    for (const [agentId, pending] of this.#pending) {
+      if (pending.server === server) this.#fail(agentId, 'exited or stopped before answering');
+    }
+  }
+
+  /** The connection is gone: nothing can be answered any more. */
+  close(): void {
+    this.#closed = true;
+    for (const pending of this.#pending.values()) clearTimeout(pending.timer);
+    this.#pending.clear();
+  }
+
+  #timeout(agentId: string): void {
+    const pending = this.#pending.get(agentId);
+    if (!pending) return;
+    this.#fail(
+      agentId,
+      `did not answer within ${this.deps.timeoutMs} ms`,
+      RelayErrorCode.RequestTimeout,
+    );
+    // Tell the child to stop working on it.
+    this.deps.sessions
+      .session(pending.server)
+      ?.send({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: agentId, reason: 'timeout' },
+      })
+      .catch(() => undefined);
+  }
+
+  #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable): void {
+    const pending = this.#forget(agentId);
+    if (!pending) return;
+    this.#reply(
+      pending.server,
+      rpcError(pending.remoteId, code, `MCP server "${pending.server}" ${reason}`),
+    );
+  }
+
+  #forget(agentId: string): Pending | undefined {
+    const pending = this.#pending.get(agentId);
+    if (!pending) return undefined;
+    clearTimeout(pending.timer);
+    this.#pending.delete(agentId);
+    return pending;
+  }
+
+  #agentIdOf(server: string, remoteId: unknown): string | undefined {
+    for (const [agentId, pending] of this.#pending) {
+      if (pending.server === server && pending.remoteId === remoteId) return agentId;
+    }
+    return undefined;
+  }
+
+  #reply(server: string, message: JSONRPCResponse): void {
+    if (!this.#closed) this.deps.send({ type: 'rpc', server, message });
+  }
+}
+
+function unavailable(id: string | number, server: string, reason: string): JSONRPCResponse {
+  return rpcError(id, RelayErrorCode.ServerUnavailable, `MCP server "${server}" ${reason}`);
+}

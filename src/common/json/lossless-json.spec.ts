@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { parseJson, stringifyJson } from './lossless-json.js';
+
+describe('parseJson', () => {
+  it.each([
+    ['7', 7],
+    ['-7', -7],
+    ['9007199254740991', 9007199254740991],
+    ['9007199254740993', 9007199254740993n],
+    ['-9223372036854775808', -9223372036854775808n],
+    ['99999999999999999999', 99999999999999999999n],
+    ['1.5', 1.5],
+    ['1e3', 1000],
+  ])('reads %s exactly', (text, expected) => {
+    expect(parseJson(text)).toBe(expected);
+  });
+
+  it('turns a non-integer literal of a huge integer into NaN instead of rounding it', () => {
+    expect(parseJson('9007199254740993.0')).toBeNaN();
+  });
+
+  it('keeps __proto__ as an own key without touching the prototype', () => {
+    const value = parseJson('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
+    expect(Object.keys(value)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it.each(['{"a": 1, "a": 2}', '{"a": }', '', '{"a": 1} x'])('refuses %j', (text) => {
+    expect(() => parseJson(text)).toThrow();
+  });
+});
+
+describe('stringifyJson', () => {
+  it('writes bigint as a bare number and drops undefined', () => {
+    expect(stringifyJson({ id: 9223372036854775807n, name: 'x', tag: undefined })).toBe(
+      '{"id":9223372036854775807,"name":"x"}',
+    );
+  });
+
+  it('round-trips int64 ids', () => {
+    const text = '{"id":-9223372036854775808,"items":[{"id":9007199254740993}]}';
+    expect(stringifyJson(parseJson(text))).toBe(text);
+  });
+});

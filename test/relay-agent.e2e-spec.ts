@@ -1,0 +1,159 @@
+import { hostname } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
+import { TestAgentServer } from './fixtures/agent-server/test-agent-server.js';
+import { echoServer, logLines, metric, waitFor } from './fixtures/mcp-e2e-support.js';
+import { newToken, type RunningApp, startApp } from './support/app-process.js';
+
+/**
+ * The relay in the built app against a test agent server over real TLS (a test CA handed in
+ * through NODE_EXTRA_CA_CERTS): hello, tools through the relay, a crash and its restart, the
+ * server going away and coming back, and a wrong token.
+ */
+let ca: TestCa;
+let server: TestAgentServer;
+let app: RunningApp;
+const agentToken = newToken();
+
+const connected = () => metric(app.metricsUrl, 'agent_server_connected');
+const echoUp = () =>
+  server.inventory().find((s) => s.name === 'echo' && s.state === 'up') !== undefined;
+
+beforeAll(async () => {
+  ca = createTestCa();
+  server = new TestAgentServer(ca, agentToken);
+  await server.start();
+  app = await startApp({
+    env: {
+      SERVICE_AGENT_TOKEN: agentToken,
+      SERVICE_SERVER_URL: server.url,
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+    },
+    mcpServers: { mcpServers: { echo: echoServer() } },
+  });
+});
+
+afterAll(async () => {
+  await app?.stop();
+  await server?.stop();
+});
+
+describe('agent relay (e2e)', () => {
+  it('connects with the token in the header only and says hello', async () => {
+    const hello = await waitFor(() => server.framesOf('hello').at(0), 'hello');
+    const handshake = server.handshakes[0]!;
+    expect(handshake.url).toBe('/agent/v1/connect');
+    expect(handshake.headers.authorization).toBe(`Bearer ${agentToken}`);
+    expect(handshake.headers['user-agent']).toMatch(/^plant-store-agent\/\d+\.\d+\.\d+/);
+    expect(hello).toMatchObject({
+      agent: { id: hostname(), version: expect.any(String) as unknown },
+    });
+    expect(JSON.stringify(hello)).toContain('"name":"echo"');
+    await waitFor(echoUp, 'echo up in the inventory');
+    expect(server.inventory()[0]?.tools.map((t) => t.name)).toEqual(['echo', 'crash', 'env']);
+    expect(await connected()).toBe(1);
+    expect(app.output()).not.toContain(agentToken);
+  });
+
+  it('answers initialize from the cache and relays tools/list and tools/call', async () => {
+    await waitFor(echoUp, 'echo up');
+    const init = await server.call('echo', 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'server', version: '1' },
+    });
+    expect(init.result).toMatchObject({ serverInfo: { name: 'echo-fixture' } });
+    server.notify('echo', { jsonrpc: '2.0', method: 'notifications/initialized' });
+
+    const list = await server.call('echo', 'tools/list', {}, 'list-1');
+    expect(list.id).toBe('list-1');
+    expect((list.result?.tools as { name: string }[]).map((t) => t.name)).toContain('echo');
+
+    const echoed = await server.call('echo', 'tools/call', {
+      name: 'echo',
+      arguments: { text: 'hello relay' },
+    });
+    expect(echoed.result).toMatchObject({ content: [{ type: 'text', text: 'hello relay' }] });
+
+    const env = await server.call('echo', 'tools/call', {
+      name: 'env',
+      arguments: { name: 'SERVICE_AGENT_TOKEN' },
+    });
+    expect(env.result).toMatchObject({ content: [{ text: '<unset>' }] });
+  });
+
+  it('answers a request for an unknown server with -32001', async () => {
+    const answer = await server.call('nope', 'tools/list', {}, 99);
+    expect(answer).toEqual({
+      jsonrpc: '2.0',
+      id: 99,
+      error: {
+        code: -32001,
+        message: 'MCP server "nope" is not available (unknown or not running)',
+      },
+    });
+  });
+
+  it('restarts a crashed server, counts it, and relays again', async () => {
+    await waitFor(echoUp, 'echo up');
+    const crash = await server.call('echo', 'tools/call', { name: 'crash', arguments: {} });
+    expect(crash.error?.code).toBe(-32001);
+    await waitFor(
+      async () =>
+        ((await metric(app.metricsUrl, 'mcp_server_restarts_total{server="echo"}')) ?? 0) >= 1,
+      'restart counted',
+    );
+    await waitFor(
+      async () => (await metric(app.metricsUrl, 'mcp_server_up{server="echo"}')) === 1,
+      'echo up again',
+    );
+    await waitFor(echoUp, 'inventory shows echo up again');
+    expect(
+      server.framesOf('inventory').some((f) => JSON.stringify(f).includes('"state":"down"')),
+    ).toBe(true);
+    const echoed = await server.call('echo', 'tools/call', {
+      name: 'echo',
+      arguments: { text: 'again' },
+    });
+    expect(echoed.result).toMatchObject({ content: [{ text: 'again' }] });
+  });
+
+  it('reconnects after the server restarts', async () => {
+    const hellos = server.framesOf('hello').length;
+    await server.stop();
+    await waitFor(async () => (await connected()) === 0, 'agent_server_connected 0');
+    await server.start();
+    await waitFor(() => server.framesOf('hello').length > hellos, 'a new hello', 30_000);
+    expect(await connected()).toBe(1);
+    const echoed = await server.call('echo', 'tools/call', {
+      name: 'echo',
+      arguments: { text: 'back' },
+    });
+    expect(echoed.result).toMatchObject({ content: [{ text: 'back' }] });
+  });
+
+  it('with a wrong token: no session, a clear log line, agent_server_connected 0', async () => {
+    const wrongToken = newToken();
+    const hellos = server.framesOf('hello').length;
+    const rejectedBefore = server.handshakes.filter((h) => !h.accepted).length;
+    const wrong = await startApp({
+      env: {
+        SERVICE_AGENT_TOKEN: wrongToken,
+        SERVICE_SERVER_URL: server.url,
+        NODE_EXTRA_CA_CERTS: ca.caFile,
+      },
+    });
+    try {
+      await waitFor(
+        () => logLines(wrong.output(), (l) => l.msg === 'agent token rejected by server').at(0),
+        'token rejected log line',
+      );
+      expect(server.handshakes.filter((h) => !h.accepted).length).toBeGreaterThan(rejectedBefore);
+      expect(server.framesOf('hello')).toHaveLength(hellos);
+      expect(await metric(wrong.metricsUrl, 'agent_server_connected')).toBe(0);
+      expect(wrong.output()).not.toContain(wrongToken);
+    } finally {
+      await wrong.stop();
+    }
+  });
+});
