@@ -6,6 +6,10 @@
 set -euo pipefail
 
 port="${PG_TEST_PORT:-55432}"
+# Another server (a developer's, a second CI run) may hold the default port: take a free one.
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+fi
 find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 bin="$(find_bin)"
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
