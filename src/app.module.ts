@@ -12,6 +12,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { JsonBodyMiddleware } from './common/http/json-body.middleware.js';
 import { LoggingModule } from './common/logging/logging.module.js';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import type { AppConfig } from './config/app-config.js';
@@ -28,6 +29,7 @@ export class AppModule implements NestModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
         DatabaseModule,
+        RateLimitModule,
         AuthModule,
         PlantsModule,
         AgentModule,

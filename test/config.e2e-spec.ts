@@ -93,6 +93,11 @@ describe('configuration errors stop the start with exit 78 and name the variable
       'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds',
     ],
     [
+      'RATE_LIMIT_PER_MINUTE',
+      { RATE_LIMIT_PER_MINUTE: '-1' },
+      'RATE_LIMIT_PER_MINUTE must be a whole number',
+    ],
+    [
       'API_TOKENS',
       { API_TOKENS: 'short-token' },
       'API_TOKENS entry 1 must be sha256:<64 hex> or a plain token of at least 32 characters',

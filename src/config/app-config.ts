@@ -26,6 +26,8 @@ export interface AppConfig {
   database: DatabaseConfig;
   /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */
   apiTokenDigests: Buffer[];
+  /** API requests per client address and minute; 0 means no limit. */
+  rateLimitPerMinute: number;
   agent: { token: Secret; serverUrl: URL } | undefined;
   mcp: {
     configDir: string;

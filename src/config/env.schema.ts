@@ -47,6 +47,12 @@ export const envSchema = z
         .transform(Number),
     ).default(30),
     API_TOKENS: optional(z.string()),
+    RATE_LIMIT_PER_MINUTE: optional(
+      z
+        .string()
+        .regex(/^\d{1,9}$/, 'RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off)')
+        .transform(Number),
+    ).default(0),
     SERVICE_AGENT_TOKEN: optional(
       z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
     ),

@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../../auth/public.decorator.js';
 import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
@@ -15,6 +16,7 @@ import { McpHealthIndicator } from './mcp.health.js';
  */
 @ApiExcludeController()
 @Public()
+@SkipThrottle()
 @Controller('health')
 export class HealthController {
   constructor(

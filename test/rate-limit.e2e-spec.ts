@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { startApp } from './support/app-process.js';
+import { call, isErrorBody } from './support/http.js';
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After and the Error body past RATE_LIMIT_PER_MINUTE, never on health', async () => {
+    const app = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++)
+      statuses.push((await call(`${app.apiUrl}/plants`, { token: app.token })).status);
+    expect(statuses).toEqual([200, 200, 200]);
+
+    const limited = await call(`${app.apiUrl}/plants`, { token: app.token });
+    expect(limited.status).toBe(429);
+    expect(isErrorBody(limited)).toBe(true);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Bad tokens are limited too (the limit runs before auth).
+    expect((await call(`${app.apiUrl}/plants`, { token: 'x'.repeat(40) })).status).toBe(429);
+
+    for (let i = 0; i < 5; i++) {
+      expect((await call(`${app.healthUrl}/health`)).status).toBe(200);
+      expect((await call(`${app.metricsUrl}/metrics`)).status).toBe(200);
+    }
+    await app.stop();
+  });
+
+  it('is off by default', async () => {
+    const app = await startApp();
+    const answers = await Promise.all(
+      Array.from({ length: 150 }, () => call(`${app.apiUrl}/plants?limit=1`, { token: app.token })),
+    );
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    await app.stop();
+  });
+});
