@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './database.types.js';
+import { StatementCachingDatabase } from './statement-cache.js';
 
 export class DataDirInUseError extends Error {}
 
@@ -20,10 +21,10 @@ export function openSqlite(file: string): Kysely<Database> {
   const database = new BetterSqlite3(file);
   // int64 ids come back as bigint, never rounded to a JS number.
   database.defaultSafeIntegers(true);
-  database.pragma('locking_mode = EXCLUSIVE');
-  database.pragma('busy_timeout = 0');
+  // exec, not pragma(): pragma() makes a throwaway Statement (see statement-cache.ts).
+  database.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA busy_timeout = 0;');
   try {
-    database.pragma('journal_mode = WAL');
+    database.exec('PRAGMA journal_mode = WAL;');
     // Take the exclusive lock now rather than at the first request.
     database.exec('BEGIN IMMEDIATE; COMMIT;');
   } catch (error) {
@@ -35,7 +36,8 @@ export function openSqlite(file: string): Kysely<Database> {
     }
     throw error;
   }
-  database.pragma('synchronous = FULL');
-  database.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  database.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
+  return new Kysely<Database>({
+    dialect: new SqliteDialect({ database: new StatementCachingDatabase(database) }),
+  });
 }
