@@ -223,6 +223,7 @@ describe('valid configurations start', () => {
     const health = await call(`${app.healthUrl}/health`);
     expect(health.status).toBe(200);
     expect(health.text).toContain('"mcpServersFileFound":false');
+    expect(app.output()).toMatch(/"level":30.*mcp-servers\.json does not exist: no MCP servers/);
     await app.stop();
   });
 });

@@ -70,6 +70,9 @@ export class McpSupervisorService implements OnApplicationBootstrap, OnApplicati
 
   onApplicationBootstrap(): void {
     process.once('exit', this.#killOnExit);
+    if (this.config.mcp.absent) {
+      this.#logger.info(`${this.config.mcp.file} does not exist: no MCP servers`);
+    }
     const names = this.config.mcp.servers.map((spec) => spec.name);
     this.#logger.info({ servers: names }, `starting ${names.length} MCP server(s)`);
     void this.supervisor.apply(this.config.mcp.servers);
