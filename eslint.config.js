@@ -11,6 +11,7 @@ export default tseslint.config(
       '.tools/**',
       'bench/node_modules/**',
       'data/**',
+      'bench/.data/**',
     ],
   },
   js.configs.recommended,

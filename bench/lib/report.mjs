@@ -1,0 +1,187 @@
+/** The results: goals met or not, and the Markdown and JSON written to bench/results/. */
+
+const MiB = 1024 * 1024;
+
+const fmt = {
+  rps: (v) => (v == null ? '-' : v >= 100 ? String(Math.round(v)) : v.toFixed(1)),
+  ms: (v) =>
+    v == null ? '-' : v >= 100 ? String(Math.round(v)) : v >= 10 ? v.toFixed(1) : v.toFixed(2),
+  ratio: (v) =>
+    v == null || !Number.isFinite(v) ? '-' : v >= 100 ? `${Math.round(v)}x` : `${v.toFixed(2)}x`,
+  mib: (v) => (v == null ? '-' : (v / MiB).toFixed(1)),
+};
+
+/** What the service's figure is compared with, per target role. */
+function reference(target) {
+  if (target.role === 'service') return undefined;
+  if (target.role === 'service-1m' || target.role === 'service-b') {
+    return { label: `${target.role}/service`, invert: true };
+  }
+  return { label: 'service/this', invert: false };
+}
+
+export function ratioText(summary, scenario, target, stores) {
+  const ref = reference(target);
+  if (!ref) return '';
+  const row = summary[scenario]?.[target.name];
+  const storesToShow = target.store ? [target.store] : stores;
+  return storesToShow
+    .map((store) => {
+      const service = summary[scenario]?.[`service@${store}`];
+      if (!row?.rps || !service?.rps) return undefined;
+      const value = ref.invert ? row.rps / service.rps : service.rps / row.rps;
+      return target.store ? fmt.ratio(value) : `${store} ${fmt.ratio(value)}`;
+    })
+    .filter(Boolean)
+    .join(', ');
+}
+
+export function evaluateGoals({ summary, stores, services, hasTarget }) {
+  const rps = (scenario, name) => summary[scenario]?.[name]?.rps;
+  const rows = [];
+  const add = (goal, perStore) => rows.push({ goal, ...perStore });
+  const ratioGoal = (goal, scenario, baseline, min, stretch) => {
+    const perStore = {};
+    for (const store of stores) {
+      const name = baseline.includes('@') ? baseline.replace('@store', `@${store}`) : baseline;
+      if (!hasTarget(name)) continue;
+      const service = rps(scenario, `service@${store}`);
+      const other = rps(scenario, name);
+      const value = service && other ? service / other : undefined;
+      perStore[store] = {
+        value,
+        text: fmt.ratio(value),
+        met: value !== undefined && value >= min,
+        stretchMet: stretch ? value !== undefined && value >= stretch : undefined,
+      };
+    }
+    add(goal, perStore);
+  };
+  ratioGoal(
+    'POST c=16 vs raw-each (a1) >= 1.0x (stretch 1.5x)',
+    'post-c16',
+    'raw-each@store',
+    1,
+    1.5,
+  );
+  ratioGoal('POST c=16 vs raw-group (a2) >= 0.3x', 'post-c16', 'raw-group@store', 0.3);
+  ratioGoal('POST c=16 vs json-server, empty >= 10x', 'post-c16', 'json-server-empty', 10);
+  ratioGoal('POST c=16 vs json-server, 100k plants >= 300x', 'post-c16', 'json-server-100k', 300);
+  ratioGoal('POST c=16 vs Prism >= 3x', 'post-c16', 'prism', 3);
+
+  const perStore = (compute) =>
+    Object.fromEntries(stores.map((s) => [s, compute(s)]).filter(([, v]) => v));
+  add(
+    'POST c=16 with the preloaded rows >= 0.9x the empty store',
+    perStore((store) => {
+      if (!hasTarget(`service-1m@${store}`)) return undefined;
+      const value = rps('post-c16', `service-1m@${store}`) / rps('post-c16', `service@${store}`);
+      return { value, text: fmt.ratio(value), met: value >= 0.9 };
+    }),
+  );
+  add(
+    'p99 <= 10 ms at POST c=16',
+    perStore((store) => {
+      const value = summary['post-c16']?.[`service@${store}`]?.p99;
+      return value == null ? undefined : { value, text: `${fmt.ms(value)} ms`, met: value <= 10 };
+    }),
+  );
+  add(
+    'no errors at POST c=64 (non-2xx, socket errors, timeouts)',
+    perStore((store) => {
+      const row = summary['post-c64']?.[`service@${store}`];
+      if (!row) return undefined;
+      const value = row.non2xx + row.errors + row.timeouts;
+      return { value, text: `${value} of ${row.responses}`, met: value === 0 };
+    }),
+  );
+  add(
+    'peak RSS <= 150 MiB over the whole run',
+    perStore((store) => {
+      const peaks = services.filter((s) => s.store === store && s.peakRss).map((s) => s.peakRss);
+      if (peaks.length === 0) return undefined;
+      const value = Math.max(...peaks);
+      return { value, text: `${fmt.mib(value)} MiB`, met: value <= 150 * MiB };
+    }),
+  );
+  add(
+    'ready (first 200 from /health) <= 1.5 s after start',
+    perStore((store) => {
+      const starts = services.filter((s) => s.store === store && s.readyMs);
+      if (starts.length === 0) return undefined;
+      const value = Math.max(...starts.map((s) => s.readyMs));
+      return { value, text: `${Math.round(value)} ms`, met: value <= 1500 };
+    }),
+  );
+  return rows;
+}
+
+export function markdown({ meta, scenarios, targets, summary, goals, services, others, stores }) {
+  const lines = [];
+  const out = (line = '') => lines.push(line);
+  out(`# Plant Store benchmark, ${meta.date}`);
+  out();
+  out(
+    `${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.memGiB} GiB, Linux ${meta.machine.kernel}, ` +
+      `Node ${meta.machine.node}. Data folder on **${meta.machine.fsType}**` +
+      (meta.postgres
+        ? `; PostgreSQL ${meta.postgres.version} (fsync ${meta.postgres.fsync}, synchronous_commit ${meta.postgres.synchronousCommit}, data on ${meta.postgres.fsType}), same machine.`
+        : '; no PostgreSQL server.'),
+  );
+  out(
+    `${meta.settings.rounds} round(s) of ${meta.settings.durationS} s per target and scenario, interleaved ` +
+      `(A B C, A B C, ...); figures are medians over the rounds. Load average ${meta.loadBefore} before, ` +
+      `${meta.loadAfter} after; run took ${Math.round(meta.elapsedS)} s.`,
+  );
+  out();
+  if (goals.length) {
+    out('## Goals');
+    out();
+    out(`| goal | ${stores.join(' | ')} |`);
+    out(`| --- | ${stores.map(() => '---').join(' | ')} |`);
+    for (const row of goals) {
+      const cells = stores.map((store) => {
+        const cell = row[store];
+        if (!cell) return 'n/a';
+        const stretch = cell.stretchMet === undefined ? '' : cell.stretchMet ? ', stretch met' : '';
+        return `${cell.text} ${cell.met ? '(met' + stretch + ')' : '(**not met**)'}`;
+      });
+      out(`| ${row.goal} | ${cells.join(' | ')} |`);
+    }
+    out();
+  }
+  for (const scenario of scenarios) {
+    const rows = targets.filter((t) => summary[scenario.id]?.[t.name]);
+    if (rows.length === 0) continue;
+    out(`## ${scenario.title}`);
+    out();
+    out(
+      '| target | req/s | p50 ms | p90 ms | p99 ms | non-2xx / errors | ratio | req/s per round |',
+    );
+    out('| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+    for (const target of rows) {
+      const r = summary[scenario.id][target.name];
+      out(
+        `| ${target.label} | ${fmt.rps(r.rps)} | ${fmt.ms(r.p50)} | ${fmt.ms(r.p90)} | ${fmt.ms(r.p99)} | ` +
+          `${r.non2xx} / ${r.errors + r.timeouts} | ${ratioText(summary, scenario.id, target, stores)} | ${r.rpsPerRound.join(', ')} |`,
+      );
+    }
+    out();
+  }
+  out('## Start and memory');
+  out();
+  out('| process | ready after start | peak RSS (VmHWM) MiB | log written MiB |');
+  out('| --- | ---: | ---: | ---: |');
+  for (const s of [...services, ...others]) {
+    const ready = s.readyMs ? `${Math.round(s.readyMs)} ms` : '-';
+    out(`| ${s.label} | ${ready} | ${fmt.mib(s.peakRss)} | ${fmt.mib(s.logBytes)} |`);
+  }
+  out();
+  out(
+    'Ratios: "service/this" is the service\'s req/s over the row\'s, on the same store (both stores for ' +
+      'the store-less baselines); "service-1m/service" is the preloaded store over the empty one. ' +
+      'Latencies are per request, from the load generator (autocannon, in its own process), sub-millisecond.',
+  );
+  out();
+  return lines.join('\n');
+}
