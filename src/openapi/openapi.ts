@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { APP_VERSION } from '../config/version.js';
+import { swaggerUiOptions } from './swagger-ui-options.js';
 
 /**
  * The API document, generated from the DTOs and decorators: OpenAPI 3.1.0, version 1.0.0, MIT,
@@ -49,6 +50,6 @@ export function serveOpenApi(app: INestApplication, document: OpenAPIObject): vo
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',
     customSiteTitle: 'Plant Store API',
-    swaggerOptions: { persistAuthorization: true },
+    swaggerOptions: swaggerUiOptions,
   });
 }

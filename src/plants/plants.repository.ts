@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseUnavailableError, isUnavailable } from '../database/database-unavailable.error.js';
 import { DatabasePingService } from '../database/database-ping.service.js';
@@ -22,6 +22,9 @@ const MAX_BATCH = 500;
 @Injectable()
 export class PlantsRepository {
   private readonly inserts: GroupCommitQueue<Plant, InsertOutcome>;
+  /** Grouped INSERTs compiled once per row count (compiling costs more than running). */
+  private readonly insertQueries = new Map<number, CompiledQuery<{ id: bigint }>>();
+  private readonly selectByIdQuery: CompiledQuery<PlantRow>;
 
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<Database>,
@@ -35,6 +38,11 @@ export class PlantsRepository {
       // SQLite has one writer; PostgreSQL commits several batches in parallel on the pool.
       concurrency: config.database.kind === 'sqlite' ? 1 : 4,
     });
+    this.selectByIdQuery = this.db
+      .selectFrom('plants')
+      .select(['id', 'name', 'tag'])
+      .where('id', '=', 0n)
+      .compile();
   }
 
   insert(plant: Plant): Promise<InsertOutcome> {
@@ -43,12 +51,9 @@ export class PlantsRepository {
 
   findById(id: bigint): Promise<Plant | undefined> {
     return this.run(async () => {
-      const row = await this.db
-        .selectFrom('plants')
-        .select(['id', 'name', 'tag'])
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return row && toPlant(row);
+      const query: CompiledQuery<PlantRow> = { ...this.selectByIdQuery, parameters: [id] };
+      const { rows } = await this.db.executeQuery(query);
+      return rows[0] && toPlant(rows[0]);
     });
   }
 
@@ -75,15 +80,30 @@ export class PlantsRepository {
 
   private insertBatch(plants: Plant[]): Promise<InsertOutcome[]> {
     return this.run(async () => {
-      const inserted = await this.db
-        .insertInto('plants')
-        .values(plants.map((p) => ({ id: p.id, name: p.name, tag: p.tag ?? null })))
-        .onConflict((conflict) => conflict.column('id').doNothing())
-        .returning('id')
-        .execute();
-      const created = new Set(inserted.map((row) => BigInt(row.id)));
+      const query: CompiledQuery<{ id: bigint }> = {
+        ...this.insertQueryFor(plants.length),
+        parameters: plants.flatMap((p) => [p.id, p.name, p.tag ?? null]),
+      };
+      const { rows } = await this.db.executeQuery(query);
+      const created = new Set(rows.map((row) => BigInt(row.id)));
       return plants.map((p) => (created.has(p.id) ? 'created' : 'duplicate'));
     });
+  }
+
+  /** `INSERT ... VALUES (?, ?, ?) x count ... RETURNING id`: parameters are id, name, tag per row. */
+  private insertQueryFor(count: number): CompiledQuery<{ id: bigint }> {
+    let query = this.insertQueries.get(count);
+    if (!query) {
+      const placeholder = { id: 0n, name: '', tag: null };
+      query = this.db
+        .insertInto('plants')
+        .values(Array.from({ length: count }, () => placeholder))
+        .onConflict((conflict) => conflict.column('id').doNothing())
+        .returning('id')
+        .compile();
+      this.insertQueries.set(count, query);
+    }
+    return query;
   }
 
   /** Connection failures become DatabaseUnavailableError (503) and move `db_up`. */
@@ -102,6 +122,12 @@ export class PlantsRepository {
   }
 }
 
-function toPlant(row: { id: bigint; name: string; tag: string | null }): Plant {
+interface PlantRow {
+  id: bigint;
+  name: string;
+  tag: string | null;
+}
+
+function toPlant(row: PlantRow): Plant {
   return { id: BigInt(row.id), name: row.name, tag: row.tag ?? undefined };
 }

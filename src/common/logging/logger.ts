@@ -5,23 +5,28 @@ import type { LogLevel } from '../../config/app-config.js';
  * Structured JSON logs (one object per line) for log collectors; human-readable lines when
  * stdout is a terminal. Request headers are never logged, and `Secret` values print as
  * "[redacted]", so tokens and passwords stay out of the log.
+ *
+ * Writes are asynchronous (lines written while a write is in flight go out together; pino
+ * flushes what is left at exit): a synchronous write per request line cost event-loop time
+ * under load (bench/README.md). No minimum buffer size, so a quiet service's lines appear at once.
  */
 export function createLogger(level: LogLevel): Logger {
-  const pretty = process.stdout.isTTY && process.env.NO_COLOR === undefined;
-  return pino({
+  const options = {
     level,
     base: { pid: process.pid },
     redact: {
       paths: ['req.headers.authorization', 'headers.authorization', '*.token', '*.password'],
       censor: '[redacted]',
     },
-    ...(pretty
-      ? {
-          transport: {
-            target: 'pino-pretty',
-            options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' },
-          },
-        }
-      : {}),
-  });
+  };
+  if (process.stdout.isTTY && process.env.NO_COLOR === undefined) {
+    return pino({
+      ...options,
+      transport: {
+        target: 'pino-pretty',
+        options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' },
+      },
+    });
+  }
+  return pino(options, pino.destination({ dest: 1, sync: false }));
 }
