@@ -8,8 +8,13 @@ import { KYSELY } from '../database/database.tokens.js';
 import { GroupCommitQueue } from '../database/group-commit-queue.js';
 import type { InsertOutcome, Plant } from './plant.js';
 
-/** Rows per grouped INSERT: well under SQLite's bound-parameter limit (3 per row). */
-const MAX_BATCH = 500;
+/**
+ * Rows per grouped INSERT. A batch holds at most the requests in flight, and each row count
+ * gets its own compiled query and prepared statement, kept for the process's life: 128 keeps
+ * that set small (and far under SQLite's bound-parameter limit) while one flush still
+ * acknowledges 128 requests.
+ */
+const MAX_BATCH = 128;
 
 /**
  * The only place with SQL for plants. The same Kysely queries run on SQLite and PostgreSQL.

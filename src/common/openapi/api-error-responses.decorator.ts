@@ -14,6 +14,17 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'the database is unavailable; retry later',
 };
 
+const EXAMPLES: Record<number, string> = {
+  400: 'name must be at most 256 characters',
+  401: 'authentication required: send Authorization: Bearer <token>',
+  404: 'no plant with id 10',
+  409: 'a plant with id 10 already exists',
+  413: 'the request body must be at most 64 KiB',
+  415: 'the request body must be application/json',
+  500: 'internal server error',
+  503: 'the database is unavailable; try again later',
+};
+
 /**
  * Documents each listed status with the Error body. `overrides` sets a description, e.g. the
  * seed's "unexpected error" for POST /plants' 400.
@@ -25,6 +36,8 @@ export function ApiErrorResponses(statuses: number[], overrides: Record<number, 
         status,
         description: overrides[status] ?? DESCRIPTIONS[status] ?? 'error',
         type: ErrorBodyDto,
+        // The schema's example says 400; each status shows its own code in Swagger UI.
+        example: { error: status, message: EXAMPLES[status] ?? DESCRIPTIONS[status] ?? 'error' },
       }),
     ),
   );
