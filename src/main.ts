@@ -54,12 +54,25 @@ async function bootstrap(): Promise<void> {
   );
   serveOpenApi(app, buildOpenApiDocument(app));
 
-  await app.listen(config.http.port, config.http.host);
-  const extra = await Promise.all(
-    [config.health.port, config.metrics.port].map((port) =>
-      listen(createServer(app.getHttpAdapter().getInstance()), port, config.http.host),
-    ),
-  );
+  let extra: Server[];
+  try {
+    await app.listen(config.http.port, config.http.host);
+    extra = await Promise.all(
+      [config.health.port, config.metrics.port].map((port) =>
+        listen(createServer(app.getHttpAdapter().getInstance()), port, config.http.host),
+      ),
+    );
+  } catch (error) {
+    // A port in use or an address that is not this host's: stop what started (MCP servers,
+    // the database) and exit 1 with one clear line.
+    logger.fatal(
+      { reason: error instanceof Error ? error.message : String(error) },
+      'cannot listen',
+    );
+    await app.close().catch(() => undefined);
+    logger.flush();
+    process.exit(1);
+  }
   announce(config, logger, app.get<DevToken>(DEV_TOKEN));
   handleSignals(app, extra, logger);
 }

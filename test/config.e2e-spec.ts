@@ -59,6 +59,19 @@ describe('configuration errors stop the start with exit 78 and name the variable
     ],
     [
       'SERVICE_SERVER_URL',
+      { SERVICE_SERVER_URL: 'https://user:pw@agents.example.com/', SERVICE_AGENT_TOKEN: SECRET },
+      'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
+    ],
+    [
+      'SERVICE_SERVER_URL',
+      {
+        SERVICE_SERVER_URL: `https://agents.example.com/?token=${SECRET}`,
+        SERVICE_AGENT_TOKEN: 'x',
+      },
+      'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
+    ],
+    [
+      'SERVICE_SERVER_URL',
       { SERVICE_SERVER_URL: 'http://agents.example.com', SERVICE_AGENT_TOKEN: SECRET },
       'SERVICE_SERVER_URL must be an absolute https:// URL',
     ],
@@ -195,6 +208,17 @@ describe('several problems at once', () => {
       expect(output).toContain(name);
     }
     expect(output).toMatch(/Invalid configuration \(4 problems\)/);
+    expect(output).not.toContain(SECRET);
+  });
+
+  it('include a missing API_TOKENS in production', async () => {
+    const { code, output } = await runWith(
+      { NODE_ENV: 'production', API_TOKENS: '', PORT: 'x' },
+      EMPTY,
+    );
+    expect(code).toBe(78);
+    expect(output).toContain('PORT must be an integer');
+    expect(output).toContain('API_TOKENS is required when NODE_ENV=production');
     expect(output).not.toContain(SECRET);
   });
 });

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { startApp } from './support/app-process.js';
 import { call } from './support/http.js';
@@ -59,6 +60,46 @@ describe.each(storeVariants)('durability on $name', (store) => {
     for (const id of acknowledged) {
       expect((await call(`${again.apiUrl}/plants/${id}`, { token: app.token })).status).toBe(200);
     }
+    await again.stop();
+  });
+});
+
+describe('SIGTERM', () => {
+  it('stops accepting, still answers the request in flight, then exits 0 with it stored', async () => {
+    const app = await startApp();
+    const body = '{"id": 777, "name": "in flight"}';
+    const request = httpRequest(`${app.apiUrl}/plants`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${app.token}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
+    });
+    const answer = new Promise<{ status?: number; text: string }>((resolve, reject) => {
+      request.on('error', reject);
+      request.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode, text }));
+      });
+    });
+    // Half the body: the server has the request and waits for the rest.
+    request.write(body.slice(0, 10));
+    await new Promise((r) => setTimeout(r, 300));
+    app.child.kill('SIGTERM');
+    const accepts = () =>
+      fetch(`${app.healthUrl}/health/live`).then(
+        () => 'accepted',
+        () => 'refused',
+      );
+    await expect.poll(accepts, { timeout: 5_000 }).toBe('refused');
+    request.end(body.slice(10));
+    expect(await answer).toEqual({ status: 200, text: '{"name":"in flight"}' });
+    expect(await app.exited).toBe(0);
+
+    const again = await startApp({ dataDir: app.dataDir, env: { API_TOKENS: app.token } });
+    expect((await call(`${again.apiUrl}/plants/777`, { token: app.token })).status).toBe(200);
     await again.stop();
   });
 });

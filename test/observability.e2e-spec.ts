@@ -37,6 +37,10 @@ describe('health, metrics and port separation', () => {
       `${app.apiUrl}/metrics`,
       `${app.apiUrl}/health`,
       `${app.apiUrl}/health/live`,
+      // Express routes case-insensitively: the port check must too.
+      `${app.apiUrl}/METRICS`,
+      `${app.apiUrl}/Health`,
+      `${app.healthUrl}/PLANTS`,
     ];
     for (const url of wrong) {
       const answer = await call(url, { token: app.token });

@@ -100,6 +100,17 @@ describe.each(storeVariants)('plants API on $name', (store) => {
         `{"id": 40, "name": "x", "tag": "${'t'.repeat(65)}"}`,
         /tag must be at most 64 characters/,
       ],
+      ['NUL in name', '{"id": 40, "name": "a\\u0000b"}', /name must not contain NUL characters/],
+      [
+        'NUL in tag',
+        '{"id": 40, "name": "x", "tag": "\\u0000"}',
+        /tag must not contain NUL characters/,
+      ],
+      [
+        'lone surrogate in name',
+        '{"id": 40, "name": "a\\ud800"}',
+        /name must be well-formed Unicode text/,
+      ],
       [
         'unknown property',
         '{"id": 40, "name": "x", "colour": "green"}',
@@ -126,6 +137,27 @@ describe.each(storeVariants)('plants API on $name', (store) => {
       expect(isErrorBody(answer)).toBe(true);
       expect((answer.json as { message: string }).message).toMatch(message);
       expect((await call(`${app.apiUrl}/plants/40`, { token: app.token })).status).toBe(404);
+    });
+
+    it('keeps any other Unicode exactly: emoji, control characters, right-to-left text', async () => {
+      const name = 'Fern 🌿 \\u001b\\t שָׁלוֹם';
+      expect((await post(`{"id": 44, "name": "${name}"}`)).status).toBe(200);
+      const read = await call(`${app.apiUrl}/plants/44`, { token: app.token });
+      expect((read.json as { name: string }).name).toBe(JSON.parse(`"${name}"`));
+    });
+
+    it('answers 405 with Allow for a method a plant path does not offer', async () => {
+      const collection = await call(`${app.apiUrl}/plants`, { method: 'PUT', token: app.token });
+      expect(collection.status).toBe(405);
+      expect(isErrorBody(collection)).toBe(true);
+      expect(collection.headers.get('allow')).toBe('GET, POST');
+      const item = await call(`${app.apiUrl}/plants/1`, {
+        method: 'PATCH',
+        token: app.token,
+        body: '{}',
+      });
+      expect(item.status).toBe(405);
+      expect(item.headers.get('allow')).toBe('GET, DELETE');
     });
 
     it('accepts name at 256 and tag at 64 characters', async () => {

@@ -24,6 +24,9 @@ const port = (name: string) =>
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
+const isBareUrl = (url: URL) =>
+  url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const envSchema = z
@@ -62,6 +65,12 @@ export const envSchema = z
         .refine(
           (v) => URL.canParse(v) && new URL(v).protocol === 'https:' && new URL(v).host !== '',
           'SERVICE_SERVER_URL must be an absolute https:// URL',
+        )
+        // The token goes in the Authorization header; credentials in the URL would be shown in
+        // /health and logs.
+        .refine(
+          (v) => !URL.canParse(v) || isBareUrl(new URL(v)),
+          'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
         ),
     ),
     SERVICE_LOG_LEVEL: optional(

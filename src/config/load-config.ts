@@ -29,14 +29,18 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   const mcp = loadMcpServers(configDir, { required: configDirExplicit, environment });
   problems.push(...mcp.problems);
 
+  if (
+    environment.NODE_ENV === 'production' &&
+    tokens.digests.length === 0 &&
+    tokens.problems.length === 0
+  ) {
+    problems.push(
+      'API_TOKENS is required when NODE_ENV=production (run `npm run token` to make one)',
+    );
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const env = parsed.data;
   const production = env.NODE_ENV === 'production';
-  if (production && tokens.digests.length === 0) {
-    throw new ConfigError([
-      'API_TOKENS is required when NODE_ENV=production (run `npm run token` to make one)',
-    ]);
-  }
 
   const dataDir = resolve(env.DATA_DIR);
   return {

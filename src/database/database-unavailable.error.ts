@@ -30,9 +30,10 @@ export function isUnavailable(error: unknown): boolean {
     if (NETWORK_CODES.has(code) || SQLITE_UNAVAILABLE.test(code)) return true;
     // PostgreSQL SQLSTATE classes 08 (connection exception), 57P (operator intervention:
     // shutdown, crash, cannot connect now) and 53 (insufficient resources).
-    if (/^(08|57P|53)/.test(code)) return true;
+    // 57014: statement_timeout.
+    if (/^(08|57P|57014|53)/.test(code)) return true;
   }
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED|Query read timeout/i.test(
     error.message,
   );
 }

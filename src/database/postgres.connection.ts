@@ -23,6 +23,9 @@ export function openPostgres(options: Pick<PostgresOptions, 'url' | 'logger'>): 
     connectionTimeoutMillis: 3_000,
     idleTimeoutMillis: 30_000,
     statement_timeout: 10_000,
+    // A server that stops answering without closing the socket must not hang requests.
+    query_timeout: 10_000,
+    keepAlive: true,
     application_name: 'plant-store',
   });
   // An idle client whose server went away emits 'error' on the pool; unhandled, it would

@@ -26,7 +26,7 @@ const MAX_BATCH = 128;
  */
 @Injectable()
 export class PlantsRepository {
-  private readonly inserts: GroupCommitQueue<Plant, InsertOutcome>;
+  private readonly inserts: GroupCommitQueue<Plant, InsertOutcome | FailedInsert>;
   /** Grouped INSERTs compiled once per row count (compiling costs more than running). */
   private readonly insertQueries = new Map<number, CompiledQuery<{ id: bigint }>>();
   private readonly selectByIdQuery: CompiledQuery<PlantRow>;
@@ -50,8 +50,10 @@ export class PlantsRepository {
       .compile();
   }
 
-  insert(plant: Plant): Promise<InsertOutcome> {
-    return this.inserts.push(plant);
+  async insert(plant: Plant): Promise<InsertOutcome> {
+    const outcome = await this.inserts.push(plant);
+    if (outcome instanceof FailedInsert) throw outcome.error;
+    return outcome;
   }
 
   findById(id: bigint): Promise<Plant | undefined> {
@@ -83,7 +85,28 @@ export class PlantsRepository {
     });
   }
 
-  private insertBatch(plants: Plant[]): Promise<InsertOutcome[]> {
+  /**
+   * One statement for the batch. If it fails for a reason other than an unavailable database
+   * (a row the database refuses), each plant is retried alone, so one bad request never fails
+   * the requests it happened to be grouped with.
+   */
+  private async insertBatch(plants: Plant[]): Promise<(InsertOutcome | FailedInsert)[]> {
+    try {
+      return await this.insertRows(plants);
+    } catch (error) {
+      if (plants.length === 1 || error instanceof DatabaseUnavailableError) throw error;
+      return Promise.all(
+        plants.map((plant) =>
+          this.insertRows([plant]).then(
+            ([outcome]) => outcome ?? new FailedInsert(new Error('no outcome')),
+            (failure: unknown) => new FailedInsert(failure),
+          ),
+        ),
+      );
+    }
+  }
+
+  private insertRows(plants: Plant[]): Promise<InsertOutcome[]> {
     return this.run(async () => {
       const query: CompiledQuery<{ id: bigint }> = {
         ...this.insertQueryFor(plants.length),
@@ -125,6 +148,11 @@ export class PlantsRepository {
       throw error;
     }
   }
+}
+
+/** The outcome of one plant in a batch that failed for that plant alone. */
+class FailedInsert {
+  constructor(readonly error: unknown) {}
 }
 
 interface PlantRow {

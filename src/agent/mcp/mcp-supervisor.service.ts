@@ -48,8 +48,8 @@ export class McpSupervisorService implements OnApplicationBootstrap, OnApplicati
     @Optional() @Inject(MCP_PARENT_ENV) parentEnv?: Readonly<Record<string, string | undefined>>,
   ) {
     this.#logger = logger.child({ context: 'McpSupervisor' });
-    // The one read of process.env outside config/: children inherit a filtered copy of the
-    // agent's real environment, and a reloaded file expands `${VAR}` from it as start-up did.
+    // Children inherit a filtered copy of the agent's real environment, and a reloaded file
+    // expands `${VAR}` from it as start-up did.
     this.#parentEnv = parentEnv ?? process.env;
     this.supervisor = new McpSupervisor({
       logger,
@@ -63,8 +63,13 @@ export class McpSupervisorService implements OnApplicationBootstrap, OnApplicati
       dir: config.mcp.configDir,
       debounceMs: RELOAD_DEBOUNCE_MS,
       onChange: () => void this.reload(),
-      onError: (error) =>
-        this.#logger.warn(`cannot watch ${config.mcp.configDir} for changes: ${error.message}`),
+      onError: (error) => {
+        // The default folder may simply not exist (the quick start): nothing to watch then.
+        const expected = config.mcp.absent && !config.mcp.configDirExplicit;
+        this.#logger[expected ? 'debug' : 'warn'](
+          `cannot watch ${config.mcp.configDir} for changes: ${error.message}`,
+        );
+      },
     });
   }
 

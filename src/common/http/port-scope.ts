@@ -23,7 +23,8 @@ export function listenerOf(localPort: number | undefined, ports: PortScope): Lis
 }
 
 export function pathAllowed(listener: Listener, path: string): boolean {
-  const clean = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  // Express matches routes case-insensitively, so compare lower-cased: /METRICS is /metrics.
+  const clean = (path.length > 1 ? path.replace(/\/+$/, '') : path).toLowerCase();
   if (listener === 'health') return HEALTH_PATHS.has(clean);
   if (listener === 'metrics') return METRICS_PATHS.has(clean);
   return !HEALTH_PATHS.has(clean) && !METRICS_PATHS.has(clean);

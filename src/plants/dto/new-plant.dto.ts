@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsDefined, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IsDefined, IsString, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IsWellFormedText } from '../../common/validation/is-well-formed.decorator.js';
 import { IsInt64 } from '../../common/validation/is-int64.decorator.js';
 import { toInt64 } from '../../common/json/int64.js';
 
@@ -14,7 +15,8 @@ export class NewPlantDto {
   @ApiProperty({ type: 'integer', format: 'int64', example: 10 })
   @IsInt64()
   @IsDefined({ message: 'id is required' })
-  // Validated first, converted after: by then the value is a number or bigint in range.
+  // class-transformer runs before validation: an int64 becomes a bigint, anything else is
+  // left as it came for @IsInt64 to refuse.
   @Transform(({ value }: { value: unknown }) => toInt64(value) ?? value, { toClassOnly: true })
   id!: bigint;
 
@@ -25,6 +27,9 @@ export class NewPlantDto {
   // class-validator checks decorators bottom-up; with stopAtFirstError the first failure wins.
   @MaxLength(NAME_MAX, { message: `name must be at most ${NAME_MAX} characters` })
   @MinLength(1, { message: 'name must be at least 1 character' })
+  // eslint-disable-next-line no-control-regex -- NUL is exactly what this refuses
+  @Matches(/^[^\u0000]*$/, { message: 'name must not contain NUL characters' })
+  @IsWellFormedText()
   @IsString({ message: 'name must be a string' })
   @IsDefined({ message: 'name is required' })
   name!: string;
@@ -36,6 +41,9 @@ export class NewPlantDto {
   // Not @IsOptional: that lets null through, and "tag": null is a 400.
   @ValidateIf((plant: NewPlantDto) => plant.tag !== undefined)
   @MaxLength(TAG_MAX, { message: `tag must be at most ${TAG_MAX} characters` })
+  // eslint-disable-next-line no-control-regex -- NUL is exactly what this refuses
+  @Matches(/^[^\u0000]*$/, { message: 'tag must not contain NUL characters' })
+  @IsWellFormedText()
   @IsString({ message: 'tag must be a string' })
   tag?: string;
 }
