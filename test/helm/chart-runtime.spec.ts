@@ -463,9 +463,9 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         });
         const container = appContainer(deployment);
         expect(envOf(container, 'DATABASE_URL')?.value).toBe(
-          'postgres://plantstore:$(PLANT_STORE_DB_PASSWORD)@plants-plant-store-postgresql:5432/plantstore',
+          'postgres://plantstore@plants-plant-store-postgresql:5432/plantstore',
         );
-        expect(envOf(container, 'PLANT_STORE_DB_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({
+        expect(envOf(container, 'PGPASSWORD')?.valueFrom?.secretKeyRef).toEqual({
           name: 'plants-plant-store-postgresql',
           key: 'password',
         });
