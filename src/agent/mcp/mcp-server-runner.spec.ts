@@ -178,6 +178,18 @@ describe('McpServerRunner', () => {
     await waitFor(() => !alive(pid));
   });
 
+  it('stop() during the teardown of a failed attempt waits for it and leaves no process', async () => {
+    // A stopped child ignores SIGTERM until the kill grace runs out: a long teardown.
+    const { runner } = setup({}, { killGraceMs: 1_500 });
+    await waitFor(() => runner.state === 'up');
+    const pid = runner.status().pid!;
+    process.kill(pid, 'SIGSTOP');
+    await waitFor(() => runner.status().lastError?.startsWith('ping failed') ?? false);
+    expect(alive(pid)).toBe(true);
+    await runner.stop();
+    expect(alive(pid)).toBe(false);
+  });
+
   it('kills grandchildren with the process group on stop', async () => {
     const { runner } = setup({ env: { MCP_FIXTURE_GRANDCHILD: '1' } });
     await waitFor(() => runner.state === 'up');

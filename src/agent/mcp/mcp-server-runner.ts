@@ -77,6 +77,8 @@ export class McpServerRunner {
   #prompts = 0;
   #lastError: string | null = null;
   #attempt: Attempt | undefined;
+  /** A failed attempt still being torn down, so stop() and killNow() can reach it. */
+  #closing: { attempt: Attempt; done: Promise<void> } | undefined;
   #session: McpSession | undefined;
   #restartTimer: NodeJS.Timeout | undefined;
   #stopped = false;
@@ -144,7 +146,8 @@ export class McpServerRunner {
     this.#stopped = true;
     clearTimeout(this.#restartTimer);
     const attempt = this.#attempt;
-    if (attempt) await this.#teardown(attempt);
+    // A failed attempt may still be tearing down (up to the kill grace): wait for it too.
+    await Promise.all([attempt && this.#teardown(attempt), this.#closing?.done]);
     this.#stderr.end();
     this.#setState('down');
   }
@@ -154,6 +157,7 @@ export class McpServerRunner {
     this.#stopped = true;
     clearTimeout(this.#restartTimer);
     this.#attempt?.transport.killNow();
+    this.#closing?.attempt.transport.killNow();
   }
 
   async #run(): Promise<void> {
@@ -269,7 +273,10 @@ export class McpServerRunner {
         `MCP server is crash-looping: ${reason}`,
       );
     }
-    await this.#teardown(attempt);
+    const done = this.#teardown(attempt);
+    this.#closing = { attempt, done };
+    await done;
+    if (this.#closing.attempt === attempt) this.#closing = undefined;
     if (this.#stopped) return;
     this.#restartTimer = setTimeout(() => {
       this.#restarts++;

@@ -46,6 +46,7 @@ type Unsubscribe = () => void;
 
 export class McpSupervisor {
   readonly #runners = new Map<string, McpServerRunner>();
+  readonly #stopping = new Set<McpServerRunner>();
   readonly #changeListeners = new Set<() => void>();
   readonly #messageListeners = new Set<(server: string, message: JSONRPCMessage) => void>();
   readonly #closedListeners = new Set<(server: string) => void>();
@@ -75,7 +76,7 @@ export class McpSupervisor {
   /** Synchronous SIGKILL of every process group: the `process.on('exit')` safety net. */
   killAllNow(): void {
     this.#stopped = true;
-    for (const runner of this.#runners.values()) runner.killNow();
+    for (const runner of [...this.#runners.values(), ...this.#stopping]) runner.killNow();
   }
 
   snapshot(): McpServerStatus[] {
@@ -165,14 +166,24 @@ export class McpSupervisor {
     this.deps.metrics.tools.remove(labels);
     this.deps.metrics.restarts.remove(labels);
     this.#emit(this.#changeListeners);
-    await runner.stop();
+    await this.#stop(runner);
   }
 
   async #replace(spec: McpServerSpec): Promise<void> {
     const old = this.#runners.get(spec.name);
     this.#runners.delete(spec.name);
-    if (old) await old.stop();
+    if (old) await this.#stop(old);
     this.#add(spec);
+  }
+
+  /** Out of the map at once, but still reachable by killAllNow until its group is gone. */
+  async #stop(runner: McpServerRunner): Promise<void> {
+    this.#stopping.add(runner);
+    try {
+      await runner.stop();
+    } finally {
+      this.#stopping.delete(runner);
+    }
   }
 
   #emit(listeners: Set<() => void>): void {
