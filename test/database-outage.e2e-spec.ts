@@ -71,9 +71,45 @@ describe.skipIf(!postgresAvailable)('PostgreSQL outages', () => {
     const { answer, ms } = await health();
     expect(answer.status).toBe(503);
     expect(ms).toBeLessThan(1000);
+    // A scrape reads the last known state: it never waits on the database.
+    const started = performance.now();
+    const metrics = await call(`${app.metricsUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(300);
+    expect(metrics.text).toMatch(/^db_up 0$/m);
     await proxy.stop();
     await proxy.start();
     await expect.poll(async () => (await health()).answer.status, { timeout: 10_000 }).toBe(200);
+  });
+});
+
+describe.skipIf(!postgresAvailable)('several replicas on one PostgreSQL', () => {
+  it('start at the same time (the migration runs once, under its lock) and share the plants', async () => {
+    const env = { DATABASE_URL: await createTestDatabase() };
+    const replicas = await Promise.all([startApp({ env }), startApp({ env }), startApp({ env })]);
+    const [a, b, c] = replicas as [RunningApp, RunningApp, RunningApp];
+    const created = await call(`${a.apiUrl}/plants`, {
+      method: 'POST',
+      token: a.token,
+      body: '{"id": 9007199254740993, "name": "shared"}',
+    });
+    expect(created.status).toBe(200);
+    const read = await call(`${b.apiUrl}/plants/9007199254740993`, { token: b.token });
+    expect(read.text).toBe('{"id":9007199254740993,"name":"shared"}');
+    const again = await call(`${c.apiUrl}/plants`, {
+      method: 'POST',
+      token: c.token,
+      body: '{"id": 9007199254740993, "name": "again"}',
+    });
+    expect(again.status).toBe(409);
+    const applied = replicas.flatMap((r) =>
+      r
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('migration applied')),
+    );
+    expect(applied).toHaveLength(1);
+    await Promise.all(replicas.map((r) => r.stop()));
   });
 });
 
