@@ -87,7 +87,7 @@ describe.skipIf(!postgresAvailable)('several replicas on one PostgreSQL', () => 
   it('start at the same time (the migration runs once, under its lock) and share the plants', async () => {
     const env = { DATABASE_URL: await createTestDatabase() };
     const replicas = await Promise.all([startApp({ env }), startApp({ env }), startApp({ env })]);
-    const [a, b, c] = replicas as [RunningApp, RunningApp, RunningApp];
+    const [a, b, c] = replicas;
     const created = await call(`${a.apiUrl}/plants`, {
       method: 'POST',
       token: a.token,
