@@ -1,39 +1,15 @@
 import { Client, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
-import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
+import { Backoff } from './backoff.js';
 import { buildChildEnv } from './child-env.js';
 import type { McpServerState, McpServerStatus, McpToolInfo } from './mcp-server-status.js';
 import { describeExit, ProcessGroupTransport } from './process-group-transport.js';
 import { RelayTapTransport } from './relay-tap-transport.js';
-import { StderrLog, type StderrLogOptions } from './stderr-log.js';
+import type { RunnerTimings } from './runner-timings.js';
+import { StderrLog } from './stderr-log.js';
 
-/**
- * Runs one MCP server for as long as it is configured: start, initialize, list, ping every
- * `pingIntervalMs`, and on exit or a failed ping restart with backoff. After `crashLoopAfter`
- * failures in a row the server shows as `crash-looping` and retries at the longest delay; the
- * count resets once it has been up for `stableUpMs`.
- */
-export interface RunnerTimings {
-  initializeTimeoutMs: number;
-  pingIntervalMs: number;
-  pingTimeoutMs: number;
-  stableUpMs: number;
-  crashLoopAfter: number;
-  killGraceMs: number;
-  backoff: BackoffOptions;
-  stderr?: Partial<StderrLogOptions>;
-}
-
-export const DEFAULT_RUNNER_TIMINGS: RunnerTimings = {
-  initializeTimeoutMs: 30_000,
-  pingIntervalMs: 30_000,
-  pingTimeoutMs: 10_000,
-  stableUpMs: 5 * 60_000,
-  crashLoopAfter: 5,
-  killGraceMs: 5_000,
-  backoff: DEFAULT_BACKOFF,
-};
+export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 
 /** The relay's handle on a running server's MCP session. */
 export interface McpSession {

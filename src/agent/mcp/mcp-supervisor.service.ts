@@ -3,6 +3,7 @@ import {
   Inject,
   Injectable,
   type OnApplicationBootstrap,
+  type OnModuleInit,
   type OnApplicationShutdown,
   Optional,
 } from '@nestjs/common';
@@ -13,7 +14,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { loadMcpServers } from '../../config/mcp-servers.loader.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { ConfigWatcher } from './config-watcher.js';
-import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './mcp-server-runner.js';
+import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 import type { McpServerStatus } from './mcp-server-status.js';
 import { McpSupervisor } from './mcp-supervisor.js';
 
@@ -30,7 +31,9 @@ const RELOAD_DEBOUNCE_MS = 500;
  * file changes, stopped on shutdown with no process left behind.
  */
 @Injectable()
-export class McpSupervisorService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class McpSupervisorService
+  implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown
+{
   readonly supervisor: McpSupervisor;
   readonly #watcher: ConfigWatcher;
   readonly #logger: Logger;
@@ -71,6 +74,11 @@ export class McpSupervisorService implements OnApplicationBootstrap, OnApplicati
         );
       },
     });
+  }
+
+  /** With servers configured, the SDK is loaded before bootstrap, so `hello` lists them. */
+  async onModuleInit(): Promise<void> {
+    if (this.config.mcp.servers.length > 0) await this.supervisor.preload();
   }
 
   onApplicationBootstrap(): void {

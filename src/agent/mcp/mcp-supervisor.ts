@@ -2,7 +2,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
-import { McpServerRunner, type McpSession, type RunnerTimings } from './mcp-server-runner.js';
+import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
+import type { RunnerTimings } from './runner-timings.js';
 import type { McpServerState, McpServerStatus, McpToolInfo } from './mcp-server-status.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
@@ -47,6 +48,7 @@ type Unsubscribe = () => void;
 export class McpSupervisor {
   readonly #runners = new Map<string, McpServerRunner>();
   readonly #stopping = new Set<McpServerRunner>();
+  #runnerClass: typeof McpServerRunner | undefined;
   readonly #changeListeners = new Set<() => void>();
   readonly #messageListeners = new Set<(server: string, message: JSONRPCMessage) => void>();
   readonly #closedListeners = new Set<(server: string) => void>();
@@ -117,18 +119,34 @@ export class McpSupervisor {
       specs,
     );
     if (this.#stopped) return diff;
+    const starts = diff.added.length + diff.changed.length > 0;
+    const Runner = starts ? await this.#loadRunner() : undefined;
     await Promise.all([
       ...diff.removed.map((name) => this.#remove(name)),
-      ...diff.changed.map((spec) => this.#replace(spec)),
+      ...(Runner ? diff.changed.map((spec) => this.#replace(Runner, spec)) : []),
     ]);
-    for (const spec of diff.added) this.#add(spec);
+    if (Runner) for (const spec of diff.added) this.#add(Runner, spec);
     return diff;
   }
 
-  #add(spec: McpServerSpec): void {
+  /** Loads the MCP SDK now, so the first apply() adds its servers without waiting for it. */
+  async preload(): Promise<void> {
+    await this.#loadRunner();
+  }
+
+  /**
+   * The MCP SDK is loaded with the first server to start: a service with no MCP servers (the
+   * quick start, most API-only deployments) never loads it, which saves memory and start time.
+   */
+  async #loadRunner(): Promise<typeof McpServerRunner> {
+    this.#runnerClass ??= (await import('./mcp-server-runner.js')).McpServerRunner;
+    return this.#runnerClass;
+  }
+
+  #add(Runner: typeof McpServerRunner, spec: McpServerSpec): void {
     const { metrics } = this.deps;
     const labels = { server: spec.name };
-    const runner = new McpServerRunner(spec, {
+    const runner = new Runner(spec, {
       cwd: this.deps.cwd,
       parentEnv: this.deps.parentEnv,
       logger: this.deps.logger,
@@ -169,11 +187,11 @@ export class McpSupervisor {
     await this.#stop(runner);
   }
 
-  async #replace(spec: McpServerSpec): Promise<void> {
+  async #replace(Runner: typeof McpServerRunner, spec: McpServerSpec): Promise<void> {
     const old = this.#runners.get(spec.name);
     this.#runners.delete(spec.name);
     if (old) await this.#stop(old);
-    this.#add(spec);
+    this.#add(Runner, spec);
   }
 
   /** Out of the map at once, but still reachable by killAllNow until its group is gone. */

@@ -1,0 +1,29 @@
+import { type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
+import type { StderrLogOptions } from './stderr-log.js';
+
+/**
+ * Runs one MCP server for as long as it is configured: start, initialize, list, ping every
+ * `pingIntervalMs`, and on exit or a failed ping restart with backoff. After `crashLoopAfter`
+ * failures in a row the server shows as `crash-looping` and retries at the longest delay; the
+ * count resets once it has been up for `stableUpMs`.
+ */
+export interface RunnerTimings {
+  initializeTimeoutMs: number;
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+  stableUpMs: number;
+  crashLoopAfter: number;
+  killGraceMs: number;
+  backoff: BackoffOptions;
+  stderr?: Partial<StderrLogOptions>;
+}
+
+export const DEFAULT_RUNNER_TIMINGS: RunnerTimings = {
+  initializeTimeoutMs: 30_000,
+  pingIntervalMs: 30_000,
+  pingTimeoutMs: 10_000,
+  stableUpMs: 5 * 60_000,
+  crashLoopAfter: 5,
+  killGraceMs: 5_000,
+  backoff: DEFAULT_BACKOFF,
+};
