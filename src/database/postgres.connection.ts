@@ -28,11 +28,13 @@ export function openPostgres(options: Pick<PostgresOptions, 'url' | 'logger'>): 
     keepAlive: true,
     application_name: 'plant-store',
   });
-  // An idle client whose server went away emits 'error' on the pool; unhandled, it would
-  // crash the process. The next query gets a fresh connection or a 503.
-  pool.on('error', (error) =>
-    options.logger.warn({ err: { message: error.message } }, 'idle PostgreSQL connection lost'),
-  );
+  // A connection that dies emits 'error': on the pool while the client is idle, on the client
+  // itself while it is checked out (e.g. a ping stuck on a hung server). Unhandled, either would
+  // crash the process; the query in flight already failed (503) and the next one reconnects.
+  const lost = (error: Error) =>
+    options.logger.warn({ reason: error.message }, 'PostgreSQL connection lost');
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
