@@ -12,6 +12,7 @@ const parent = {
   SERVICE_AGENT_TOKEN: 'agent-secret',
   API_TOKENS: 'api-secret',
   DATABASE_URL: 'postgres://u:p@db/plants',
+  PGPASSWORD: 'db-secret',
   SOMETHING_ELSE: 'x',
   UNSET: undefined,
 };
@@ -29,7 +30,7 @@ describe('buildChildEnv', () => {
     });
   });
 
-  it.each(['SERVICE_AGENT_TOKEN', 'API_TOKENS', 'DATABASE_URL'])(
+  it.each(['SERVICE_AGENT_TOKEN', 'API_TOKENS', 'DATABASE_URL', 'PGPASSWORD'])(
     'never passes %s on its own',
     (name) => {
       expect(buildChildEnv(parent, {})).not.toHaveProperty(name);

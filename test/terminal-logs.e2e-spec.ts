@@ -1,0 +1,49 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MAIN, newToken, tempDir } from './support/app-process.js';
+import { freePort } from './support/free-port.js';
+
+/**
+ * On a terminal the log is for people: pino-pretty lines instead of JSON. `script` (util-linux,
+ * in every Debian) runs the app under a pseudo-terminal, as a developer's shell would.
+ */
+describe('logs on a terminal', () => {
+  it('are readable lines, not JSON, and still carry no token', async () => {
+    const configDir = tempDir('config');
+    writeFileSync(join(configDir, 'mcp-servers.json'), '{"mcpServers":{}}');
+    const token = newToken();
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      TERM: 'dumb',
+      HOST: '127.0.0.1',
+      PORT: String(await freePort()),
+      SERVICE_HEALTH_CHECK_PORT: String(await freePort()),
+      SERVICE_METRICS_PORT: String(await freePort()),
+      SERVICE_CONFIG_DIR: configDir,
+      DATA_DIR: tempDir('data'),
+      API_TOKENS: token,
+    };
+    const command = `exec ${process.execPath} ${MAIN}`;
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    try {
+      await expect.poll(() => output, { timeout: 20_000 }).toContain('Plant Store listening');
+      const line = output.split('\n').find((l) => l.includes('Plant Store listening'))!;
+      expect(line).toMatch(/INFO/);
+      expect(line).not.toContain('"level"');
+      expect(output).not.toContain(token);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
