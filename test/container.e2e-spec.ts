@@ -21,10 +21,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './support/free-port.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const APP_UID = 1000;
@@ -38,17 +38,6 @@ function whyNotRunnable(): string | undefined {
   return undefined;
 }
 const skipReason = whyNotRunnable();
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 /** Every entry under root (symlinks not followed) with type, mode, size and mtime. */
 function snapshot(root: string): string[] {

@@ -41,8 +41,21 @@ export function tempDir(prefix: string): string {
 
 export const newToken = (): string => randomBytes(24).toString('base64url');
 
-/** Starts `node dist/main.js` as a real process on free loopback ports. */
+/**
+ * Starts `node dist/main.js` as a real process on free loopback ports. A port taken by some
+ * other process between the pick and the bind is not the app's fault: pick again (twice at most).
+ */
 export async function startApp(options: StartOptions = {}): Promise<RunningApp> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnApp(options);
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function spawnApp(options: StartOptions): Promise<RunningApp> {
   const [port, healthPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const dataDir = options.dataDir ?? tempDir('data');
   const configDir = tempDir('config');
