@@ -46,7 +46,9 @@ COPY package.json ./
 RUN mkdir -p /app/data /app/repos /app/config \
   && printf '{"mcpServers":{}}\n' > /app/config/mcp-servers.json \
   && chown 1000:1000 /app/data /app/repos
+# NODE_OPTIONS: the chart's nodeOptions default (helm/plant-store/values.yaml says why).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=16 \
     HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/app/data \

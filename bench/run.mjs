@@ -37,6 +37,7 @@ import {
   preloadSqlite,
   recreateDatabase,
 } from './lib/stores.mjs';
+import { chartPod, enablePod } from './lib/pod.mjs';
 import { startJsonServer, startPrism, startRaw, startService } from './lib/targets.mjs';
 
 const BENCH = import.meta.dirname;
@@ -63,6 +64,10 @@ const HELP = `npm run bench [-- options]
   --profile          instead: profile the service under POST c=16 (--cpu-prof) and summarize
   --ids MODE         spread (default: ids all over the int64 key space, as clients choose
                      them) or sequential (ascending: every insert at the B-tree's right edge)
+  --pod MEMORY       run every process under test as the chart's pod runs the service: in a
+                     memory cgroup of its own limited to MEMORY (needs root) and with the
+                     chart's nodeOptions as NODE_OPTIONS (default: the chart's
+                     resources.limits.memory; off: neither, Node's defaults for this host)
   --keep             keep the data folder (bench/.data/<run>) and its logs
   --output NAME      write results/NAME.md and .json (default latest, or quick with --quick)
 `;
@@ -102,6 +107,7 @@ function options() {
       'compare-args': { type: 'string' },
       profile: { type: 'boolean' },
       keep: { type: 'boolean' },
+      pod: { type: 'string' },
       output: { type: 'string' },
       ids: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -132,6 +138,7 @@ function options() {
     profile: Boolean(values.profile),
     profileS: number(undefined, 'BENCH_PROFILE_SECONDS', quick ? 3 : 10),
     keep: Boolean(values.keep),
+    pod: values.pod ?? env.BENCH_POD,
     output: values.output ?? (quick ? 'quick' : 'latest'),
     ids: values.ids ?? env.BENCH_IDS ?? 'spread',
   };
@@ -256,6 +263,13 @@ async function main() {
     },
     loadBefore: loadAverage(),
   };
+  if (opts.pod !== 'off') {
+    const chart = chartPod(ROOT);
+    const pod = { memory: opts.pod ?? chart.memory, nodeOptions: chart.nodeOptions };
+    const why = enablePod(pod);
+    meta.pod = { ...pod, why };
+    if (why) console.warn(`warning: no pod memory limit (${why}); V8 sizes its heap from the host`);
+  }
   console.log(
     `${meta.machine.cpu}, ${meta.machine.cores} cores, Node ${meta.machine.node}; data in ${dataRoot} (${meta.machine.fsType})`,
   );

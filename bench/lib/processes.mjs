@@ -4,6 +4,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { podLaunch } from './pod.mjs';
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -46,11 +47,16 @@ export async function startProcess({
 }) {
   const log = openSync(logFile, 'a');
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, args, { env, cwd, stdio: ['ignore', log, log] });
+  const launch = podLaunch(name, process.execPath, args, env);
+  const child = spawn(launch.command, launch.args, {
+    env: launch.env,
+    cwd,
+    stdio: ['ignore', log, log],
+  });
   closeSync(log);
   const exited = new Promise((resolve) =>
     child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
-  );
+  ).finally(launch.remove);
   let exitCode;
   void exited.then((code) => (exitCode = code));
   const deadline = Date.now() + 60_000;

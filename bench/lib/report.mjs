@@ -116,6 +116,19 @@ export function evaluateGoals({ summary, stores, services, hasTarget }) {
   return rows;
 }
 
+function podLine(pod) {
+  if (!pod) return "Every process under test ran with Node's defaults for this host (`--pod off`).";
+  const options = pod.nodeOptions ? `NODE_OPTIONS=${pod.nodeOptions}` : 'no NODE_OPTIONS';
+  if (pod.why) {
+    return `Every process under test ran with the chart's ${options}, but without its memory limit (${pod.why}): V8 sized its heap from the host, not as in the pod.`;
+  }
+  return (
+    `Every process under test ran as the chart's pod runs the service: in a memory cgroup of its ` +
+    `own limited to ${pod.memory} (\`resources.limits.memory\`, from which Node sizes V8's heap) ` +
+    `and with ${options} (\`nodeOptions\`).`
+  );
+}
+
 export function markdown({ meta, scenarios, targets, summary, goals, services, others, stores }) {
   const lines = [];
   const out = (line = '') => lines.push(line);
@@ -133,6 +146,7 @@ export function markdown({ meta, scenarios, targets, summary, goals, services, o
       `(A B C, A B C, ...); figures are medians over the rounds. Load average ${meta.loadBefore} before, ` +
       `${meta.loadAfter} after; run took ${Math.round(meta.elapsedS)} s.`,
   );
+  out(podLine(meta.pod));
   out();
   if (goals.length) {
     out('## Goals');

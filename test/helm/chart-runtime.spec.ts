@@ -3,6 +3,7 @@
  * security context, volumes, autoscaling, disruption budget, network policy, monitoring, and the
  * wiring of secrets, database and config into the pods.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -52,6 +53,16 @@ describe.skipIf(skipWhenMissing(helmMissing))(
           requests: { cpu: '250m', memory: '256Mi' },
           limits: { cpu: '500m', memory: '512Mi' },
         });
+      });
+
+      it('gives Node the young generation the benchmark chose, the image the same, or none', () => {
+        // Under the 512Mi limit Node would pick 1 MiB semi-spaces (bench/README.md).
+        const nodeOptions = envOf(appContainer(deployment), 'NODE_OPTIONS')?.value;
+        expect(nodeOptions).toBe('--max-semi-space-size=16');
+        const dockerfile = readFileSync(path.join(chartDir, '../../Dockerfile'), 'utf8');
+        expect(dockerfile).toMatch(new RegExp(`^\\s+NODE_OPTIONS=${nodeOptions} \\\\$`, 'm'));
+        const plain = deploymentOf({ set: { nodeOptions: '' } });
+        expect(envOf(appContainer(plain), 'NODE_OPTIONS')).toBeUndefined();
       });
 
       it('probes GET /health on the health port: liveness 30s/30s, readiness 5s/10s', () => {
