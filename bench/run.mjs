@@ -61,7 +61,8 @@ const HELP = `npm run bench [-- options]
   --compare-args=A  node options for service-b (and for --profile), e.g.
                      --compare-args=--max-semi-space-size=4;
                      alone, service-b is this build with those options
-  --profile          instead: profile the service under POST c=16 (--cpu-prof) and summarize
+  --profile          instead: profile the service under POST c=16 (--cpu-prof) and summarize;
+                     with --scenarios get-c16, under GET /plants/{id} (results/profile-<store>-get.md)
   --ids MODE         spread (default: ids all over the int64 key space, as clients choose
                      them) or sequential (ascending: every insert at the B-tree's right edge)
   --pod MEMORY       run every process under test as the chart's pod runs the service: in a
@@ -562,6 +563,8 @@ async function profile({ opts, stores, pgDatabase, token, load, dataRoot, build 
     opts.compare && opts.compare !== 'same'
       ? opts.compare
       : (opts.service ?? join(build, 'dist/main.js'));
+  const kind = opts.scenarios.length === 1 && opts.scenarios[0] === 'get-c16' ? 'get' : 'post';
+  const what = kind === 'get' ? 'GET /plants/{id}' : 'POST /plants';
   for (const store of stores) {
     const profDir = join(dataRoot, `profile-${store}`);
     const service = await startService({
@@ -592,17 +595,19 @@ async function profile({ opts, stores, pgDatabase, token, load, dataRoot, build 
     const result = await load.run({
       url: service.url,
       token,
-      kind: 'post',
+      kind,
       connections: 16,
       duration: opts.profileS,
       runBase: RUN_BASE,
+      readBase: SEED_BASE,
+      readCount: SEED_COUNT,
     });
     const to = microseconds();
     await service.proc.stop();
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no .cpuprofile in ${profDir}`);
     const text = summarizeProfile(join(profDir, file), {
-      title: `CPU profile of the service, POST /plants at 16 connections, ${store}`,
+      title: `CPU profile of the service, ${what} at 16 connections, ${store}`,
       requests: result.responses,
       window: [from, to],
       note: `${opts.profileS} s at ${Math.round(result.rps)} req/s (p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms), after ${SEED_COUNT} warm-up requests; only the samples of the measured ${opts.profileS} s (${result.responses} requests) count. Sampled every 250 us; the load generator shares the 2 cores.`,
@@ -614,11 +619,12 @@ async function profile({ opts, stores, pgDatabase, token, load, dataRoot, build 
       sections: ['selfArea', 'self'],
     });
     mkdirSync(join(BENCH, 'results'), { recursive: true });
+    const output = `results/profile-${store}${kind === 'get' ? '-get' : ''}.md`;
     writeFileSync(
-      join(BENCH, 'results', `profile-${store}.md`),
+      join(BENCH, output),
       `${text}\n${startup.replace(/^# /, '## ').replace(/^## (?!Start)/gm, '### ')}`,
     );
-    console.log(`\n${text}\nwritten: bench/results/profile-${store}.md`);
+    console.log(`\n${text}\nwritten: bench/${output}`);
   }
 }
 

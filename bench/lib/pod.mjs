@@ -1,6 +1,8 @@
 /**
- * Every process under test runs as the chart's pod runs the service: under the container's
- * memory limit (resources.limits.memory) and with the chart's NODE_OPTIONS (nodeOptions).
+ * The service and the raw baselines run as the chart's pod runs the service: under the
+ * container's memory limit (resources.limits.memory) and with the chart's NODE_OPTIONS
+ * (nodeOptions). json-server and Prism run with Node's defaults for the host, as a user would
+ * run them: json-server holding 100,000 plants runs out of heap under a 512Mi limit.
  *
  * The limit matters because Node sizes V8's heap from it (uv_get_constrained_memory): under 512Mi
  * the heap limit is ~259 MiB and the young generation's semi-spaces are 1 MiB, where a 24 GiB host

@@ -44,10 +44,13 @@ export async function startProcess({
   readyUrl,
   readyHeaders,
   isReady,
+  inPod = false,
 }) {
   const log = openSync(logFile, 'a');
   const started = process.hrtime.bigint();
-  const launch = podLaunch(name, process.execPath, args, env);
+  const launch = inPod
+    ? podLaunch(name, process.execPath, args, env)
+    : { command: process.execPath, args, env, remove: () => {} };
   const child = spawn(launch.command, launch.args, {
     env: launch.env,
     cwd,

@@ -118,14 +118,15 @@ export function evaluateGoals({ summary, stores, services, hasTarget }) {
 
 function podLine(pod) {
   if (!pod) return "Every process under test ran with Node's defaults for this host (`--pod off`).";
+  const others = " json-server and Prism ran with Node's defaults for this host.";
   const options = pod.nodeOptions ? `NODE_OPTIONS=${pod.nodeOptions}` : 'no NODE_OPTIONS';
   if (pod.why) {
-    return `Every process under test ran with the chart's ${options}, but without its memory limit (${pod.why}): V8 sized its heap from the host, not as in the pod.`;
+    return `The service and the raw baselines ran with the chart's ${options}, but without its memory limit (${pod.why}): V8 sized its heap from the host, not as in the pod.${others}`;
   }
   return (
-    `Every process under test ran as the chart's pod runs the service: in a memory cgroup of its ` +
-    `own limited to ${pod.memory} (\`resources.limits.memory\`, from which Node sizes V8's heap) ` +
-    `and with ${options} (\`nodeOptions\`).`
+    `The service and the raw baselines ran as the chart's pod runs the service: each in a memory ` +
+    `cgroup of its own limited to ${pod.memory} (\`resources.limits.memory\`, from which Node ` +
+    `sizes V8's heap) and with ${options} (\`nodeOptions\`).${others}`
   );
 }
 

@@ -40,6 +40,7 @@ export async function startService({ name, main, dir, token, databaseUrl, nodeAr
   });
   const proc = await startProcess({
     name,
+    inPod: true,
     args: [...nodeArgs, main],
     env,
     cwd: ROOT,
@@ -61,6 +62,7 @@ export async function startRaw({ name, script, dir, token, databaseUrl }) {
   });
   const proc = await startProcess({
     name,
+    inPod: true,
     args: [join(BENCH, 'baselines', script)],
     env,
     cwd: BENCH,
