@@ -1,0 +1,198 @@
+/**
+ * Where the garbage comes from: a sampling allocation profile of the built service under load,
+ * counting objects that were already collected (the CPU profile only shows what collecting them
+ * costs). Writes results/alloc-<store>-<kind>.md.
+ *
+ *   node bench/alloc-profile.mjs [post|get] [sqlite|pg]     (npm run build first)
+ *
+ * The service runs as in the pod (lib/pod.mjs) with --inspect on loopback; this process drives
+ * it with autocannon and reads the profile over the inspector protocol.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import WebSocket from 'ws';
+import { SEED_BASE, plantBody, plantId } from './lib/ids.mjs';
+import { chartPod, enablePod } from './lib/pod.mjs';
+import { databaseUrl, dropDatabase, findPostgres, recreateDatabase } from './lib/stores.mjs';
+import { startService } from './lib/targets.mjs';
+
+const BENCH = import.meta.dirname;
+const ROOT = join(BENCH, '..');
+const kind = process.argv[2] ?? 'post';
+const store = process.argv[3] ?? 'sqlite';
+const SEED = 2_000;
+const SECONDS = 5;
+
+function load(url, token, { connections, seconds, amount, next }) {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url,
+        connections,
+        ...(amount ? { amount } : { duration: seconds }),
+        requests: [{ setupRequest: (request) => next(request, token) }],
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+}
+
+const post = (n) => (request, token) => {
+  request.method = 'POST';
+  request.path = '/plants';
+  request.headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  request.body = plantBody(n.value++);
+  return request;
+};
+
+const get = (n) => (request, token) => {
+  request.method = 'GET';
+  request.path = `/plants/${plantId(SEED_BASE + (n.value++ % SEED))}`;
+  request.headers = { authorization: `Bearer ${token}` };
+  request.body = undefined;
+  return request;
+};
+
+/** One inspector session: call(method, params) -> result. */
+async function inspector(logFile) {
+  let url;
+  for (let i = 0; i < 100 && !url; i++) {
+    url = /ws:\/\/\S+/.exec(readFileSync(logFile, 'utf8'))?.[0];
+    if (!url) await sleep(50);
+  }
+  if (!url) throw new Error(`no inspector URL in ${logFile}`);
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  const pending = new Map();
+  let lastId = 0;
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data));
+    pending.get(message.id)?.(message);
+    pending.delete(message.id);
+  });
+  return {
+    call: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = ++lastId;
+        pending.set(id, (m) => (m.error ? reject(new Error(m.error.message)) : resolve(m.result)));
+        socket.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => socket.close(),
+  };
+}
+
+/** Self bytes per key over the profile's tree. */
+function aggregate(head, keyOf) {
+  const totals = new Map();
+  const walk = (node) => {
+    const key = keyOf(node.callFrame);
+    totals.set(key, (totals.get(key) ?? 0) + node.selfSize);
+    node.children.forEach(walk);
+  };
+  walk(head);
+  return totals;
+}
+
+/** A package, a node: module or a file of the service; with `file`, the file in the package. */
+function where(url, file = false) {
+  if (!url) return '(V8 and native)';
+  if (url.startsWith('node:')) return url;
+  const inModules = url.split('node_modules/').at(-1);
+  if (inModules !== url) {
+    const parts = inModules.split('/');
+    if (file) return inModules;
+    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+  }
+  return url.includes('/dist/') ? `service ${url.split('/dist/')[1].replace(/\.js$/, '')}` : url;
+}
+
+function table(totals, requests, top) {
+  return [
+    '| | bytes per request | share |',
+    '| --- | ---: | ---: |',
+    ...[...totals]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([key, bytes]) => {
+        const all = [...totals.values()].reduce((a, b) => a + b, 0);
+        return `| ${key} | ${Math.round(bytes / requests)} | ${((100 * bytes) / all).toFixed(1)}% |`;
+      }),
+  ].join('\n');
+}
+
+async function main() {
+  const chart = chartPod(ROOT);
+  const why = enablePod(chart);
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-alloc-'));
+  const postgres = store === 'pg' ? await findPostgres() : undefined;
+  if (store === 'pg' && !postgres) throw new Error('no PostgreSQL server found (see README.md)');
+  if (postgres) await recreateDatabase(postgres.adminUrl, 'plantbench_alloc');
+  const url = postgres && databaseUrl(postgres.adminUrl, 'plantbench_alloc');
+  const token = 'alloc-profile-token-0123456789abcdefghij';
+  const service = await startService({
+    name: 'service',
+    main: join(ROOT, 'dist/main.js'),
+    dir,
+    token,
+    databaseUrl: url,
+    nodeArgs: ['--inspect=127.0.0.1:0'],
+  });
+  const session = await inspector(service.proc.logFile);
+  try {
+    const seeded = { value: SEED_BASE };
+    await load(service.url, token, { connections: 16, amount: SEED, next: post(seeded) });
+    await session.call('HeapProfiler.enable');
+    await session.call('HeapProfiler.startSampling', {
+      samplingInterval: 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+    const n = { value: kind === 'get' ? 0 : SEED_BASE + SEED };
+    const result = await load(service.url, token, {
+      connections: 16,
+      seconds: SECONDS,
+      next: kind === 'get' ? get(n) : post(n),
+    });
+    const { profile } = await session.call('HeapProfiler.stopSampling');
+    const requests = result.requests.total;
+    const byPackage = aggregate(profile.head, (frame) => where(frame.url));
+    const byFunction = aggregate(
+      profile.head,
+      (frame) =>
+        `${frame.functionName || '(anonymous)'} ${where(frame.url, true)}:${frame.lineNumber + 1}`,
+    );
+    const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
+    const text = [
+      `# Allocations of the service, ${kind === 'get' ? 'GET /plants/{id}' : 'POST /plants'} at 16 connections, ${store}`,
+      '',
+      `${SECONDS} s, ${requests} requests after ${SEED} warm-up requests; V8's sampling heap profiler ` +
+        'every 1 KiB, objects already collected included: **' +
+        `${(total / requests / 1024).toFixed(1)} KiB allocated per request**. ` +
+        (why
+          ? `No pod memory limit (${why}).`
+          : `As in the pod (${chart.memory}, ${chart.nodeOptions}).`),
+      '',
+      '## By package or part of the program',
+      '',
+      table(byPackage, requests, 25),
+      '',
+      '## By function',
+      '',
+      table(byFunction, requests, 30),
+      '',
+    ].join('\n');
+    const output = join(BENCH, 'results', `alloc-${store}-${kind}.md`);
+    writeFileSync(output, text);
+    console.log(`${text}\nwritten: ${output}`);
+  } finally {
+    session.close();
+    await service.proc.stop();
+    rmSync(dir, { recursive: true, force: true });
+    if (postgres) await dropDatabase(postgres.adminUrl, 'plantbench_alloc');
+  }
+}
+
+await main();
