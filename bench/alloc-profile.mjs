@@ -23,6 +23,10 @@ const BENCH = import.meta.dirname;
 const ROOT = join(BENCH, '..');
 const kind = process.argv[2] ?? 'post';
 const store = process.argv[3] ?? 'sqlite';
+if (!['post', 'get'].includes(kind) || !['sqlite', 'pg'].includes(store)) {
+  console.error('usage: node bench/alloc-profile.mjs [post|get] [sqlite|pg]');
+  process.exit(2);
+}
 const SEED = 2_000;
 const SECONDS = 5;
 

@@ -65,10 +65,12 @@ const HELP = `npm run bench [-- options]
                      with --scenarios get-c16, under GET /plants/{id} (results/profile-<store>-get.md)
   --ids MODE         spread (default: ids all over the int64 key space, as clients choose
                      them) or sequential (ascending: every insert at the B-tree's right edge)
-  --pod MEMORY       run every process under test as the chart's pod runs the service: in a
-                     memory cgroup of its own limited to MEMORY (needs root) and with the
-                     chart's nodeOptions as NODE_OPTIONS (default: the chart's
-                     resources.limits.memory; off: neither, Node's defaults for this host)
+  --pod MEMORY       run the service and the raw baselines as the chart's pod runs the
+                     service: each in a memory cgroup of its own limited to MEMORY (needs
+                     root) and with the chart's nodeOptions as NODE_OPTIONS (default: the
+                     chart's resources.limits.memory; off: neither, Node's defaults for the
+                     host); json-server and Prism always run with the host's defaults
+  --node-options=O   NODE_OPTIONS for the pod instead of the chart's nodeOptions ('' for none)
   --keep             keep the data folder (bench/.data/<run>) and its logs
   --output NAME      write results/NAME.md and .json (default latest, or quick with --quick)
 `;
@@ -109,6 +111,7 @@ function options() {
       profile: { type: 'boolean' },
       keep: { type: 'boolean' },
       pod: { type: 'string' },
+      'node-options': { type: 'string' },
       output: { type: 'string' },
       ids: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -140,6 +143,7 @@ function options() {
     profileS: number(undefined, 'BENCH_PROFILE_SECONDS', quick ? 3 : 10),
     keep: Boolean(values.keep),
     pod: values.pod ?? env.BENCH_POD,
+    nodeOptions: values['node-options'],
     output: values.output ?? (quick ? 'quick' : 'latest'),
     ids: values.ids ?? env.BENCH_IDS ?? 'spread',
   };
@@ -266,7 +270,10 @@ async function main() {
   };
   if (opts.pod !== 'off') {
     const chart = chartPod(ROOT);
-    const pod = { memory: opts.pod ?? chart.memory, nodeOptions: chart.nodeOptions };
+    const pod = {
+      memory: opts.pod ?? chart.memory,
+      nodeOptions: opts.nodeOptions ?? chart.nodeOptions,
+    };
     const why = enablePod(pod);
     meta.pod = { ...pod, why };
     if (why) console.warn(`warning: no pod memory limit (${why}); V8 sizes its heap from the host`);

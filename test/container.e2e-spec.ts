@@ -140,6 +140,7 @@ describe.skipIf(skipReason !== undefined)(
           env: {
             PATH: '/usr/local/bin:/usr/bin:/bin',
             NODE_ENV: 'production',
+            NODE_OPTIONS: '--max-semi-space-size=16',
             HOST: '127.0.0.1',
             API_TOKENS: TOKEN,
             DATA_DIR: writable.data,

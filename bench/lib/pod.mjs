@@ -10,7 +10,14 @@
  * gets a memory cgroup of its own, when this machine lets us make one (root, and a cgroup v2 or
  * v1 memory hierarchy).
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
@@ -32,15 +39,37 @@ export function chartPod(root) {
   return { memory: values.resources.limits.memory, nodeOptions: values.nodeOptions ?? '' };
 }
 
+/**
+ * Where this process's memory cgroup is, so the processes under test nest inside it (its limits
+ * and accounting still apply to them): cgroup v2 when its memory controller is there, else v1.
+ */
 function hierarchy() {
+  const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
   const v2 = join(V2_ROOT, 'cgroup.controllers');
   if (existsSync(v2) && readFileSync(v2, 'utf8').split(/\s+/).includes('memory')) {
-    return { root: V2_ROOT, limitFile: 'memory.max' };
+    const path = own.find((line) => line.startsWith('0::'))?.slice(3) ?? '/';
+    return { root: join(V2_ROOT, path), limitFile: 'memory.max' };
   }
   if (existsSync(join(V1_ROOT, 'memory.limit_in_bytes'))) {
-    return { root: V1_ROOT, limitFile: 'memory.limit_in_bytes' };
+    const line = own.find((l) => l.split(':')[1]?.split(',').includes('memory'));
+    return { root: join(V1_ROOT, line?.split(':')[2] ?? '/'), limitFile: 'memory.limit_in_bytes' };
   }
   return undefined;
+}
+
+const PREFIX = 'plant-store-bench-';
+const made = new Set();
+
+/** Empty cgroups of earlier runs that were interrupted; busy ones stay. */
+function removeStale(root) {
+  for (const name of readdirSync(root)) {
+    if (!name.startsWith(PREFIX)) continue;
+    try {
+      rmdirSync(join(root, name));
+    } catch {
+      // still in use by a live process
+    }
+  }
 }
 
 let pod; // { nodeOptions, limit?: { bytes, hierarchy } } once enabled
@@ -53,15 +82,32 @@ let started = 0;
 export function enablePod({ memory, nodeOptions }) {
   pod = { nodeOptions };
   const found = hierarchy();
-  if (!found) return 'no writable memory cgroup hierarchy on this machine';
-  const probe = join(found.root, `plant-store-bench-probe-${process.pid}`);
+  if (!found) return 'no memory cgroup hierarchy on this machine';
+  const bytes = quantityBytes(memory);
+  const probe = join(found.root, `${PREFIX}probe-${process.pid}`);
   try {
+    removeStale(found.root);
     mkdirSync(probe);
-    rmdirSync(probe);
+    try {
+      // A folder alone proves little: on cgroup v2 the limit file exists only when the memory
+      // controller is enabled for this subtree.
+      writeFileSync(join(probe, found.limitFile), String(bytes));
+    } finally {
+      rmdirSync(probe);
+    }
   } catch (error) {
-    return `cannot make a memory cgroup (${error.code ?? error.message}); run as root`;
+    return `cannot make a memory cgroup under ${found.root} (${error.code ?? error.message}); run as root`;
   }
-  pod.limit = { bytes: quantityBytes(memory), hierarchy: found };
+  pod.limit = { bytes, hierarchy: found };
+  process.once('exit', () => {
+    for (const dir of made) {
+      try {
+        rmdirSync(dir);
+      } catch {
+        console.warn(`warning: ${dir} is left behind (rmdir it once its processes are gone)`);
+      }
+    }
+  });
   return undefined;
 }
 
@@ -82,6 +128,7 @@ export function podLaunch(name, nodePath, args, env) {
     `plant-store-bench-${process.pid}-${++started}-${name}`,
   );
   mkdirSync(dir, { recursive: true });
+  made.add(dir);
   writeFileSync(join(dir, pod.limit.hierarchy.limitFile), String(pod.limit.bytes));
   return {
     command: '/bin/sh',
@@ -92,6 +139,7 @@ export function podLaunch(name, nodePath, args, env) {
       for (let attempt = 0; attempt < 20; attempt++) {
         try {
           rmdirSync(dir);
+          made.delete(dir);
           return;
         } catch {
           await sleep(100);
