@@ -250,10 +250,12 @@ function openSqlite(file) {
   mkdirSync(join(file, '..'), { recursive: true });
   const db = new Database(file);
   db.defaultSafeIntegers(true);
-  db.pragma('locking_mode = EXCLUSIVE');
-  db.pragma('journal_mode = WAL');
+  // exec, not pragma(): pragma() makes a throwaway Statement, and better-sqlite3 12 aborts Node
+  // 24.19+ when one is garbage-collected (nodejs/node#65446).
+  db.exec('PRAGMA locking_mode = EXCLUSIVE');
+  db.exec('PRAGMA journal_mode = WAL');
   db.exec('BEGIN IMMEDIATE; COMMIT;');
-  db.pragma('synchronous = FULL');
+  db.exec('PRAGMA synchronous = FULL');
   db.exec(CREATE_TABLE);
   const insertOne = db.prepare(INSERT_ONE.replace(/\$\d/g, '?'));
   const select = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?');

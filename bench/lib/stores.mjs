@@ -94,6 +94,9 @@ export function preloadPostgres(url, count, ids) {
   });
 }
 
+/** What preloadSqlite made with better-sqlite3, kept alive to the end (see there). */
+const keptAlive = [];
+
 /**
  * `count` plants into the service's migrated SQLite file while the service is stopped: one
  * transaction, ids sorted so both B-trees are filled in order, synchronous=OFF for the load
@@ -101,17 +104,23 @@ export function preloadPostgres(url, count, ids) {
  */
 export function preloadSqlite(file, count, ids) {
   const db = new Database(file);
+  // Kept for the life of this process: better-sqlite3 12 aborts Node 24.19+ when a Statement it
+  // made is garbage-collected (nodejs/node#65446; src/database/statement-cache.ts), and pragma()
+  // and transaction() make Statements of their own.
+  keptAlive.push(db);
   try {
-    db.pragma('synchronous = OFF');
+    db.exec('PRAGMA synchronous = OFF');
     const rows = Array.from({ length: count }, (_, i) => [plantId(i + 1, ids), i + 1]).sort(
       (a, b) => a[0] - b[0],
     );
     const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
-    db.transaction(() => {
-      for (const [id, n] of rows) insert.run(BigInt(id), `plant ${n}`, 'bench');
-    })();
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    return db.prepare('SELECT count(*) AS n FROM plants').get().n;
+    const countRows = db.prepare('SELECT count(*) AS n FROM plants');
+    keptAlive.push(insert, countRows);
+    db.exec('BEGIN');
+    for (const [id, n] of rows) insert.run(BigInt(id), `plant ${n}`, 'bench');
+    db.exec('COMMIT');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    return countRows.get().n;
   } finally {
     db.close();
   }
