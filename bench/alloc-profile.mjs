@@ -6,15 +6,16 @@
  *   node bench/alloc-profile.mjs [post|get] [sqlite|pg]     (npm run build first)
  *
  * The service runs as in the pod (lib/pod.mjs) with --inspect on loopback; this process drives
- * it with autocannon and reads the profile over the inspector protocol.
+ * it with the load generator of the benchmark (lib/load-worker.mjs) and reads the profile over
+ * the inspector protocol.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
 import WebSocket from 'ws';
-import { SEED_BASE, plantBody, plantId } from './lib/ids.mjs';
+import { RUN_BASE, SEED_BASE } from './lib/ids.mjs';
+import { startLoadWorker } from './lib/load.mjs';
 import { chartPod, enablePod } from './lib/pod.mjs';
 import { databaseUrl, dropDatabase, findPostgres, recreateDatabase } from './lib/stores.mjs';
 import { startService } from './lib/targets.mjs';
@@ -29,36 +30,6 @@ if (!['post', 'get'].includes(kind) || !['sqlite', 'pg'].includes(store)) {
 }
 const SEED = 2_000;
 const SECONDS = 5;
-
-function load(url, token, { connections, seconds, amount, next }) {
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url,
-        connections,
-        ...(amount ? { amount } : { duration: seconds }),
-        requests: [{ setupRequest: (request) => next(request, token) }],
-      },
-      (error, result) => (error ? reject(error) : resolve(result)),
-    );
-  });
-}
-
-const post = (n) => (request, token) => {
-  request.method = 'POST';
-  request.path = '/plants';
-  request.headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  request.body = plantBody(n.value++);
-  return request;
-};
-
-const get = (n) => (request, token) => {
-  request.method = 'GET';
-  request.path = `/plants/${plantId(SEED_BASE + (n.value++ % SEED))}`;
-  request.headers = { authorization: `Bearer ${token}` };
-  request.body = undefined;
-  return request;
-};
 
 /** One inspector session: call(method, params) -> result. */
 async function inspector(logFile) {
@@ -145,23 +116,24 @@ async function main() {
     nodeArgs: ['--inspect=127.0.0.1:0'],
   });
   const session = await inspector(service.proc.logFile);
+  const load = startLoadWorker({ url: service.url, token, connections: 16 });
   try {
-    const seeded = { value: SEED_BASE };
-    await load(service.url, token, { connections: 16, amount: SEED, next: post(seeded) });
+    await load.run({ kind: 'post', amount: SEED, runBase: SEED_BASE });
     await session.call('HeapProfiler.enable');
     await session.call('HeapProfiler.startSampling', {
       samplingInterval: 1024,
       includeObjectsCollectedByMajorGC: true,
       includeObjectsCollectedByMinorGC: true,
     });
-    const n = { value: kind === 'get' ? 0 : SEED_BASE + SEED };
-    const result = await load(service.url, token, {
-      connections: 16,
-      seconds: SECONDS,
-      next: kind === 'get' ? get(n) : post(n),
+    const result = await load.run({
+      kind,
+      duration: SECONDS,
+      runBase: RUN_BASE,
+      readBase: SEED_BASE,
+      readCount: SEED,
     });
     const { profile } = await session.call('HeapProfiler.stopSampling');
-    const requests = result.requests.total;
+    const requests = result.responses;
     const byPackage = aggregate(profile.head, (frame) => where(frame.url));
     const byFunction = aggregate(
       profile.head,
@@ -192,6 +164,7 @@ async function main() {
     writeFileSync(output, text);
     console.log(`${text}\nwritten: ${output}`);
   } finally {
+    load.stop();
     session.close();
     await service.proc.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -10,8 +10,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { plantBody } from './lib/ids.mjs';
+import { RUN_BASE, SEED_BASE } from './lib/ids.mjs';
+import { startLoadWorker } from './lib/load.mjs';
 import { chartPod, enablePod } from './lib/pod.mjs';
 import { startService } from './lib/targets.mjs';
 
@@ -21,34 +21,6 @@ const seconds = Number(process.argv[2] ?? 10);
 const TOKEN = 'gc-pauses-token-0123456789abcdefghijklmn';
 const TRACE =
   /ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Sweep)\b[^,]*, ([\d.]+) \/ [\d.]+ ms/;
-
-function load(url, options) {
-  let n = 1;
-  return new Promise((resolve, reject) => {
-    autocannon(
-      {
-        url,
-        connections: 16,
-        ...options,
-        requests: [
-          {
-            setupRequest: (request) => {
-              request.method = 'POST';
-              request.path = '/plants';
-              request.headers = {
-                authorization: `Bearer ${TOKEN}`,
-                'content-type': 'application/json',
-              };
-              request.body = plantBody(options.base + n++);
-              return request;
-            },
-          },
-        ],
-      },
-      (error, result) => (error ? reject(error) : resolve(result)),
-    );
-  });
-}
 
 const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
@@ -64,10 +36,11 @@ async function main() {
     token: TOKEN,
     nodeArgs: ['--trace-gc'],
   });
+  const load = startLoadWorker({ url: service.url, token: TOKEN, kind: 'post', connections: 16 });
   try {
-    await load(service.url, { amount: 2_000, base: 1 });
+    await load.run({ amount: 2_000, runBase: SEED_BASE });
     const before = readFileSync(service.proc.logFile, 'utf8').length;
-    const result = await load(service.url, { duration: seconds, base: 10_000_000 });
+    const result = await load.run({ duration: seconds, runBase: RUN_BASE });
     await service.proc.stop();
     const pauses = new Map();
     for (const line of readFileSync(service.proc.logFile, 'utf8').slice(before).split('\n')) {
@@ -82,8 +55,8 @@ async function main() {
     const text = [
       '# Garbage-collection pauses of the service, POST /plants at 16 connections, sqlite',
       '',
-      `${seconds} s at ${Math.round(result.requests.average)} req/s (autocannon's p99 ` +
-        `${result.latency.p99} ms, max ${result.latency.max} ms), after 2000 warm-up requests; ` +
+      `${seconds} s at ${Math.round(result.rps)} req/s (p99 ${result.p99.toFixed(2)} ms, ` +
+        `max ${result.max.toFixed(2)} ms), after 2000 warm-up requests; ` +
         (why
           ? `no pod memory limit (${why}); `
           : `as in the pod (${chart.memory}, NODE_OPTIONS=${chart.nodeOptions || '(none)'}); `) +
@@ -97,6 +70,7 @@ async function main() {
     writeFileSync(join(BENCH, 'results', 'gc-pauses.md'), text);
     console.log(`${text}\nwritten: bench/results/gc-pauses.md`);
   } finally {
+    load.stop();
     await service.proc.stop();
     rmSync(dir, { recursive: true, force: true });
   }

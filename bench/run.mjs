@@ -7,7 +7,7 @@
  * separate process (lib/load-worker.mjs). Runs are interleaved, round after round, and the
  * figures are medians over the rounds, because the shared machines are noisy.
  */
-import { fork, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   copyFileSync,
@@ -26,6 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { summarizeProfile } from './lib/cpuprofile.mjs';
 import { RUN_BASE, RUN_BLOCK, SEED_BASE, plantId } from './lib/ids.mjs';
+import { startLoadWorker } from './lib/load.mjs';
 import { evaluateGoals, markdown } from './lib/report.mjs';
 import { summarize } from './lib/stats.mjs';
 import {
@@ -208,28 +209,6 @@ async function snapshotBuild(dataRoot) {
   copyFileSync(join(ROOT, 'openapi.json'), join(build, 'openapi.json'));
   symlinkSync(join(ROOT, 'node_modules'), join(build, 'node_modules'), 'dir');
   return build;
-}
-
-/** The load generator process; `run(job)` resolves with its result. */
-function startLoadWorker(defaults) {
-  const worker = fork(join(BENCH, 'lib/load-worker.mjs'), [], { stdio: 'inherit' });
-  const pending = new Map();
-  let nextId = 0;
-  worker.on('message', ({ id, result, error }) => {
-    const entry = pending.get(id);
-    pending.delete(id);
-    if (error) entry?.reject(new Error(error));
-    else entry?.resolve(result);
-  });
-  return {
-    run: (job) =>
-      new Promise((resolve, reject) => {
-        const id = nextId++;
-        pending.set(id, { resolve, reject });
-        worker.send({ ...defaults, ...job, id });
-      }),
-    stop: () => worker.kill(),
-  };
 }
 
 function machine(dataRoot) {

@@ -112,21 +112,18 @@ export function enablePod({ memory, nodeOptions }) {
 }
 
 /**
- * How to start `node args` as in the pod: the command, its arguments and environment, and the
- * cgroup to remove once the process has exited. The shell joins the cgroup, then execs node, so
+ * How to start `node args`: as in the pod when `inPod` and the pod is enabled, else as is. The
+ * command, its arguments and environment, and the cgroup to remove once the process has exited. The shell joins the cgroup, then execs node, so
  * V8 sees the limit from its first allocation and the pid stays the one spawn returns. NODE_OPTIONS
  * come first, so options on the command line (--compare-args) still win.
  */
-export function podLaunch(name, nodePath, args, env) {
-  if (!pod) return { command: nodePath, args, env, remove: () => {} };
+export function podLaunch(name, nodePath, args, env, inPod = true) {
+  if (!pod || !inPod) return { command: nodePath, args, env, remove: () => {} };
   const withOptions = pod.nodeOptions
     ? { ...env, NODE_OPTIONS: [pod.nodeOptions, env.NODE_OPTIONS].filter(Boolean).join(' ') }
     : env;
   if (!pod.limit) return { command: nodePath, args, env: withOptions, remove: () => {} };
-  const dir = join(
-    pod.limit.hierarchy.root,
-    `plant-store-bench-${process.pid}-${++started}-${name}`,
-  );
+  const dir = join(pod.limit.hierarchy.root, `${PREFIX}${process.pid}-${++started}-${name}`);
   mkdirSync(dir, { recursive: true });
   made.add(dir);
   writeFileSync(join(dir, pod.limit.hierarchy.limitFile), String(pod.limit.bytes));

@@ -48,9 +48,7 @@ export async function startProcess({
 }) {
   const log = openSync(logFile, 'a');
   const started = process.hrtime.bigint();
-  const launch = inPod
-    ? podLaunch(name, process.execPath, args, env)
-    : { command: process.execPath, args, env, remove: () => {} };
+  const launch = podLaunch(name, process.execPath, args, env, inPod);
   const child = spawn(launch.command, launch.args, {
     env: launch.env,
     cwd,

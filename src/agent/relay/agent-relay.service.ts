@@ -4,7 +4,6 @@ import {
   Inject,
   Injectable,
   type OnApplicationBootstrap,
-  Optional,
 } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
@@ -12,16 +11,8 @@ import { Gauge } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { McpSupervisorService } from '../mcp/mcp-supervisor.service.js';
-import {
-  AgentRelayClient,
-  DEFAULT_RELAY_TIMINGS,
-  type RelayStatus,
-  type RelayTimings,
-} from './agent-relay-client.js';
+import { AgentRelayClient, DEFAULT_RELAY_TIMINGS, type RelayStatus } from './agent-relay-client.js';
 import { relayUrl } from './relay-protocol.js';
-
-/** Optional override of the relay timings (tests); the defaults are the issue's. */
-export const RELAY_TIMINGS = Symbol('RELAY_TIMINGS');
 
 /**
  * The connection to the agent's server, when SERVICE_AGENT_TOKEN and SERVICE_SERVER_URL are
@@ -37,7 +28,6 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
     @Inject(LOGGER) logger: Logger,
     mcp: McpSupervisorService,
     @InjectMetric('agent_server_connected') connected: Gauge<string>,
-    @Optional() @Inject(RELAY_TIMINGS) timings?: RelayTimings,
   ) {
     connected.set(0);
     if (!config.agent) return;
@@ -50,7 +40,7 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
       sessions: mcp.supervisor,
       logger,
       connectedGauge: connected,
-      timings: timings ?? DEFAULT_RELAY_TIMINGS,
+      timings: DEFAULT_RELAY_TIMINGS,
     });
   }
 
