@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.types.js';
 import { KYSELY } from './database.tokens.js';
+import { StoreIntegrityService } from './store-integrity.service.js';
 
 export interface PingResult {
   up: boolean;
@@ -11,18 +12,26 @@ export interface PingResult {
 /**
  * `select 1`, raced against a timeout so a hung database gives a fast "down" rather than a
  * hung probe. The last result is kept for `db_up`, so a metrics scrape costs no query.
+ * A fault of the store's files (deleted, replaced, corrupt) is "down" whatever the ping says:
+ * `select 1` still answers from a deleted file.
  */
 @Injectable()
 export class DatabasePingService {
   private last: PingResult = { up: true };
 
-  constructor(@Inject(KYSELY) private readonly db: Kysely<Database>) {}
+  constructor(
+    @Inject(KYSELY) private readonly db: Kysely<Database>,
+    private readonly integrity: StoreIntegrityService,
+  ) {}
 
   get lastResult(): PingResult {
-    return this.last;
+    const problem = this.integrity.knownProblem;
+    return problem === undefined ? this.last : { up: false, error: problem };
   }
 
   async ping(timeoutMs: number): Promise<PingResult> {
+    const problem = this.integrity.check();
+    if (problem !== undefined) return (this.last = { up: false, error: problem });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);

@@ -9,25 +9,34 @@ import { KYSELY } from './database.tokens.js';
 import { migrateToLatest } from './migrate.js';
 import { openPostgres, waitForPostgres } from './postgres.connection.js';
 import { openSqlite } from './sqlite.connection.js';
+import type { SqliteFileIdentity } from './sqlite-file-identity.js';
+import { StoreIntegrityService } from './store-integrity.service.js';
 
 /**
  * Opens the configured store (embedded SQLite by default, PostgreSQL with DATABASE_URL),
- * waits for it, migrates it, and closes it when the app shuts down.
+ * waits for it, checks it, migrates it, and closes it when the app shuts down.
  */
+/** What the store factory opened: the Kysely instance and, for SQLite, its files' identity. */
+const OPENED_STORE = Symbol('OPENED_STORE');
+interface OpenedStore {
+  db: Kysely<Database>;
+  identity?: SqliteFileIdentity;
+}
+
 @Global()
 @Module({
   providers: [
     {
-      provide: KYSELY,
+      provide: OPENED_STORE,
       inject: [APP_CONFIG, LOGGER],
-      useFactory: async (config: AppConfig, logger: Logger): Promise<Kysely<Database>> => {
+      useFactory: async (config: AppConfig, logger: Logger): Promise<OpenedStore> => {
         const { database } = config;
-        let db: Kysely<Database>;
+        let opened: OpenedStore;
         if (database.kind === 'sqlite') {
-          db = openSqlite(database.file);
+          opened = openSqlite(database.file, config.dataDir);
           logger.info({ store: 'sqlite', file: database.file }, 'embedded store opened');
         } else {
-          db = openPostgres({ url: database.url.reveal(), logger });
+          const db = openPostgres({ url: database.url.reveal(), logger });
           try {
             await waitForPostgres(db, { ...database, url: '', logger });
           } catch (error) {
@@ -35,14 +44,22 @@ import { openSqlite } from './sqlite.connection.js';
             throw error;
           }
           logger.info({ store: 'postgres', target: database.target }, 'PostgreSQL connected');
+          opened = { db };
         }
-        await migrateToLatest(db, logger);
-        return db;
+        await migrateToLatest(opened.db, logger);
+        return opened;
       },
+    },
+    { provide: KYSELY, inject: [OPENED_STORE], useFactory: (store: OpenedStore) => store.db },
+    {
+      provide: StoreIntegrityService,
+      inject: [OPENED_STORE, LOGGER],
+      useFactory: (store: OpenedStore, logger: Logger) =>
+        new StoreIntegrityService(store.identity, logger),
     },
     DatabasePingService,
   ],
-  exports: [KYSELY, DatabasePingService],
+  exports: [KYSELY, DatabasePingService, StoreIntegrityService],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(@Inject(KYSELY) private readonly db: Kysely<Database>) {}

@@ -69,4 +69,30 @@ describe('GroupCommitQueue', () => {
     await Promise.all([1, 2, 3, 4, 5, 6].map((n) => queue.push(n)));
     expect(peak).toBe(3);
   });
+
+  it('answers a flush only after `confirm` passed, and rejects all of it when it throws', async () => {
+    const flushed: string[][] = [];
+    let intact = true;
+    const queue = new GroupCommitQueue<string, string>({
+      flush: (items) => {
+        flushed.push(items);
+        return Promise.resolve(items);
+      },
+      key: String,
+      maxBatch: 10,
+      concurrency: 1,
+      confirm: () => {
+        if (!intact) throw new Error('file gone');
+      },
+    });
+    expect(await Promise.all(['a', 'b'].map((item) => queue.push(item)))).toEqual(['a', 'b']);
+    intact = false;
+    const results = await Promise.allSettled(['c', 'd'].map((item) => queue.push(item)));
+    // Committed, yet not acknowledged.
+    expect(flushed).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+  });
 });

@@ -12,6 +12,12 @@ export interface GroupCommitOptions<T, R> {
   maxBatch: number;
   /** Flushes in flight at once: 1 for SQLite's single writer, more for a PostgreSQL pool. */
   concurrency: number;
+  /**
+   * Runs after a flush committed and before any of its items is answered. If it throws, every
+   * item of the flush is rejected with that error: a commit that would not survive a restart
+   * (the store's file deleted meanwhile) is never acknowledged. Once per flush, not per item.
+   */
+  confirm?: () => void;
 }
 
 interface Pending<T, R> {
@@ -64,6 +70,10 @@ export class GroupCommitQueue<T, R> {
     this.inFlight++;
     this.options
       .flush(batch.map((p) => p.item))
+      .then((results) => {
+        this.options.confirm?.();
+        return results;
+      })
       .then(
         (results) => batch.forEach((p, i) => p.resolve(results[i] as R)),
         (error: unknown) => batch.forEach((p) => p.reject(error)),

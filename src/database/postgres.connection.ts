@@ -39,8 +39,35 @@ export function openPostgres(options: Pick<PostgresOptions, 'url' | 'logger'>): 
 }
 
 /**
+ * Answers at start that waiting will not change: the server is up and refuses us. SQLSTATE
+ * 28P01 (wrong password), 28000 (no such role, or pg_hba.conf rejects the connection) and
+ * 3D000 (no such database). The server's own message names the user or the database, never
+ * the password.
+ */
+const REFUSALS: Record<string, string> = {
+  '28P01': 'refused the login: check the user and password of DATABASE_URL (or PGPASSWORD)',
+  '28000':
+    "refused the login: check the user of DATABASE_URL and the server's pg_hba.conf for this client",
+  '3D000': 'has no such database: create it, or fix the database name in DATABASE_URL',
+};
+
+/** A start-up failure that retrying cannot fix; the message says what to change. */
+export class PostgresRefusedError extends Error {}
+
+export function refusalOf(error: unknown, target: string): PostgresRefusedError | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code !== 'string' || !Object.hasOwn(REFUSALS, code)) return undefined;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new PostgresRefusedError(
+    `PostgreSQL at ${target} ${REFUSALS[code]} (SQLSTATE ${code}: ${reason})`,
+    { cause: error },
+  );
+}
+
+/**
  * PostgreSQL may start after us (a bundled database in the same Helm release): retry with
- * backoff for a bounded time, then give up with a message that says where we tried.
+ * backoff for a bounded time, then give up with a message that says where we tried. A refusal
+ * (bad credentials, no such database) is not retried: it exits at once, saying what to fix.
  */
 export async function waitForPostgres(
   db: Kysely<Database>,
@@ -53,6 +80,8 @@ export async function waitForPostgres(
       await sql`select 1`.execute(db);
       return;
     } catch (error) {
+      const refusal = refusalOf(error, options.target);
+      if (refusal) throw refusal;
       const reason = error instanceof Error ? error.message : String(error);
       if (Date.now() + delay > deadline) {
         throw new Error(

@@ -2,10 +2,20 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { isCorruption } from './database-unavailable.error.js';
 import type { Database } from './database.types.js';
+import { SqliteFileIdentity } from './sqlite-file-identity.js';
 import { StatementCachingDatabase } from './statement-cache.js';
 
 export class DataDirInUseError extends Error {}
+
+/** The store cannot be opened; the message names the cause, DATA_DIR and the file. */
+export class SqliteOpenError extends Error {}
+
+export interface OpenedSqlite {
+  db: Kysely<Database>;
+  identity: SqliteFileIdentity;
+}
 
 /**
  * The embedded store. Durability: WAL journal with synchronous=FULL, so every commit is
@@ -15,29 +25,69 @@ export class DataDirInUseError extends Error {}
  * One writer: locking_mode=EXCLUSIVE makes this process hold the file's lock for its whole
  * life, so a second process on the same DATA_DIR fails at start with a clear message instead
  * of interleaving writes. The OS releases the lock when the process dies, even on `kill -9`.
+ *
+ * Integrity: `PRAGMA quick_check` reads every page once at start (about 75 ms for 1M plants,
+ * a 32 MB file, from the page cache; linear in the file's size), so a damaged file stops the
+ * start with a message naming it instead of answering 404 for rows that exist.
  */
-export function openSqlite(file: string): Kysely<Database> {
-  mkdirSync(dirname(file), { recursive: true });
-  const database = new BetterSqlite3(file);
+export function openSqlite(file: string, dataDir: string): OpenedSqlite {
+  let database: BetterSqlite3.Database;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    database = new BetterSqlite3(file);
+  } catch (error) {
+    throw notUsable(file, dataDir, error);
+  }
   // int64 ids come back as bigint, never rounded to a JS number.
   database.defaultSafeIntegers(true);
-  // exec, not pragma(): pragma() makes a throwaway Statement (see statement-cache.ts).
-  database.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA busy_timeout = 0;');
+  const cached = new StatementCachingDatabase(database);
   try {
+    // exec, not pragma(): pragma() makes a throwaway Statement (see statement-cache.ts).
+    database.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA busy_timeout = 0;');
     database.exec('PRAGMA journal_mode = WAL;');
     // Take the exclusive lock now rather than at the first request.
     database.exec('BEGIN IMMEDIATE; COMMIT;');
+    database.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
+    checkIntegrity(cached, file);
   } catch (error) {
     database.close();
-    if ((error as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_BUSY')) {
       throw new DataDirInUseError(
         `${file} is in use by another Plant Store process; the embedded store allows one process per DATA_DIR (use DATABASE_URL for several replicas)`,
       );
     }
+    if (isCorruption(error)) throw corrupt(file, `${code}: ${(error as Error).message}`);
+    if (/^SQLITE_(CANTOPEN|READONLY|IOERR|PERM|AUTH)/.test(code))
+      throw notUsable(file, dataDir, error);
     throw error;
   }
-  database.exec('PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;');
-  return new Kysely<Database>({
-    dialect: new SqliteDialect({ database: new StatementCachingDatabase(database) }),
-  });
+  return {
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) }),
+    identity: new SqliteFileIdentity(file),
+  };
+}
+
+/** quick_check: every page and record well formed (integrity_check also cross-checks indexes). */
+function checkIntegrity(database: StatementCachingDatabase, file: string): void {
+  // Through the statement cache: a Statement must never become garbage (see statement-cache.ts).
+  const rows = database.prepare('PRAGMA quick_check(5)').all([]) as { quick_check: string }[];
+  const findings = rows.map((row) => row.quick_check);
+  if (findings.length !== 1 || findings[0] !== 'ok') throw corrupt(file, findings.join('; '));
+}
+
+function corrupt(file: string, detail: string): SqliteOpenError {
+  return new SqliteOpenError(
+    `the database file ${file} is corrupt (${detail}); the service will not start on it: restore it from a backup, or move it away to start an empty store`,
+  );
+}
+
+function notUsable(file: string, dataDir: string, error: unknown): SqliteOpenError {
+  const code = (error as { code?: string }).code;
+  const reason = error instanceof Error ? error.message : String(error);
+  const uid = process.getuid?.();
+  return new SqliteOpenError(
+    `cannot open the embedded store ${file}: DATA_DIR (${dataDir}) must be a directory this process can write${uid === undefined ? '' : ` (uid ${uid})`} (${code ? `${code}: ` : ''}${reason})`,
+    { cause: error },
+  );
 }

@@ -10,6 +10,7 @@ import type { Database } from '../database/database.types.js';
 import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
+import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import type { Plant } from './plant.js';
 import { PlantsRepository } from './plants.repository.js';
@@ -19,14 +20,20 @@ const logger = pino({ level: 'silent' });
 const stores = [
   {
     kind: 'sqlite' as const,
-    open: () =>
-      Promise.resolve(openSqlite(join(mkdtempSync(join(tmpdir(), 'plants-repo-')), 'p.sqlite'))),
+    open: () => {
+      const dir = mkdtempSync(join(tmpdir(), 'plants-repo-'));
+      const { db, identity } = openSqlite(join(dir, 'p.sqlite'), dir);
+      return Promise.resolve({ db, integrity: new StoreIntegrityService(identity, logger) });
+    },
   },
   ...(postgresAvailable
     ? [
         {
           kind: 'postgres' as const,
-          open: async () => openPostgres({ url: await createTestDatabase(), logger }),
+          open: async () => ({
+            db: openPostgres({ url: await createTestDatabase(), logger }),
+            integrity: new StoreIntegrityService(undefined, logger),
+          }),
         },
       ]
     : []),
@@ -39,10 +46,16 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
   const plant = (id: bigint, name = `p${id}`, tag?: string): Plant => ({ id, name, tag });
 
   beforeAll(async () => {
-    db = await store.open();
+    const opened = await store.open();
+    db = opened.db;
     await migrateToLatest(db, logger);
     const config = { database: { kind: store.kind } } as AppConfig;
-    repository = new PlantsRepository(db, config, new DatabasePingService(db));
+    repository = new PlantsRepository(
+      db,
+      config,
+      new DatabasePingService(db, opened.integrity),
+      opened.integrity,
+    );
   });
   afterAll(async () => {
     await db.destroy();

@@ -6,6 +6,7 @@ import { DatabasePingService } from '../database/database-ping.service.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
 import { GroupCommitQueue } from '../database/group-commit-queue.js';
+import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import type { InsertOutcome, Plant } from './plant.js';
 
 /**
@@ -35,6 +36,7 @@ export class PlantsRepository {
     @Inject(KYSELY) private readonly db: Kysely<Database>,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly health: DatabasePingService,
+    private readonly integrity: StoreIntegrityService,
   ) {
     this.inserts = new GroupCommitQueue({
       flush: (plants) => this.insertBatch(plants),
@@ -42,6 +44,8 @@ export class PlantsRepository {
       maxBatch: MAX_BATCH,
       // SQLite has one writer; PostgreSQL commits several batches in parallel on the pool.
       concurrency: config.database.kind === 'sqlite' ? 1 : 4,
+      // Nothing is acknowledged that a restart would not find (the file deleted or replaced).
+      confirm: () => this.integrity.assertDurable(),
     });
     this.selectByIdQuery = this.db
       .selectFrom('plants')
@@ -81,6 +85,8 @@ export class PlantsRepository {
   delete(id: bigint): Promise<boolean> {
     return this.run(async () => {
       const result = await this.db.deleteFrom('plants').where('id', '=', id).executeTakeFirst();
+      // A single-statement commit: confirmed like a group commit before it is acknowledged.
+      this.integrity.assertDurable();
       return result.numDeletedRows > 0n;
     });
   }
@@ -134,13 +140,19 @@ export class PlantsRepository {
     return query;
   }
 
-  /** Connection failures become DatabaseUnavailableError (503) and move `db_up`. */
+  /**
+   * Connection failures and a damaged store become DatabaseUnavailableError (503) and move
+   * `db_up`; once the store's file is known to be lost or corrupt, nothing reaches it.
+   */
   private async run<T>(query: () => Promise<T>): Promise<T> {
     try {
+      this.integrity.assertNoKnownProblem();
       const result = await query();
       if (!this.health.lastResult.up) this.health.record(true);
       return result;
     } catch (error) {
+      if (error instanceof DatabaseUnavailableError) throw error;
+      this.integrity.observe(error);
       if (isUnavailable(error)) {
         this.health.record(false, error instanceof Error ? error.message : undefined);
         throw new DatabaseUnavailableError(error);

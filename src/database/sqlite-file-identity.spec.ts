@@ -1,0 +1,47 @@
+import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SqliteFileIdentity } from './sqlite-file-identity.js';
+
+function files(): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'file-identity-')), 'plants.sqlite');
+  writeFileSync(file, 'db');
+  writeFileSync(`${file}-wal`, 'wal');
+  return file;
+}
+
+describe('SqliteFileIdentity', () => {
+  it('reports nothing while both files are in place, even rewritten in place', () => {
+    const file = files();
+    const identity = new SqliteFileIdentity(file);
+    writeFileSync(file, 'more data');
+    expect(identity.problem()).toBeUndefined();
+  });
+
+  it.each([
+    ['the file deleted', (f: string) => rmSync(f), /database file .* was deleted/],
+    [
+      'the file replaced',
+      (f: string) => {
+        copyFileSync(f, `${f}.new`);
+        renameSync(`${f}.new`, f);
+      },
+      /database file .* was replaced/,
+    ],
+    ['the WAL deleted', (f: string) => rmSync(`${f}-wal`), /WAL file .*-wal was deleted/],
+    [
+      'the WAL replaced',
+      (f: string) => {
+        copyFileSync(`${f}-wal`, `${f}.new`);
+        renameSync(`${f}.new`, `${f}-wal`);
+      },
+      /WAL file .*-wal was replaced/,
+    ],
+  ])('names %s', (_, act, says) => {
+    const file = files();
+    const identity = new SqliteFileIdentity(file);
+    act(file);
+    expect(identity.problem()).toMatch(says);
+  });
+});

@@ -1,0 +1,91 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startApp, tempDir } from './support/app-process.js';
+import { freePort } from './support/free-port.js';
+import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.js';
+import { RefusingPostgres } from './support/refusing-postgres.js';
+import { startOutcome } from './support/start-outcome.js';
+
+const SECRET = 'hunter2hunter2';
+
+describe('DATA_DIR that cannot hold the embedded store', () => {
+  const cases: { name: string; dataDir: () => string }[] = [
+    {
+      name: 'a path under a regular file',
+      dataDir: () => {
+        const file = join(tempDir('not-a-dir'), 'file');
+        writeFileSync(file, '');
+        return join(file, 'data');
+      },
+    },
+    {
+      name: 'a folder where plants.sqlite cannot be created',
+      dataDir: () => {
+        const dir = tempDir('blocked');
+        mkdirSync(join(dir, 'plants.sqlite'));
+        return dir;
+      },
+    },
+  ];
+  it.each(cases)('exits 1 naming DATA_DIR and the path: $name', async ({ dataDir }) => {
+    const dir = dataDir();
+    const app = await startApp({ env: { DATA_DIR: dir }, waitForHealth: false });
+    expect(await startOutcome(app)).toBe(1);
+    expect(app.output()).toContain(`DATA_DIR (${dir}) must be a directory this process can write`);
+    expect(app.output()).toContain(join(dir, 'plants.sqlite'));
+  });
+});
+
+describe('PostgreSQL refusing the login at start', () => {
+  it('a wrong password (28P01) exits at once, saying so, without printing the password', async () => {
+    const server = new RefusingPostgres();
+    const port = await freePort();
+    await server.start(port);
+    try {
+      const app = await startApp({
+        env: {
+          DATABASE_URL: `postgres://plants:${SECRET}@127.0.0.1:${port}/plants`,
+          DATABASE_STARTUP_TIMEOUT_SECONDS: '300',
+        },
+        waitForHealth: false,
+      });
+      expect(await startOutcome(app)).toBe(1);
+      // The client did send the password: the refusal is about it.
+      expect(server.passwords).toContain(SECRET);
+      expect(app.output()).toContain(`PostgreSQL at 127.0.0.1:${port}/plants refused the login`);
+      expect(app.output()).toContain('28P01');
+      expect(app.output()).not.toContain(SECRET);
+      expect(app.output()).not.toContain('retrying');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  describe.skipIf(!postgresAvailable)('on a real server', () => {
+    const refused = async (url: URL, code: string, says: string) => {
+      const app = await startApp({
+        env: { DATABASE_URL: url.toString(), DATABASE_STARTUP_TIMEOUT_SECONDS: '300' },
+        waitForHealth: false,
+      });
+      expect(await startOutcome(app)).toBe(1);
+      expect(app.output()).toContain(says);
+      expect(app.output()).toContain(`SQLSTATE ${code}`);
+      expect(app.output()).not.toContain(SECRET);
+      expect(app.output()).not.toContain('retrying');
+    };
+
+    it('a role that does not exist (28000) exits at once', async () => {
+      const url = new URL(TEST_DATABASE_URL);
+      url.username = 'no_such_role';
+      url.password = SECRET;
+      await refused(url, '28000', 'refused the login');
+    });
+
+    it('a database that does not exist (3D000) exits at once', async () => {
+      const url = new URL(TEST_DATABASE_URL);
+      url.pathname = '/no_such_database';
+      await refused(url, '3D000', 'has no such database');
+    });
+  });
+});

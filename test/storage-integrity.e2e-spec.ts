@@ -1,0 +1,185 @@
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { type RunningApp, startApp } from './support/app-process.js';
+import { call, isErrorBody } from './support/http.js';
+import { startOutcome } from './support/start-outcome.js';
+
+const create = (app: RunningApp, id: number) =>
+  call(`${app.apiUrl}/plants`, {
+    method: 'POST',
+    token: app.token,
+    body: `{"id": ${id}, "name": "p${id}"}`,
+  });
+
+const health = async (app: RunningApp) => {
+  const answer = await call(`${app.healthUrl}/health`);
+  const details = (
+    answer.json as { details?: Record<string, { status: string; message?: string }> }
+  ).details;
+  return { status: answer.status, database: details?.database };
+};
+
+const dbUp = async (app: RunningApp) =>
+  (await call(`${app.metricsUrl}/metrics`)).text.match(/^db_up (\d)/m)?.[1];
+
+const storeFile = (app: RunningApp) => join(app.dataDir, 'plants.sqlite');
+
+describe('the embedded store file lost while the service runs', () => {
+  const cases: { name: string; act: (file: string) => void; says: RegExp }[] = [
+    {
+      name: 'the data files deleted (rm plants.sqlite*)',
+      act: (file) => {
+        const dir = join(file, '..');
+        for (const name of readdirSync(dir).filter((n) => n.startsWith('plants.sqlite')))
+          rmSync(join(dir, name));
+      },
+      says: /database file .*plants\.sqlite was deleted/,
+    },
+    {
+      name: 'the database file replaced by a copy of itself',
+      act: (file) => {
+        copyFileSync(file, `${file}.copy`);
+        renameSync(`${file}.copy`, file);
+      },
+      says: /database file .*plants\.sqlite was replaced by another file/,
+    },
+    {
+      name: 'the WAL file deleted',
+      act: (file) => rmSync(`${file}-wal`),
+      says: /WAL file .*plants\.sqlite-wal was deleted/,
+    },
+  ];
+
+  it.each(cases)(
+    '$name: writes answer 503 from the next commit on, /health fails naming it',
+    async ({ act, says }) => {
+      const app = await startApp();
+      try {
+        for (const id of [1, 2, 3]) expect((await create(app, id)).status).toBe(200);
+        act(storeFile(app));
+        // No wait: the very next commit is checked before it is acknowledged.
+        const answers = await Promise.all([10, 11, 12, 13].map((id) => create(app, id)));
+        expect(answers.map((a) => a.status)).toEqual([503, 503, 503, 503]);
+        expect(answers.every(isErrorBody)).toBe(true);
+        expect(answers[0]!.text).not.toMatch(/sqlite|inode|\/tmp/i);
+        expect(
+          (await call(`${app.apiUrl}/plants/1`, { method: 'DELETE', token: app.token })).status,
+        ).toBe(503);
+
+        const { status, database } = await health(app);
+        expect(status).toBe(503);
+        expect(database?.status).toBe('down');
+        expect(database?.message).toMatch(says);
+        expect(await dbUp(app)).toBe('0');
+        expect(app.output()).toMatch(says);
+        // It stays so: a restart is what brings the store back.
+        expect((await create(app, 20)).status).toBe(503);
+      } finally {
+        await app.stop();
+      }
+    },
+  );
+
+  it('a deleted file is noticed by /health even when no write comes', async () => {
+    const app = await startApp();
+    try {
+      expect((await create(app, 1)).status).toBe(200);
+      rmSync(storeFile(app));
+      const { status, database } = await health(app);
+      expect(status).toBe(503);
+      expect(database?.message).toMatch(/was deleted/);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+/**
+ * 16 KiB of deterministic pseudo-random bytes (a SHA-256 chain), page-aligned at `fraction` of
+ * the file. The rows were written in id order, so that part of the file holds about that part
+ * of the ids.
+ */
+function corrupt(file: string, fraction: number): void {
+  const bytes: Buffer[] = [];
+  let block = createHash('sha256').update('plant-store').digest();
+  for (let i = 0; i < 512; i++) {
+    bytes.push(block);
+    block = createHash('sha256').update(block).digest();
+  }
+  const pageSize = 4096;
+  const offset = Math.floor((statSync(file).size * fraction) / pageSize) * pageSize;
+  const fd = openSync(file, 'r+');
+  try {
+    writeSync(fd, Buffer.concat(bytes), 0, 16_384, offset);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * 2M plants, a 33 MB file: twice better-sqlite3's 16 MB page cache, so after the start's
+ * integrity check (which reads every page, in order) the first half of the file is no longer
+ * cached and a query there reads what is on disk now.
+ */
+const ROWS = 2_000_000;
+
+/** A stopped service's data folder holding ROWS plants. */
+async function bigStore(): Promise<{ dataDir: string; token: string }> {
+  const app = await startApp();
+  expect((await create(app, 1)).status).toBe(200);
+  expect(await app.stop()).toBe(0);
+  const database = new BetterSqlite3(join(app.dataDir, 'plants.sqlite'));
+  const insert = database.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, NULL)');
+  database.transaction(() => {
+    for (let id = 2; id <= ROWS; id++) insert.run(id, `p${id}`);
+  })();
+  database.close();
+  return { dataDir: app.dataDir, token: app.token };
+}
+
+describe('a corrupted embedded store', () => {
+  it('refuses to start, exit 1, naming the file', async () => {
+    const { dataDir, token } = await bigStore();
+    corrupt(join(dataDir, 'plants.sqlite'), 0.5);
+    const app = await startApp({ dataDir, env: { API_TOKENS: token }, waitForHealth: false });
+    expect(await startOutcome(app)).toBe(1);
+    expect(app.output()).toContain(
+      `the database file ${join(dataDir, 'plants.sqlite')} is corrupt`,
+    );
+  });
+
+  it('found at run time: rows answer 200 or 503, never 404 or 500, and /health fails', async () => {
+    const { dataDir, token } = await bigStore();
+    const app = await startApp({ dataDir, env: { API_TOKENS: token } });
+    try {
+      expect((await call(`${app.apiUrl}/plants/1`, { token })).status).toBe(200);
+      corrupt(join(dataDir, 'plants.sqlite'), 0.1);
+      const ids = Array.from({ length: 2000 }, (_, i) => ROWS * 0.05 + i * 100);
+      const statuses = new Map<number, number>();
+      for (const id of ids) {
+        const answer = await call(`${app.apiUrl}/plants/${id}`, { token });
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status === 503) expect(isErrorBody(answer)).toBe(true);
+      }
+      expect([...statuses.keys()].filter((s) => s !== 200 && s !== 503)).toEqual([]);
+      expect(statuses.get(503)).toBeGreaterThan(0);
+      const { status, database } = await health(app);
+      expect(status).toBe(503);
+      expect(database?.message).toMatch(/plants\.sqlite is corrupt \(SQLITE_CORRUPT/);
+    } finally {
+      await app.stop();
+    }
+  });
+});
