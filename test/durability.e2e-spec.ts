@@ -43,6 +43,48 @@ describe.each(storeVariants)('durability on $name', (store) => {
     await third.stop();
   });
 
+  it('loses no acknowledged plant to kill -9 under load', async () => {
+    const env = await store.env();
+    const app = await startApp({ env });
+    const acknowledged: number[] = [];
+    let unanswered = 0;
+    let nextId = 1;
+    let killed = false;
+    // 16 clients creating plants back to back until the process dies under them.
+    const client = async () => {
+      while (!killed) {
+        const id = nextId++;
+        try {
+          if ((await create(app.apiUrl, app.token, id)).status === 200) acknowledged.push(id);
+        } catch {
+          unanswered++;
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, client);
+    await expect.poll(() => acknowledged.length, { timeout: 30_000 }).toBeGreaterThan(500);
+    expect(await app.stop('SIGKILL')).toBe('SIGKILL');
+    killed = true;
+    await Promise.all(clients);
+    // The kill came with requests in flight: some never got an answer.
+    expect(unanswered).toBeGreaterThan(0);
+
+    const again = await startApp({ env: { ...env, API_TOKENS: app.token }, dataDir: app.dataDir });
+    const stored = new Set<number>();
+    let cursor: string | null = null;
+    do {
+      const page = await call(
+        `${again.apiUrl}/plants?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+        { token: app.token },
+      );
+      const body = page.json as { items: { id: number }[]; nextCursor: string | null };
+      for (const item of body.items) stored.add(item.id);
+      cursor = body.nextCursor;
+    } while (cursor);
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+    await again.stop();
+  });
+
   it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async () => {
     const env = await store.env();
     const app = await startApp({ env });
