@@ -56,6 +56,16 @@ describe('the embedded store file lost while the service runs', () => {
       says: /database file .*plants\.sqlite was replaced by another file/,
     },
     {
+      name: 'both files replaced, as when a backup is put back',
+      act: (file) => {
+        for (const name of [file, `${file}-wal`]) {
+          copyFileSync(name, `${name}.copy`);
+          renameSync(`${name}.copy`, name);
+        }
+      },
+      says: /database file .*plants\.sqlite was replaced by another file/,
+    },
+    {
       name: 'the WAL file deleted',
       act: (file) => rmSync(`${file}-wal`),
       says: /WAL file .*plants\.sqlite-wal was deleted/,
