@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
 import { call, isErrorBody } from './support/http.js';
 import { startOutcome } from './support/start-outcome.js';
@@ -164,6 +164,7 @@ describe('a corrupted embedded store', () => {
     const { dataDir, token } = await bigStore();
     corrupt(join(dataDir, 'plants.sqlite'), 0.5);
     const app = await startApp({ dataDir, env: { API_TOKENS: token }, waitForHealth: false });
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     expect(await startOutcome(app)).toBe(1);
     expect(app.output()).toContain(
       `the database file ${join(dataDir, 'plants.sqlite')} is corrupt`,
@@ -173,6 +174,7 @@ describe('a corrupted embedded store', () => {
   it('found at run time: rows answer 200 or 503, never 404 or 500, and /health fails', async () => {
     const { dataDir, token } = await bigStore();
     const app = await startApp({ dataDir, env: { API_TOKENS: token } });
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     try {
       expect((await call(`${app.apiUrl}/plants/1`, { token })).status).toBe(200);
       corrupt(join(dataDir, 'plants.sqlite'), 0.1);
