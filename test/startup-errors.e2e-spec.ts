@@ -1,7 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startApp, tempDir } from './support/app-process.js';
+import { MAIN, newToken, startApp, tempDir } from './support/app-process.js';
 import { freePort } from './support/free-port.js';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.js';
 import { RefusingPostgres } from './support/refusing-postgres.js';
@@ -35,6 +36,44 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
     expect(app.output()).toContain(`DATA_DIR (${dir}) must be a directory this process can write`);
     expect(app.output()).toContain(join(dir, 'plants.sqlite'));
   });
+
+  // The case operators meet: a volume the service's uid may not write. Root writes anywhere,
+  // so the service runs as `nobody` here; that needs root to start it.
+  it.skipIf(process.getuid?.() !== 0)(
+    'exits 1 naming DATA_DIR and the path: a folder this uid may not write',
+    async () => {
+      const base = tempDir('read-only');
+      chmodSync(base, 0o755);
+      const dataDir = join(base, 'data');
+      mkdirSync(dataDir, { mode: 0o555 });
+      writeFileSync(join(base, 'mcp-servers.json'), '{"mcpServers":{}}', { mode: 0o644 });
+      const child = spawn(process.execPath, [MAIN], {
+        uid: 65534,
+        gid: 65534,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          PATH: process.env.PATH,
+          NODE_ENV: 'test',
+          HOST: '127.0.0.1',
+          PORT: String(await freePort()),
+          SERVICE_HEALTH_CHECK_PORT: String(await freePort()),
+          SERVICE_METRICS_PORT: String(await freePort()),
+          SERVICE_CONFIG_DIR: base,
+          DATA_DIR: dataDir,
+          API_TOKENS: newToken(),
+          NO_COLOR: '1',
+        },
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      expect(output).toContain(
+        `DATA_DIR (${dataDir}) must be a directory this process can write (uid 65534)`,
+      );
+      expect(code).toBe(1);
+    },
+  );
 });
 
 describe('PostgreSQL refusing the login at start', () => {
