@@ -17,6 +17,8 @@ let app: RunningApp;
 let nextPlant = 1;
 const agentToken = newToken();
 const SERVERS = ['victim', 'hijacker', 'deep'] as const;
+/** What `victim` prints to stderr on request: an MCP server's own credential. */
+const childSecret = newToken();
 
 const allUp = () =>
   SERVERS.every((name) => server.inventory().some((s) => s.name === name && s.state === 'up'));
@@ -47,7 +49,12 @@ beforeAll(async () => {
       NODE_EXTRA_CA_CERTS: ca.caFile,
     },
     mcpServers: {
-      mcpServers: Object.fromEntries(SERVERS.map((name) => [name, hostileServer()])),
+      mcpServers: Object.fromEntries(
+        SERVERS.map((name) => [
+          name,
+          hostileServer(name === 'victim' ? { HOSTILE_SECRET: childSecret } : {}),
+        ]),
+      ),
     },
   });
   await waitFor(allUp, 'hostile servers up in the inventory');
@@ -162,6 +169,23 @@ describe('hostile peers of the agent (e2e)', () => {
     const answers = await Promise.all(slow);
     expect(answers.filter((a) => a.result !== undefined)).toHaveLength(1_000);
     await storeStillServes();
+  });
+
+  it("keeps a child's stderr out of /health (unauthenticated): logs only", async () => {
+    const said = await server.call('victim', 'tools/call', {
+      name: 'secret-to-stderr',
+      arguments: {},
+    });
+    expect(said.result).toMatchObject({ content: [{ text: 'said it' }] });
+    await waitFor(
+      () => logLines(app.output(), (l) => String(l.msg).includes(childSecret)).at(0),
+      'the stderr line in the log',
+    );
+    const health = await call(`${app.healthUrl}/health`);
+    expect(health.status).toBe(200);
+    expect(health.text).toContain('"victim"');
+    expect(health.text).not.toContain(childSecret);
+    expect(health.text).not.toContain('hostile fixture ready');
   });
 
   it('closes the connection on a frame over 4 MiB (1009), reconnects, and stays up', async () => {

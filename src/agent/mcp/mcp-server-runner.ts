@@ -108,8 +108,12 @@ export class McpServerRunner {
       resources: this.#resources,
       prompts: this.#prompts,
       lastError: this.#lastError,
-      lastStderr: this.#stderr.recent(),
     };
+  }
+
+  /** The child's last stderr lines, oldest first: for logs, never for /health. */
+  recentStderr(): string[] {
+    return this.#stderr.recent();
   }
 
   /** Starts the lifecycle in the background; never throws, never blocks on the child. */

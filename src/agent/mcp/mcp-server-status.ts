@@ -12,8 +12,8 @@ export interface McpServerStatus {
   resources: number;
   prompts: number;
   lastError: string | null;
-  /** The child's last stderr lines, oldest first. */
-  lastStderr: string[];
+  // No stderr lines here: this is shown on /health, unauthenticated and reachable from the
+  // cluster, and a child's stderr may print its secrets. Stderr goes to the logs only.
 }
 
 /** A tool as the agent's server sees it in `hello` and `inventory`. */
