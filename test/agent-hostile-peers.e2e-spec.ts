@@ -16,7 +16,7 @@ let server: TestAgentServer;
 let app: RunningApp;
 let nextPlant = 1;
 const agentToken = newToken();
-const SERVERS = ['victim', 'hijacker', 'deep'] as const;
+const SERVERS = ['victim', 'hijacker', 'deep', 'flooder'] as const;
 /** What `victim` prints to stderr on request: an MCP server's own credential. */
 const childSecret = newToken();
 
@@ -186,6 +186,56 @@ describe('hostile peers of the agent (e2e)', () => {
     expect(health.text).toContain('"victim"');
     expect(health.text).not.toContain(childSecret);
     expect(health.text).not.toContain('hostile fixture ready');
+  });
+
+  it('restarts an MCP server that floods stdout with garbage, shows it in /health, stays up', async () => {
+    const flooderStatus = async () => {
+      const health = await call(`${app.healthUrl}/health`);
+      expect(health.status).toBe(200);
+      const servers = (
+        health.json as {
+          details: {
+            mcpServers: {
+              servers: {
+                name: string;
+                state: string;
+                lastError: string | null;
+                stdoutGarbage?: { lines: number; restarts: number };
+              }[];
+            };
+          };
+        }
+      ).details.mcpServers.servers;
+      return servers.find((s) => s.name === 'flooder');
+    };
+    // Answered either way: by the child, or with -32001 once its restart ends the session.
+    const flood = server.call('flooder', 'tools/call', {
+      name: 'garbage',
+      arguments: { lines: 0 },
+    });
+    const restarted = await waitFor(async () => {
+      const status = await flooderStatus();
+      return (status?.stdoutGarbage?.restarts ?? 0) >= 1 && status;
+    }, 'the flooder restarted for its garbage');
+    expect(restarted.lastError).toMatch(
+      /^wrote too much to stdout that is not JSON-RPC \(\d+ lines/,
+    );
+    expect(restarted.stdoutGarbage!.lines).toBeGreaterThan(100);
+    await flood;
+    await storeStillServes();
+    await waitFor(async () => (await flooderStatus())?.state === 'up', 'the flooder up again');
+    const echoed = await server.call('flooder', 'tools/call', {
+      name: 'echo',
+      arguments: { text: 'clean again' },
+    });
+    expect(echoed.result).toMatchObject({ content: [{ text: 'clean again' }] });
+    // Warned about, rate limited: not one log line per garbage line.
+    const warned = logLines(
+      app.output(),
+      (l) => l.mcpServer === 'flooder' && l.stream === 'stdout',
+    );
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.length).toBeLessThan(50);
   });
 
   it('closes the connection on a frame over 4 MiB (1009), reconnects, and stays up', async () => {

@@ -12,6 +12,11 @@ export interface McpServerStatus {
   resources: number;
   prompts: number;
   lastError: string | null;
+  /**
+   * Stdout lines that were not JSON-RPC messages (dropped), and the restarts they caused (a
+   * child that keeps writing them is restarted), since the agent started.
+   */
+  stdoutGarbage: { lines: number; restarts: number };
   // No stderr lines here: this is shown on /health, unauthenticated and reachable from the
   // cluster, and a child's stderr may print its secrets. Stderr goes to the logs only.
 }
