@@ -49,12 +49,16 @@ beforeAll(async () => {
       NODE_EXTRA_CA_CERTS: ca.caFile,
     },
     mcpServers: {
-      mcpServers: Object.fromEntries(
-        SERVERS.map((name) => [
-          name,
-          hostileServer(name === 'victim' ? { HOSTILE_SECRET: childSecret } : {}),
-        ]),
-      ),
+      mcpServers: {
+        ...Object.fromEntries(
+          SERVERS.map((name) => [
+            name,
+            hostileServer(name === 'victim' ? { HOSTILE_SECRET: childSecret } : {}),
+          ]),
+        ),
+        // Lists a tool whose inputSchema nests 6,000 deep: it can never come up.
+        deeptool: hostileServer({ HOSTILE_DEEP_TOOL: '1' }),
+      },
     },
   });
   await waitFor(allUp, 'hostile servers up in the inventory');
@@ -70,7 +74,7 @@ describe('hostile peers of the agent (e2e)', () => {
     const answer = await server.call('deep', 'tools/call', { name: 'deep', arguments: {} });
     expect(answer.error).toEqual({
       code: -32004,
-      message: 'answer of MCP server "deep" dropped: nested deeper than 100 levels',
+      message: 'answer of the MCP server dropped: nested deeper than 99 levels',
     });
     await storeStillServes();
     const echoed = await server.call('deep', 'tools/call', {
@@ -80,16 +84,35 @@ describe('hostile peers of the agent (e2e)', () => {
     expect(echoed.result).toMatchObject({ content: [{ text: 'still here' }] });
   });
 
+  it('fails the start of an MCP server whose tools/list nests 6,000 deep, and stays up', async () => {
+    const lastError = await waitFor(async () => {
+      const health = await call(`${app.healthUrl}/health`);
+      expect(health.status).toBe(200);
+      const servers = (
+        health.json as {
+          details: { mcpServers: { servers: { name: string; lastError: string | null }[] } };
+        }
+      ).details.mcpServers.servers;
+      return servers.find((s) => s.name === 'deeptool')?.lastError ?? undefined;
+    }, 'deeptool failed to start');
+    expect(lastError).toContain('answer of the MCP server dropped: nested deeper than 99 levels');
+    expect(lastError).not.toContain('call stack');
+    expect(server.inventory().find((s) => s.name === 'deeptool')?.state).not.toBe('up');
+    await storeStillServes();
+  });
+
   it('drops an unsolicited MCP notification nested 6,000 deep, and stays up', async () => {
+    const dropped = () =>
+      logLines(
+        app.output(),
+        (l) =>
+          l.mcpServer === 'deep' &&
+          l.msg === 'dropped a line the MCP server wrote to stdout: nested deeper than 99 levels',
+      ).length;
+    const before = dropped();
     const answer = await server.call('deep', 'tools/call', { name: 'deep-notify', arguments: {} });
     expect(answer.result).toMatchObject({ content: [{ text: 'notified' }] });
-    await waitFor(
-      () =>
-        logLines(app.output(), (l) =>
-          String(l.msg).startsWith('dropped a notification from an MCP server'),
-        ).at(0),
-      'dropped-notification log line',
-    );
+    await waitFor(() => dropped() > before, 'dropped-notification log line');
     expect(server.frames.some((f) => JSON.stringify(f).includes('notifications/message'))).toBe(
       false,
     );

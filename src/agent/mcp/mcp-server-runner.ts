@@ -166,7 +166,7 @@ export class McpServerRunner {
         this.#garbageLines++;
         this.#garbageLog.warn(
           { stream: 'stdout', bytes: line.bytes, sample: line.sample },
-          `MCP server wrote a line to stdout that is not JSON-RPC (${line.reason}); dropped`,
+          `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
       onGarbageFlood: (reason) => {

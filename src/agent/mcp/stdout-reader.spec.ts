@@ -78,10 +78,33 @@ describe('StdoutReader', () => {
         id: 'relay:42',
         error: {
           code: -32004,
-          message: `answer dropped: line of ${big.length} bytes, over the 1000-byte limit`,
+          message: `answer of the MCP server dropped: line of ${big.length} bytes, over the 1000-byte limit`,
         },
       },
       { jsonrpc: '2.0', id: 1, result: {} },
+    ]);
+  });
+
+  it('drops a message nested 6,000 deep; an answer fails its request with -32004', () => {
+    const { reader, messages, garbage } = setup();
+    const deep = `${'['.repeat(6_000)}${']'.repeat(6_000)}`;
+    reader.write(Buffer.from(`{"jsonrpc":"2.0","id":3,"result":{"tools":${deep}}}\n`));
+    reader.write(
+      Buffer.from(`{"jsonrpc":"2.0","method":"notifications/message","params":{"d":${deep}}}\n`),
+    );
+    expect(messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        error: {
+          code: -32004,
+          message: 'answer of the MCP server dropped: nested deeper than 99 levels',
+        },
+      },
+    ]);
+    expect(garbage.map((g) => g.reason)).toEqual([
+      'nested deeper than 99 levels',
+      'nested deeper than 99 levels',
     ]);
   });
 

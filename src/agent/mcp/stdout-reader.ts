@@ -1,5 +1,6 @@
 import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TokenBucket } from '../logging/token-bucket.js';
+import { depthExceeds } from '../relay/frame-codec.js';
 
 /**
  * A child's stdout, split into JSON-RPC messages at a bounded cost.
@@ -16,6 +17,11 @@ import { TokenBucket } from '../logging/token-bucket.js';
 export interface StdoutLimits {
   /** A longer line is dropped while it arrives (never buffered whole). */
   maxLineBytes: number;
+  /**
+   * A message nested deeper is dropped (an answer is replaced by a -32004 error for whoever
+   * asked): the SDK's schemas and JSON.stringify recurse, and 6,000 levels overflow the stack.
+   */
+  maxDepth: number;
   /** Garbage lines allowed at once, and per second after that. */
   garbageBurstLines: number;
   garbageLinesPerSecond: number;
@@ -29,6 +35,8 @@ export const DEFAULT_STDOUT_LIMITS: StdoutLimits = {
   // Over the relay's 4 MiB frame limit on purpose: a 4-8 MiB answer is still read, so the relay
   // can answer its request with a clear -32004 rather than the timeout.
   maxLineBytes: 8 * 1024 * 1024,
+  // One level under the relay's frame limit (100): the frame wraps the message.
+  maxDepth: 99,
   garbageBurstLines: 200,
   garbageLinesPerSecond: 20,
   garbageBurstBytes: 16 * 1024 * 1024,
@@ -142,7 +150,7 @@ export class StdoutReader {
         oversized.tail.toString('latin1'),
       );
       // Whoever waits for this answer gets an error now, not at its timeout.
-      if (relayId) this.sink.message(tooLarge(relayId, reason));
+      if (relayId) this.sink.message(rejected(relayId, reason));
       this.#garbage(oversized.bytes, oversized.head, reason);
       return;
     }
@@ -164,6 +172,14 @@ export class StdoutReader {
         line,
         error instanceof SyntaxError ? 'not JSON' : 'JSON but not a JSON-RPC message',
       );
+      return;
+    }
+    if (depthExceeds(message, this.#limits.maxDepth)) {
+      const reason = `nested deeper than ${this.#limits.maxDepth} levels`;
+      // An answer (the relay's or the agent's own Client's) fails its request now.
+      if (!('method' in message) && 'id' in message && message.id !== undefined)
+        this.sink.message(rejected(message.id, reason));
+      this.#garbage(line.length, line, reason);
       return;
     }
     this.sink.message(message);
@@ -214,6 +230,10 @@ function relayIdAtEdges(head: string, tail: string): string | undefined {
 }
 
 /** -32004 is the relay's MessageRejected (relay-protocol.ts): the same meaning, one code. */
-function tooLarge(id: string, reason: string): JSONRPCMessage {
-  return { jsonrpc: '2.0', id, error: { code: -32004, message: `answer dropped: ${reason}` } };
+function rejected(id: string | number, reason: string): JSONRPCMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32004, message: `answer of the MCP server dropped: ${reason}` },
+  };
 }
