@@ -69,7 +69,15 @@ export class ProcessGroupTransport implements Transport {
   constructor(private readonly options: ProcessGroupTransportOptions) {
     this.#stdout = new StdoutReader(
       {
-        message: (message) => this.onmessage?.(message),
+        message: (message) => {
+          // This runs in the stdout 'data' handler: a throw here would be uncaught and end
+          // the whole process, plant API included.
+          try {
+            this.onmessage?.(message);
+          } catch (error) {
+            this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
         garbage: (line) => this.options.onGarbage?.(line),
         flood: (reason) => {
           this.#child?.stdout.pause();

@@ -359,4 +359,21 @@ describe('AgentRelayClient', () => {
     });
     expect(JSON.stringify(server.frames[1])).toContain('over the 1024-byte frame limit');
   });
+
+  it('catches whatever a message from an MCP server makes throw (it runs in a stdout handler)', async () => {
+    const server = await startServer();
+    const { sessions, logs } = startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    const hostile = {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      get params(): never {
+        throw new Error('a getter that throws');
+      },
+    } as unknown as JSONRPCMessage;
+    expect(() => sessions.relay('echo', hostile)).not.toThrow();
+    expect(logs.join('')).toContain(
+      'dropped a message from an MCP server that could not be handled',
+    );
+  });
 });

@@ -1,3 +1,4 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
 import WebSocket, { type ClientOptions, type RawData } from 'ws';
@@ -119,7 +120,7 @@ export class AgentRelayClient {
     const { sessions } = this.options;
     this.#unsubscribe = [
       sessions.onChange(() => this.#sendInventory()),
-      sessions.onRelayMessage((server, message) => this.#router?.fromChild(server, message)),
+      sessions.onRelayMessage((server, message) => this.#fromChild(server, message)),
       sessions.onSessionClosed((server) => this.#router?.sessionClosed(server)),
     ];
     this.#connect();
@@ -234,6 +235,18 @@ export class AgentRelayClient {
       this.#peerWarnings.warn(
         { reason: truncateForLog((error as Error).message) },
         'dropped a frame from the agent server that could not be handled',
+      );
+    }
+  }
+
+  /** Runs in a child's stdout handler: nothing may escape it (it would end the process). */
+  #fromChild(server: string, message: JSONRPCMessage): void {
+    try {
+      this.#router?.fromChild(server, message);
+    } catch (error) {
+      this.#peerWarnings.warn(
+        { server, reason: truncateForLog((error as Error).message) },
+        'dropped a message from an MCP server that could not be handled',
       );
     }
   }
