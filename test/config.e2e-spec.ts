@@ -174,6 +174,17 @@ describe('mcp-servers.json errors stop the start with exit 78 and name the JSON 
       '{"mcpServers": {"my server": {"command": "npx"}}}',
       /server names are 1 to 64 of/,
     ],
+    // Both once vanished silently (a plain object's prototype, not a key).
+    [
+      'server named __proto__',
+      '{"mcpServers": {"__proto__": {"command": "npx"}, "github": {"command": "npx"}}}',
+      /mcpServers\.__proto__: "__proto__" cannot be a server name \(every JavaScript object has a property of that name\); choose another/,
+    ],
+    [
+      'server named constructor',
+      '{"mcpServers": {"constructor": {"command": "npx"}}}',
+      /mcpServers\.constructor: "constructor" cannot be a server name/,
+    ],
     [
       'unset variable',
       '{"mcpServers": {"github": {"command": "npx", "env": {"T": "${PLANT_STORE_UNSET_VAR}"}}}}',

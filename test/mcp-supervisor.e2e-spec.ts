@@ -117,4 +117,35 @@ describe('MCP supervisor (e2e)', () => {
       ),
     ).toEqual([]);
   });
+
+  // SIGHUP once killed Node at once and left every MCP process group running. A signal the app
+  // does not handle itself still ends it (same signal), but the groups go first.
+  it.each(['SIGHUP', 'SIGUSR2', 'SIGALRM'] as const)(
+    'leaves no process behind after %s either',
+    async (signal) => {
+      const app = await start({ spawner: echoServer({ MCP_FIXTURE_GRANDCHILD: '1' }) });
+      await waitFor(async () => (await up(app, 'spawner')) === 1, 'spawner up');
+      const tree = descendants(app.child.pid!);
+      expect(tree.some((p) => p.command === 'sleep')).toBe(true);
+      const pgids = [...new Set(tree.map((p) => p.pgid))];
+
+      app.child.kill(signal);
+      await app.exited;
+      await waitFor(
+        () =>
+          survivors(
+            tree.map((p) => p.pid),
+            pgids,
+          ).length === 0,
+        'no survivors',
+        3_000,
+      ).catch(() => undefined);
+      expect(
+        survivors(
+          tree.map((p) => p.pid),
+          pgids,
+        ),
+      ).toEqual([]);
+    },
+  );
 });

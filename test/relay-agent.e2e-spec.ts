@@ -156,4 +156,32 @@ describe('agent relay (e2e)', () => {
       await wrong.stop();
     }
   });
+
+  it('verifies TLS even with NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment', async () => {
+    const hellos = server.framesOf('hello').length;
+    const handshakes = server.handshakes.length;
+    // The test CA is not trusted here (no NODE_EXTRA_CA_CERTS): only the variable could let
+    // the connection through, and it must not.
+    const insecure = await startApp({
+      env: {
+        SERVICE_AGENT_TOKEN: agentToken,
+        SERVICE_SERVER_URL: server.url,
+        NODE_TLS_REJECT_UNAUTHORIZED: '0',
+      },
+    });
+    try {
+      const lastError = await waitFor(async () => {
+        const health = (await (await fetch(`${insecure.healthUrl}/health`)).json()) as {
+          details: { agentServer: { lastError?: string } };
+        };
+        return health.details.agentServer.lastError;
+      }, 'a failed connection attempt');
+      expect(lastError).toMatch(/certificate/i);
+      expect(server.handshakes).toHaveLength(handshakes);
+      expect(server.framesOf('hello')).toHaveLength(hellos);
+      expect(await metric(insecure.metricsUrl, 'agent_server_connected')).toBe(0);
+    } finally {
+      await insecure.stop();
+    }
+  });
 });

@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseLossless } from 'lossless-json';
 import { formatIssues, formatPath } from './issue-path.js';
-import { mcpServersFileSchema, type McpServerSpec } from './mcp-servers.schema.js';
+import {
+  mcpServersFileSchema,
+  type McpServerSpec,
+  reservedNameMessage,
+  reservedServerNames,
+} from './mcp-servers.schema.js';
 import { expandVariables } from './var-expansion.js';
 
 export const MCP_SERVERS_FILE = 'mcp-servers.json';
@@ -49,6 +54,16 @@ export function loadMcpServers(
     json = JSON.parse(text);
   } catch {
     result.problems.push(`${file} is not valid JSON: ${describeJsonError(text)}`);
+    return result;
+  }
+
+  const reserved = reservedServerNames(json);
+  if (reserved.length > 0) {
+    result.problems.push(
+      ...reserved.map(
+        (name) => `${formatPath(['mcpServers', name])}: ${reservedNameMessage(name)}`,
+      ),
+    );
     return result;
   }
 

@@ -6,6 +6,33 @@ import { z } from 'zod';
  */
 export const MCP_SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/**
+ * Names every JavaScript object already has (`__proto__`, `constructor`, `toString`, ...). A
+ * server named so vanished silently: assigning `__proto__` on a plain object sets its
+ * prototype instead of a key. They are refused with a clear error instead.
+ */
+const RESERVED_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+export function isReservedServerName(name: string): boolean {
+  return RESERVED_NAMES.has(name);
+}
+
+export const reservedNameMessage = (name: string): string =>
+  `"${name}" cannot be a server name (every JavaScript object has a property of that name); choose another`;
+
+/**
+ * The reserved names among the raw (JSON.parse'd) file's server names. Run before the schema:
+ * zod never sees an own `__proto__` key, so the schema alone cannot refuse it.
+ */
+export function reservedServerNames(raw: unknown): string[] {
+  if (typeof raw !== 'object' || raw === null) return [];
+  const servers: unknown = Object.hasOwn(raw, 'mcpServers')
+    ? (raw as Record<string, unknown>).mcpServers
+    : undefined;
+  if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) return [];
+  return Object.keys(servers).filter(isReservedServerName);
+}
+
 export const mcpServerEntrySchema = z.strictObject({
   command: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
   args: z
@@ -21,7 +48,12 @@ export const mcpServerEntrySchema = z.strictObject({
 export const mcpServersFileSchema = z.strictObject(
   {
     mcpServers: z.record(
-      z.string().regex(MCP_SERVER_NAME, 'server names are 1 to 64 of A-Z a-z 0-9 _ . -'),
+      z
+        .string()
+        .regex(MCP_SERVER_NAME, 'server names are 1 to 64 of A-Z a-z 0-9 _ . -')
+        .refine((name) => !isReservedServerName(name), {
+          error: (issue) => reservedNameMessage(String(issue.input)),
+        }),
       mcpServerEntrySchema,
       {
         error: (issue) =>

@@ -16,6 +16,14 @@ describe('expandVariables', () => {
     expect(expandVariables(template, env)).toEqual({ value: expected, missing: [] });
   });
 
+  it("expands only the environment's own variables, never inherited properties", () => {
+    // process.env inherits Object.prototype: `${constructor}` once gave "function Object()...".
+    expect(expandVariables('${constructor}', process.env)).toEqual({
+      value: '',
+      missing: ['constructor'],
+    });
+  });
+
   it('reports unset variables without a default', () => {
     expect(expandVariables('${A}-${TOKEN}-${B}', env).missing).toEqual(['A', 'B']);
   });

@@ -17,8 +17,9 @@ export function expandVariables(
 ): ExpansionResult {
   const missing: string[] = [];
   const value = template.replace(REFERENCE, (_match, name: string, fallback?: string) => {
-    const current = environment[name];
-    if (current !== undefined && current !== '') return current;
+    // Own values only: `${constructor}` must not expand to process.env's inherited Object.
+    const current = Object.hasOwn(environment, name) ? environment[name] : undefined;
+    if (typeof current === 'string' && current !== '') return current;
     if (fallback !== undefined) return fallback;
     missing.push(name);
     return '';

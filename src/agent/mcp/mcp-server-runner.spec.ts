@@ -153,8 +153,10 @@ describe('McpServerRunner', () => {
     expect(runner.status()).toMatchObject({
       state: 'down',
       lastError: 'exited with code 2 during start',
-      lastStderr: ['bad config'],
     });
+    expect(runner.recentStderr()).toEqual(['bad config']);
+    // In the log (with the failure), never in the status /health shows.
+    expect(JSON.stringify(runner.status())).not.toContain('bad config');
   });
 
   it('fails the start when initialize gets no answer in time', async () => {
@@ -193,7 +195,7 @@ describe('McpServerRunner', () => {
   it('kills grandchildren with the process group on stop', async () => {
     const { runner } = setup({ env: { MCP_FIXTURE_GRANDCHILD: '1' } });
     await waitFor(() => runner.state === 'up');
-    const line = runner.status().lastStderr.find((l) => l.startsWith('grandchild pid'));
+    const line = runner.recentStderr().find((l) => l.startsWith('grandchild pid'));
     const grandchild = Number(line?.split(' ').at(-1));
     expect(alive(grandchild)).toBe(true);
     await runner.stop();

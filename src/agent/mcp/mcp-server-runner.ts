@@ -8,6 +8,7 @@ import { describeExit, ProcessGroupTransport } from './process-group-transport.j
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
+import { RateLimitedLog } from '../logging/rate-limited-log.js';
 
 export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 
@@ -61,6 +62,10 @@ export class McpServerRunner {
   readonly #backoff: Backoff;
   readonly #stderr: StderrLog;
   readonly #logger: Logger;
+  readonly #garbageLog: RateLimitedLog;
+  /** Stdout lines that were not JSON-RPC, over every attempt. */
+  #garbageLines = 0;
+  #garbageRestarts = 0;
 
   constructor(
     readonly spec: McpServerSpec,
@@ -79,6 +84,7 @@ export class McpServerRunner {
       },
       deps.timings.stderr,
     );
+    this.#garbageLog = new RateLimitedLog(this.#logger);
   }
 
   get name(): string {
@@ -108,8 +114,13 @@ export class McpServerRunner {
       resources: this.#resources,
       prompts: this.#prompts,
       lastError: this.#lastError,
-      lastStderr: this.#stderr.recent(),
+      stdoutGarbage: { lines: this.#garbageLines, restarts: this.#garbageRestarts },
     };
+  }
+
+  /** The child's last stderr lines, oldest first: for logs, never for /health. */
+  recentStderr(): string[] {
+    return this.#stderr.recent();
   }
 
   /** Starts the lifecycle in the background; never throws, never blocks on the child. */
@@ -150,6 +161,20 @@ export class McpServerRunner {
       cwd: this.deps.cwd,
       killGraceMs: timings.killGraceMs,
       onStderr: (chunk) => this.#stderr.write(chunk),
+      ...(timings.stdout ? { stdout: timings.stdout } : {}),
+      onGarbage: (line) => {
+        this.#garbageLines++;
+        this.#garbageLog.warn(
+          { stream: 'stdout', bytes: line.bytes, sample: line.sample },
+          `dropped a line the MCP server wrote to stdout: ${line.reason}`,
+        );
+      },
+      onGarbageFlood: (reason) => {
+        if (this.#stopped || this.#attempt !== attempt) return;
+        this.#garbageRestarts++;
+        this.#logger.warn(`MCP server ${reason}; restarting it`);
+        void this.#failed(attempt, reason);
+      },
     });
     const tap = new RelayTapTransport(transport);
     const client = new Client(this.deps.clientInfo, {

@@ -12,8 +12,13 @@ export interface McpServerStatus {
   resources: number;
   prompts: number;
   lastError: string | null;
-  /** The child's last stderr lines, oldest first. */
-  lastStderr: string[];
+  /**
+   * Stdout lines that were not JSON-RPC messages (dropped), and the restarts they caused (a
+   * child that keeps writing them is restarted), since the agent started.
+   */
+  stdoutGarbage: { lines: number; restarts: number };
+  // No stderr lines here: this is shown on /health, unauthenticated and reachable from the
+  // cluster, and a child's stderr may print its secrets. Stderr goes to the logs only.
 }
 
 /** A tool as the agent's server sees it in `hello` and `inventory`. */

@@ -14,6 +14,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { loadMcpServers } from '../../config/mcp-servers.loader.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { ConfigWatcher } from './config-watcher.js';
+import { installExitSafetyNet } from './exit-safety-net.js';
 import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 import type { McpServerStatus } from './mcp-server-status.js';
 import { McpSupervisor } from './mcp-supervisor.js';
@@ -39,7 +40,7 @@ export class McpSupervisorService
   readonly #logger: Logger;
   readonly #parentEnv: Readonly<Record<string, string | undefined>>;
   #reloadProblems: string[] = [];
-  readonly #killOnExit = () => this.supervisor.killAllNow();
+  #removeSafetyNet: (() => void) | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -82,7 +83,8 @@ export class McpSupervisorService
   }
 
   onApplicationBootstrap(): void {
-    process.once('exit', this.#killOnExit);
+    // Before the first child starts: no signal Node can catch leaves a process group behind.
+    this.#removeSafetyNet = installExitSafetyNet(() => this.supervisor.killAllNow());
     if (this.config.mcp.absent) {
       this.#logger.info(`${this.config.mcp.file} does not exist: no MCP servers`);
     }
@@ -96,7 +98,7 @@ export class McpSupervisorService
     this.#watcher.stop();
     this.#logger.info('stopping MCP servers');
     await this.supervisor.stopAll();
-    process.removeListener('exit', this.#killOnExit);
+    this.#removeSafetyNet?.();
   }
 
   /** For `/health` details. */

@@ -1,11 +1,11 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import {
   type JSONRPCMessage,
-  ReadBuffer,
   serializeMessage,
   type Transport,
 } from '@modelcontextprotocol/client';
 import { groupRunning, signalGroup } from './process-group.js';
+import { type GarbageLine, type StdoutLimits, StdoutReader } from './stdout-reader.js';
 
 /**
  * An MCP stdio client transport whose child runs in its own process group, and whose every
@@ -18,6 +18,9 @@ import { groupRunning, signalGroup } from './process-group.js';
  * `onclose` fires when the direct child exits (not when its pipes close: a grandchild holding
  * stdout open must not keep a dead server looking alive). The group is then swept, so
  * grandchildren of a crashed server do not linger either.
+ *
+ * Stdout is read by StdoutReader (bounded cost per line, a garbage budget); once a child has
+ * spent its budget its stdout is paused, so a flood costs nothing more while it is restarted.
  */
 export interface ProcessGroupTransportOptions {
   command: string;
@@ -28,7 +31,11 @@ export interface ProcessGroupTransportOptions {
   onStderr?: (chunk: Buffer) => void;
   /** Between SIGTERM and SIGKILL. */
   killGraceMs?: number;
-  maxBufferSize?: number;
+  stdout?: Partial<StdoutLimits>;
+  /** A stdout line that is not a JSON-RPC message (dropped). */
+  onGarbage?: (line: GarbageLine) => void;
+  /** The child spent its garbage budget; its stdout is paused from now on. */
+  onGarbageFlood?: (reason: string) => void;
 }
 
 export interface ChildExit {
@@ -51,7 +58,7 @@ export class ProcessGroupTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   #child: ChildProcessWithoutNullStreams | undefined;
-  readonly #readBuffer: ReadBuffer;
+  readonly #stdout: StdoutReader;
   #exit: ChildExit | undefined;
   #closed = false;
   #sweep: Promise<void> | undefined;
@@ -60,7 +67,25 @@ export class ProcessGroupTransport implements Transport {
   #resolveExited!: (exit: ChildExit) => void;
 
   constructor(private readonly options: ProcessGroupTransportOptions) {
-    this.#readBuffer = new ReadBuffer({ maxBufferSize: options.maxBufferSize });
+    this.#stdout = new StdoutReader(
+      {
+        message: (message) => {
+          // This runs in the stdout 'data' handler: a throw here would be uncaught and end
+          // the whole process, plant API included.
+          try {
+            this.onmessage?.(message);
+          } catch (error) {
+            this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+          }
+        },
+        garbage: (line) => this.options.onGarbage?.(line),
+        flood: (reason) => {
+          this.#child?.stdout.pause();
+          this.options.onGarbageFlood?.(reason);
+        },
+      },
+      options.stdout,
+    );
     this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
   }
 
@@ -145,34 +170,21 @@ export class ProcessGroupTransport implements Transport {
     if (pgid !== undefined && !this.#sweepDone) signalGroup(pgid, 'SIGKILL');
   }
 
+  /** Garbage on stdout so far: lines that were not JSON-RPC messages, and their bytes. */
+  get garbage(): { lines: number; bytes: number } {
+    return { lines: this.#stdout.garbageLines, bytes: this.#stdout.garbageBytes };
+  }
+
   #onStdout(chunk: Buffer): void {
-    try {
-      this.#readBuffer.append(chunk);
-    } catch (error) {
-      // Over maxBufferSize: the stream cannot be resynchronised; give up on this child.
-      this.onerror?.(error as Error);
-      void this.close();
-      return;
-    }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#readBuffer.readMessage();
-      } catch (error) {
-        // One garbled line (a server printing to stdout) is reported and skipped.
-        this.onerror?.(error as Error);
-        continue;
-      }
-      if (message === null) break;
-      this.onmessage?.(message);
-    }
+    if (this.#stdout.flooded) return;
+    this.#stdout.write(chunk);
   }
 
   #onExit(exit: ChildExit): void {
     if (this.#exit) return;
     this.#exit = exit;
     this.#resolveExited(exit);
-    this.#readBuffer.clear();
+    this.#stdout.clear();
     // Grandchildren of a crashed server are still in its group: sweep them too.
     void this.#sweepGroup();
     if (!this.#closed) {

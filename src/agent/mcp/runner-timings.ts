@@ -1,5 +1,6 @@
 import { type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
 import type { StderrLogOptions } from './stderr-log.js';
+import type { StdoutLimits } from './stdout-reader.js';
 
 /**
  * Runs one MCP server for as long as it is configured: start, initialize, list, ping every
@@ -16,6 +17,7 @@ export interface RunnerTimings {
   killGraceMs: number;
   backoff: BackoffOptions;
   stderr?: Partial<StderrLogOptions>;
+  stdout?: Partial<StdoutLimits>;
 }
 
 export const DEFAULT_RUNNER_TIMINGS: RunnerTimings = {

@@ -10,7 +10,9 @@ import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpServerView, McpSessions } from '../mcp/mcp-supervisor.js';
 import {
   AgentRelayClient,
+  DEFAULT_RELAY_LIMITS,
   DEFAULT_RELAY_TIMINGS,
+  type RelayLimits,
   type RelayTimings,
 } from './agent-relay-client.js';
 
@@ -26,6 +28,8 @@ class FakeSessions implements McpSessions {
     { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
   ];
   change = () => {};
+  /** The result the fake child answers every request with (default: the method echoed). */
+  answer: Record<string, unknown> | undefined;
   relay: (server: string, message: JSONRPCMessage) => void = () => {};
   closed: (server: string) => void = () => {};
   servers = () => this.views;
@@ -41,7 +45,7 @@ class FakeSessions implements McpSessions {
                 this.relay('echo', {
                   jsonrpc: '2.0',
                   id: message.id,
-                  result: { echoed: message.method },
+                  result: this.answer ?? { echoed: message.method },
                 }),
               );
             }
@@ -105,7 +109,12 @@ async function startServer(
   };
 }
 
-function startClient(url: URL, token = 'secret-token') {
+function startClient(
+  url: URL,
+  token = 'secret-token',
+  limits?: RelayLimits,
+  timings: RelayTimings = FAST,
+) {
   const registry = new Registry();
   const gauge = new Gauge({ name: 'agent_server_connected', help: 'x', registers: [registry] });
   const sessions = new FakeSessions();
@@ -119,7 +128,8 @@ function startClient(url: URL, token = 'secret-token') {
     sessions,
     logger,
     connectedGauge: gauge,
-    timings: FAST,
+    timings,
+    ...(limits ? { limits } : {}),
   });
   client.start();
   cleanups.push(() => client.stop());
@@ -245,5 +255,125 @@ describe('AgentRelayClient', () => {
     await waitFor(() => server.frames.length > 0);
     await waitFor(() => client.status().reconnects! >= 1);
     expect(logs.join('')).toContain('no pong within 100 ms; reconnecting');
+  });
+
+  it('logs 50,000 junk frames in a handful of lines, none whole, and keeps relaying', async () => {
+    const server = await startServer();
+    // Default pings: the fast test ones would time out behind 50,000 queued frames.
+    const { logs, client } = startClient(
+      server.url,
+      'secret-token',
+      undefined,
+      DEFAULT_RELAY_TIMINGS,
+    );
+    await waitFor(() => server.frames.length > 0);
+    const socket = server.sockets[0]!;
+    const junk = `{"type":"junk","padding":"${'x'.repeat(1_000)}"}`;
+    for (let i = 0; i < 50_000; i++) socket.send(i % 2 ? junk : 'not json');
+    // A deep `type` once made the warning itself throw (JSON.stringify), outside any catch.
+    socket.send(`{"type":${'['.repeat(10_000)}${']'.repeat(10_000)}}`);
+    socket.send(
+      JSON.stringify({
+        type: 'rpc',
+        server: 'echo',
+        message: { jsonrpc: '2.0', id: 'after', method: 'tools/list' },
+      }),
+    );
+    await waitFor(() => server.frames.length === 2, 20_000);
+    expect(server.frames[1]).toMatchObject({ message: { id: 'after' } });
+    expect(client.status().reconnects).toBe(0);
+    const warnings = logs.filter((line) => line.includes('ignored a frame'));
+    expect(warnings.length).toBeGreaterThan(0);
+    expect(warnings.length).toBeLessThanOrEqual(20);
+    expect(Math.max(...logs.map((line) => line.length))).toBeLessThan(1_000);
+  });
+
+  it('answers a request nested 6,000 deep with -32004 instead of relaying it', async () => {
+    const server = await startServer();
+    startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    server.sockets[0]!.send(
+      `{"type":"rpc","server":"echo","message":{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"a":${'['.repeat(6_000)}${']'.repeat(6_000)}}}}`,
+    );
+    await waitFor(() => server.frames.length === 2);
+    expect(server.frames[1]).toEqual({
+      type: 'rpc',
+      server: 'echo',
+      message: {
+        jsonrpc: '2.0',
+        id: 9,
+        error: { code: -32004, message: 'message rejected: nested deeper than 100 levels' },
+      },
+    });
+  });
+
+  it('drops an MCP notification nested 6,000 deep without throwing', async () => {
+    const server = await startServer();
+    const { sessions, logs } = startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    let deep: unknown = 'x';
+    for (let i = 0; i < 6_000; i++) deep = [deep];
+    sessions.relay('echo', {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { data: deep },
+    });
+    sessions.relay('echo', { jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    await waitFor(() => server.frames.length === 2);
+    expect(server.frames[1]).toMatchObject({
+      message: { method: 'notifications/tools/list_changed' },
+    });
+    expect(logs.join('')).toContain('dropped a notification from an MCP server');
+  });
+
+  it('closes the connection on a frame over the size limit (1009) and reconnects', async () => {
+    const server = await startServer();
+    const limits = { ...DEFAULT_RELAY_LIMITS, frame: { maxFrameBytes: 1_024, maxDepth: 100 } };
+    const { client } = startClient(server.url, 'secret-token', limits);
+    await waitFor(() => server.frames.length > 0);
+    const closed = new Promise<number>((resolve) => server.sockets[0]!.on('close', resolve));
+    server.sockets[0]!.send(JSON.stringify({ type: 'junk', padding: 'x'.repeat(2_000) }));
+    expect(await closed).toBe(1009);
+    await waitFor(
+      () => server.frames.filter((f) => (f as { type: string }).type === 'hello').length === 2,
+    );
+    expect(client.status()).toMatchObject({ connected: true, reconnects: 1 });
+  });
+
+  it('refuses to send a frame over the size limit: the request gets -32004', async () => {
+    const server = await startServer();
+    const limits = { ...DEFAULT_RELAY_LIMITS, frame: { maxFrameBytes: 1_024, maxDepth: 100 } };
+    const { sessions } = startClient(server.url, 'secret-token', limits);
+    await waitFor(() => server.frames.length > 0);
+    sessions.answer = { big: 'x'.repeat(2_000) };
+    server.sockets[0]!.send(
+      JSON.stringify({
+        type: 'rpc',
+        server: 'echo',
+        message: { jsonrpc: '2.0', id: 'big', method: 'tools/call' },
+      }),
+    );
+    await waitFor(() => server.frames.length === 2);
+    expect(server.frames[1]).toMatchObject({
+      message: { id: 'big', error: { code: -32004 } },
+    });
+    expect(JSON.stringify(server.frames[1])).toContain('over the 1024-byte frame limit');
+  });
+
+  it('catches whatever a message from an MCP server makes throw (it runs in a stdout handler)', async () => {
+    const server = await startServer();
+    const { sessions, logs } = startClient(server.url);
+    await waitFor(() => server.frames.length > 0);
+    const hostile = {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      get params(): never {
+        throw new Error('a getter that throws');
+      },
+    } as unknown as JSONRPCMessage;
+    expect(() => sessions.relay('echo', hostile)).not.toThrow();
+    expect(logs.join('')).toContain(
+      'dropped a message from an MCP server that could not be handled',
+    );
   });
 });

@@ -1,25 +1,33 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
 import WebSocket, { type ClientOptions, type RawData } from 'ws';
 import type { Secret } from '../../config/secret.js';
 import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../mcp/backoff.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
+import { RateLimitedLog, truncateForLog } from '../logging/rate-limited-log.js';
+import { DEFAULT_FRAME_LIMITS, encodeFrame, type FrameLimits } from './frame-codec.js';
 import {
   type AgentFrame,
   type HelloFrame,
   parseServerFrame,
-  RelayErrorCode,
   rpcError,
   toProtocolServers,
 } from './relay-protocol.js';
-import { RequestRouter } from './request-router.js';
+import { RequestRouter, type SendOutcome } from './request-router.js';
 
 /**
  * The agent's one outbound WebSocket to its server: connect, say hello, keep the inventory
  * current, relay JSON-RPC, ping, and reconnect with backoff for as long as the agent runs.
  *
- * The token goes in the Authorization header only (never the URL). TLS is Node's default,
- * always verified; a private CA comes in through NODE_EXTRA_CA_CERTS.
+ * The token goes in the Authorization header only (never the URL). TLS is always verified:
+ * `rejectUnauthorized: true` is passed explicitly, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the
+ * environment (which turns verification off for Node's defaults) does not reach this
+ * connection; a private CA comes in through NODE_EXTRA_CA_CERTS.
+ *
+ * The server is a peer like any other: frames over the size limit close the connection (ws
+ * `maxPayload`, code 1009), frames that break the other limits are dropped, nothing it sends
+ * is logged whole, and its junk is warned about at a bounded rate.
  */
 export interface RelayTimings {
   pingIntervalMs: number;
@@ -40,6 +48,17 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = {
   backoff: DEFAULT_BACKOFF,
 };
 
+export interface RelayLimits {
+  frame: FrameLimits;
+  /** Relayed requests waiting for an MCP server's answer, at most (over it: -32005). */
+  maxInFlight: number;
+}
+
+export const DEFAULT_RELAY_LIMITS: RelayLimits = {
+  frame: DEFAULT_FRAME_LIMITS,
+  maxInFlight: 1_000,
+};
+
 export interface AgentRelayClientOptions {
   url: URL;
   token: Secret;
@@ -49,6 +68,7 @@ export interface AgentRelayClientOptions {
   logger: Logger;
   connectedGauge: Gauge<string>;
   timings: RelayTimings;
+  limits?: RelayLimits;
   /** Extra TLS options, for tests only (production relies on NODE_EXTRA_CA_CERTS). */
   tls?: Pick<ClientOptions, 'ca'>;
 }
@@ -70,6 +90,9 @@ export const TOKEN_REJECTED = 'agent token rejected by server';
 export class AgentRelayClient {
   readonly #backoff: Backoff;
   readonly #logger: Logger;
+  readonly #limits: RelayLimits;
+  /** Warnings caused by what the server or an MCP server sent: a junk flood is not a log flood. */
+  readonly #peerWarnings: RateLimitedLog;
   #socket: WebSocket | undefined;
   #router: RequestRouter | undefined;
   #openedAt: number | undefined;
@@ -86,6 +109,8 @@ export class AgentRelayClient {
   constructor(private readonly options: AgentRelayClientOptions) {
     this.#backoff = new Backoff(options.timings.backoff);
     this.#logger = options.logger.child({ context: 'AgentRelay' });
+    this.#limits = options.limits ?? DEFAULT_RELAY_LIMITS;
+    this.#peerWarnings = new RateLimitedLog(this.#logger);
   }
 
   start(): void {
@@ -95,7 +120,7 @@ export class AgentRelayClient {
     const { sessions } = this.options;
     this.#unsubscribe = [
       sessions.onChange(() => this.#sendInventory()),
-      sessions.onRelayMessage((server, message) => this.#router?.fromChild(server, message)),
+      sessions.onRelayMessage((server, message) => this.#fromChild(server, message)),
       sessions.onSessionClosed((server) => this.#router?.sessionClosed(server)),
     ];
     this.#connect();
@@ -143,7 +168,11 @@ export class AgentRelayClient {
       },
       handshakeTimeout: timings.handshakeTimeoutMs,
       followRedirects: false,
+      // A frame over the limit is refused while it arrives (1009), before it is buffered whole.
+      maxPayload: this.#limits.frame.maxFrameBytes,
       ...this.options.tls,
+      // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 cannot turn verification off.
+      rejectUnauthorized: true,
     });
     this.#socket = socket;
     let httpStatus: number | undefined;
@@ -174,9 +203,11 @@ export class AgentRelayClient {
       sessions: this.options.sessions,
       send: (frame) => this.#send(socket, frame),
       timeoutMs: this.options.timings.requestTimeoutMs,
+      maxInFlight: this.#limits.maxInFlight,
+      warn: (fields, message) => this.#peerWarnings.warn(fields, message),
     });
-    const servers = toProtocolServers(this.options.sessions.servers());
-    this.#lastInventory = JSON.stringify(servers);
+    const servers = toProtocolServers(this.options.sessions.servers(), this.#limits.frame);
+    this.#lastInventory = this.#inventoryKey(servers);
     const hello: HelloFrame = {
       type: 'hello',
       agent: { id: this.options.agentId, version: this.options.version },
@@ -194,10 +225,34 @@ export class AgentRelayClient {
     const router = this.#router;
     if (socket !== this.#socket || !router) return;
     if (isBinary) {
-      this.#logger.warn('ignored a binary frame from the agent server');
+      this.#peerWarnings.warn({}, 'ignored a binary frame from the agent server');
       return;
     }
-    const frame = parseServerFrame(rawText(data));
+    try {
+      this.#dispatch(socket, router, rawText(data));
+    } catch (error) {
+      // The last net: whatever a frame does, the process (and the plant API) stays up.
+      this.#peerWarnings.warn(
+        { reason: truncateForLog((error as Error).message) },
+        'dropped a frame from the agent server that could not be handled',
+      );
+    }
+  }
+
+  /** Runs in a child's stdout handler: nothing may escape it (it would end the process). */
+  #fromChild(server: string, message: JSONRPCMessage): void {
+    try {
+      this.#router?.fromChild(server, message);
+    } catch (error) {
+      this.#peerWarnings.warn(
+        { server, reason: truncateForLog((error as Error).message) },
+        'dropped a message from an MCP server that could not be handled',
+      );
+    }
+  }
+
+  #dispatch(socket: WebSocket, router: RequestRouter, text: string): void {
+    const frame = parseServerFrame(text, this.#limits.frame);
     switch (frame.kind) {
       case 'request':
         router.request(frame.server, frame.message);
@@ -209,11 +264,18 @@ export class AgentRelayClient {
         this.#send(socket, {
           type: 'rpc',
           server: frame.server,
-          message: rpcError(frame.id, RelayErrorCode.InvalidRequest, frame.reason),
+          message: rpcError(frame.id, frame.code, frame.reason),
         });
+        this.#peerWarnings.warn(
+          { server: truncateForLog(frame.server, 64), code: frame.code },
+          `refused a request from the agent server: ${frame.reason}`,
+        );
         break;
       case 'ignored':
-        this.#logger.warn(`ignored a frame from the agent server: ${frame.reason}`);
+        this.#peerWarnings.warn(
+          { frame: truncateForLog(text) },
+          `ignored a frame from the agent server: ${frame.reason}`,
+        );
         break;
     }
   }
@@ -270,18 +332,34 @@ export class AgentRelayClient {
   #sendInventory(): void {
     const socket = this.#socket;
     if (!socket || this.#openedAt === undefined) return;
-    const servers = toProtocolServers(this.options.sessions.servers());
-    const json = JSON.stringify(servers);
+    const servers = toProtocolServers(this.options.sessions.servers(), this.#limits.frame);
+    const json = this.#inventoryKey(servers);
     if (json === this.#lastInventory) return;
     this.#lastInventory = json;
     this.#send(socket, { type: 'inventory', servers });
   }
 
-  #send(socket: WebSocket, frame: AgentFrame): void {
-    if (socket.readyState !== WebSocket.OPEN) return;
-    socket.send(JSON.stringify(frame), (error) => {
+  /** What tells two inventories apart; never throws (an unencodable one is always "new"). */
+  #inventoryKey(servers: unknown): string {
+    const encoded = encodeFrame(servers, this.#limits.frame);
+    return encoded.ok ? encoded.text : `<${encoded.reason}>`;
+  }
+
+  /** Sends one frame if it can be encoded within the limits; says why not otherwise. */
+  #send(socket: WebSocket, frame: AgentFrame): SendOutcome {
+    if (socket.readyState !== WebSocket.OPEN) return { sent: true };
+    const encoded = encodeFrame(frame, this.#limits.frame);
+    if (!encoded.ok) {
+      if (frame.type !== 'rpc') {
+        // hello/inventory carry the MCP servers' tool lists: one server's absurd schema.
+        this.#peerWarnings.warn({}, `dropped a ${frame.type} frame: ${encoded.reason}`);
+      }
+      return { sent: false, reason: encoded.reason };
+    }
+    socket.send(encoded.text, (error) => {
       if (error) this.#logger.warn(`sending a ${frame.type} frame failed: ${error.message}`);
     });
+    return { sent: true };
   }
 }
 

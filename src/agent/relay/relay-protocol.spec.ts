@@ -43,10 +43,25 @@ describe('parseServerFrame', () => {
     [JSON.stringify({ type: 'hello' }), 'unknown frame type "hello"'],
     [JSON.stringify({ type: 'rpc', message: {} }), 'rpc frame without server or message'],
     [frame({ jsonrpc: '2.0', result: {} }), 'not a JSON-RPC 2.0 request or notification'],
-  ])('ignores %s', (text, reason) => {
+    // Reporting the type once threw RangeError (JSON.stringify of a 10,000-deep value).
+    [`{"type":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, 'nested deeper than 100 levels'],
+    [`{"type":${'['.repeat(50)}${']'.repeat(50)}}`, 'unknown frame type <array>'],
+    [`"${'x'.repeat(4 * 1024 * 1024)}"`, 'over the 4194304-byte frame limit'],
+  ])('ignores frame case %#', (text, reason) => {
     const parsed = parseServerFrame(text);
     expect(parsed.kind).toBe('ignored');
     expect(parsed).toMatchObject({ reason: expect.stringContaining(reason) as unknown });
+  });
+
+  it('answers a request nested too deep with -32004, by its id', () => {
+    const deep = `{"type":"rpc","server":"echo","message":{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"x":${'['.repeat(6_000)}${']'.repeat(6_000)}}}}`;
+    expect(parseServerFrame(deep)).toEqual({
+      kind: 'invalid-request',
+      server: 'echo',
+      id: 5,
+      code: -32004,
+      reason: 'message rejected: nested deeper than 100 levels',
+    });
   });
 });
 
@@ -61,5 +76,15 @@ describe('toProtocolServers', () => {
       { name: 'a', state: 'down', tools: [] },
       { name: 'b', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
     ]);
+  });
+
+  it('leaves out a tool whose schema nests too deep for a frame', () => {
+    let schema: unknown = {};
+    for (let i = 0; i < 6_000; i++) schema = { items: schema };
+    const tools = [
+      { name: 'deep', inputSchema: schema },
+      { name: 'fine', inputSchema: { type: 'object' } },
+    ];
+    expect(toProtocolServers([{ name: 'a', state: 'up', tools }])[0]?.tools).toEqual([tools[1]]);
   });
 });

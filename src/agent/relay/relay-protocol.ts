@@ -7,6 +7,13 @@ import type {
 import { z } from 'zod';
 import type { McpServerView } from '../mcp/mcp-supervisor.js';
 import type { McpToolInfo } from '../mcp/mcp-server-status.js';
+import { truncateForLog } from '../logging/rate-limited-log.js';
+import {
+  decodeFrame,
+  DEFAULT_FRAME_LIMITS,
+  depthExceeds,
+  type FrameLimits,
+} from './frame-codec.js';
 
 /**
  * The frames of the agent ↔ server WebSocket (docs/agent-protocol.md). Every frame is one JSON
@@ -21,6 +28,14 @@ export const RelayErrorCode = {
   ServerUnavailable: -32001,
   /** No answer from the MCP server within the relay's request timeout. */
   RequestTimeout: -32003,
+  /**
+   * A message that breaks the protocol's limits (frame size, nesting depth) or cannot be
+   * encoded: a request of the server, or the MCP server's answer to it. Dropped; the request is
+   * answered with this code.
+   */
+  MessageRejected: -32004,
+  /** More relayed requests in flight than the agent keeps; the request was not sent. */
+  TooManyRequests: -32005,
   /** The frame's message is not a JSON-RPC 2.0 request or notification. */
   InvalidRequest: -32600,
 } as const;
@@ -62,12 +77,21 @@ export function relayUrl(serverUrl: URL): URL {
   return url;
 }
 
-/** `crash-looping` is an agent-side detail; the server only needs to know it is not up. */
-export function toProtocolServers(views: readonly McpServerView[]): ProtocolServer[] {
+/**
+ * `crash-looping` is an agent-side detail; the server only needs to know it is not up. A tool
+ * whose schema nests too deep for a frame is left out, so one MCP server's absurd tool cannot
+ * keep the whole `hello` from being sent.
+ */
+export function toProtocolServers(
+  views: readonly McpServerView[],
+  limits: FrameLimits = DEFAULT_FRAME_LIMITS,
+): ProtocolServer[] {
+  // hello → servers[] → server → tools[] → tool: the tool sits 5 levels down.
+  const toolDepth = limits.maxDepth - 5;
   return views.map((view) => ({
     name: view.name,
     state: view.state === 'crash-looping' ? 'down' : view.state,
-    tools: view.tools.map((tool) => ({ ...tool })),
+    tools: view.tools.filter((tool) => !depthExceeds(tool, toolDepth)).map((tool) => ({ ...tool })),
   }));
 }
 
@@ -88,18 +112,29 @@ const rpcFrame = z.object({
 export type ParsedServerFrame =
   | { kind: 'request'; server: string; message: JSONRPCRequest }
   | { kind: 'notification'; server: string; message: JSONRPCNotification }
-  /** A malformed message that still has an id: it deserves a JSON-RPC error answer. */
-  | { kind: 'invalid-request'; server: string; id: string | number; reason: string }
+  /** A malformed or oversized message that still has an id: it deserves a JSON-RPC error. */
+  | { kind: 'invalid-request'; server: string; id: string | number; code: number; reason: string }
   | { kind: 'ignored'; reason: string };
 
-/** Parses one text frame from the server. Never throws. */
-export function parseServerFrame(text: string): ParsedServerFrame {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { kind: 'ignored', reason: 'frame is not JSON' };
+/** Parses one text frame from the server, within the protocol's limits. Never throws. */
+export function parseServerFrame(
+  text: string,
+  limits: FrameLimits = DEFAULT_FRAME_LIMITS,
+): ParsedServerFrame {
+  const decoded = decodeFrame(text, limits);
+  if (!decoded.ok) {
+    // Too deep but parsed: the request it carries (if any) is still answered.
+    const target = shallowRequestTarget(decoded.value);
+    return target
+      ? {
+          ...target,
+          kind: 'invalid-request',
+          code: RelayErrorCode.MessageRejected,
+          reason: `message rejected: ${decoded.reason}`,
+        }
+      : { kind: 'ignored', reason: decoded.reason };
   }
+  const json = decoded.value;
   const frame = rpcFrame.safeParse(json);
   if (!frame.success) {
     const type = (json as { type?: unknown } | null)?.type;
@@ -108,7 +143,7 @@ export function parseServerFrame(text: string): ParsedServerFrame {
       reason:
         type === 'rpc'
           ? 'rpc frame without server or message'
-          : `unknown frame type ${JSON.stringify(type)}`,
+          : `unknown frame type ${typeof type === 'string' ? JSON.stringify(truncateForLog(type, 64)) : truncateForLog(type)}`,
     };
   }
   const { server, message } = frame.data;
@@ -116,12 +151,28 @@ export function parseServerFrame(text: string): ParsedServerFrame {
   if (!call.success) {
     const id = jsonRpcId.safeParse(message.id);
     return id.success
-      ? { kind: 'invalid-request', server, id: id.data, reason: 'not a JSON-RPC 2.0 request' }
+      ? {
+          kind: 'invalid-request',
+          server,
+          id: id.data,
+          code: RelayErrorCode.InvalidRequest,
+          reason: 'not a JSON-RPC 2.0 request',
+        }
       : { kind: 'ignored', reason: 'message is not a JSON-RPC 2.0 request or notification' };
   }
   return call.data.id === undefined
     ? { kind: 'notification', server, message: call.data }
     : { kind: 'request', server, message: call.data as JSONRPCRequest };
+}
+
+/** `server` and `message.id` of an rpc frame, read without walking the rest of it. */
+function shallowRequestTarget(value: unknown): { server: string; id: string | number } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { type, server, message } = value as Record<string, unknown>;
+  if (type !== 'rpc' || typeof server !== 'string' || server === '') return undefined;
+  if (typeof message !== 'object' || message === null) return undefined;
+  const id = jsonRpcId.safeParse((message as Record<string, unknown>).id);
+  return id.success ? { server, id: id.data } : undefined;
 }
 
 export function rpcError(id: string | number, code: number, message: string): JSONRPCResponse {

@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
+import { DEFAULT_FRAME_LIMITS, encodeFrame } from './frame-codec.js';
 import type { RpcFrame } from './relay-protocol.js';
 import { RequestRouter } from './request-router.js';
 
@@ -10,24 +11,44 @@ const INIT_RESULT = {
   serverInfo: { name: 'echo', version: '1' },
 };
 
-function setup() {
+function setup(maxInFlight = 1_000) {
   const toChild: JSONRPCMessage[] = [];
   const frames: RpcFrame[] = [];
+  const warnings: string[] = [];
   let up = true;
-  const session: McpSession = {
-    server: 'echo',
+  const session = (server: string): McpSession => ({
+    server,
     initializeResult: INIT_RESULT,
     send: (message) => {
       toChild.push(message);
       return Promise.resolve();
     },
-  };
-  const router = new RequestRouter({
-    sessions: { session: (name) => (name === 'echo' && up ? session : undefined) },
-    send: (frame) => frames.push(frame),
-    timeoutMs: 60_000,
   });
-  return { router, toChild, frames, stop: () => (up = false) };
+  const sessions = new Map([
+    ['echo', session('echo')],
+    ['other', session('other')],
+  ]);
+  const router = new RequestRouter({
+    sessions: { session: (name) => (up ? sessions.get(name) : undefined) },
+    // As the relay client does: a frame that cannot be encoded is not sent.
+    send: (frame) => {
+      const encoded = encodeFrame(frame, DEFAULT_FRAME_LIMITS);
+      if (!encoded.ok) return { sent: false, reason: encoded.reason };
+      frames.push(JSON.parse(encoded.text) as RpcFrame);
+      return { sent: true };
+    },
+    timeoutMs: 60_000,
+    maxInFlight,
+    warn: (_fields, message) => warnings.push(message),
+  });
+  return { router, toChild, frames, warnings, stop: () => (up = false) };
+}
+
+/** `[[[...]]]`, `depth` arrays deep: JSON.stringify throws a RangeError at a few thousand. */
+function nested(depth: number): unknown {
+  let value: unknown = 'bottom';
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
 }
 
 const call = (id: string | number) => ({
@@ -151,6 +172,74 @@ describe('RequestRouter', () => {
         message: { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
       },
     ]);
+  });
+
+  it('counts an answer only from the child the request was sent to', () => {
+    const { router, frames, toChild, warnings } = setup();
+    router.request('echo', call(1));
+    const agentId = (toChild[0] as { id: string }).id;
+    router.fromChild('other', { jsonrpc: '2.0', id: agentId, result: { forged: true } });
+    expect(frames).toEqual([]);
+    expect(router.pendingCount).toBe(1);
+    expect(warnings).toEqual([
+      'dropped an answer from MCP server "other" to a request sent to another server',
+    ]);
+    router.fromChild('echo', { jsonrpc: '2.0', id: agentId, result: { real: true } });
+    expect(frames.map((f) => f.message)).toEqual([
+      { jsonrpc: '2.0', id: 1, result: { real: true } },
+    ]);
+  });
+
+  it('answers -32004 when the answer of the child cannot be encoded (6,000 deep)', () => {
+    const { router, frames, toChild, warnings } = setup();
+    router.request('echo', call('deep'));
+    const agentId = (toChild[0] as { id: string }).id;
+    router.fromChild('echo', {
+      jsonrpc: '2.0',
+      id: agentId,
+      result: { content: nested(6_000) },
+    });
+    expect(frames.map((f) => f.message)).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'deep',
+        error: {
+          code: -32004,
+          message: 'answer of MCP server "echo" dropped: nested deeper than 100 levels',
+        },
+      },
+    ]);
+    expect(warnings).toHaveLength(1);
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it('drops a notification of the child that cannot be encoded, with a warning', () => {
+    const { router, frames, warnings } = setup();
+    router.fromChild('echo', {
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { data: nested(6_000) },
+    });
+    expect(frames).toEqual([]);
+    expect(warnings[0]).toContain('nested deeper than 100 levels');
+  });
+
+  it('refuses requests over the in-flight cap with -32005, and takes them again later', () => {
+    const { router, frames, toChild } = setup(2);
+    router.request('echo', call(1));
+    router.request('other', call(2));
+    router.request('echo', call(3));
+    expect(toChild).toHaveLength(2);
+    expect(frames.map((f) => f.message)).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        error: { code: -32005, message: 'too many relayed requests in flight (at most 2)' },
+      },
+    ]);
+    router.fromChild('echo', { jsonrpc: '2.0', id: (toChild[0] as { id: string }).id, result: {} });
+    router.request('echo', call(4));
+    expect(toChild).toHaveLength(3);
   });
 
   it('sends nothing after the connection closed', () => {

@@ -6,6 +6,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
+import { truncateForLog } from '../logging/rate-limited-log.js';
 import { RelayErrorCode, type RpcFrame, rpcError } from './relay-protocol.js';
 
 /**
@@ -19,11 +20,23 @@ import { RelayErrorCode, type RpcFrame, rpcError } from './relay-protocol.js';
  * result and its `notifications/initialized` is swallowed. Every request is answered: by the
  * child, or with an error when the server is unknown or down, when the child exits, or when
  * the timeout passes.
+ *
+ * Hostile peers: an answer counts only from the child the request was sent to (another
+ * server's child answering `relay:<n>` is dropped and logged); at most `maxInFlight` requests
+ * wait for answers (more are refused at once with -32005); an answer that cannot be sent (too
+ * deep, too large, not encodable) is replaced by a -32004 error for the server's request.
  */
+export type SendOutcome = { sent: true } | { sent: false; reason: string };
+
 export interface RequestRouterDeps {
   sessions: Pick<McpSessions, 'session'>;
-  send: (frame: RpcFrame<JSONRPCResponse | JSONRPCNotification>) => void;
+  /** Encodes and sends one frame; says why when it could not (a closed socket is "sent"). */
+  send: (frame: RpcFrame<JSONRPCResponse | JSONRPCNotification>) => SendOutcome;
   timeoutMs: number;
+  /** Relayed requests waiting for an answer, at most. */
+  maxInFlight: number;
+  /** Rate-limited warnings about what a peer sent. */
+  warn: (fields: Record<string, unknown>, message: string) => void;
 }
 
 interface Pending {
@@ -59,6 +72,21 @@ export class RequestRouter {
       this.#reply(server, { jsonrpc: '2.0', id: message.id, result: session.initializeResult });
       return;
     }
+    if (this.#pending.size >= this.deps.maxInFlight) {
+      this.deps.warn(
+        { server, inFlight: this.#pending.size },
+        'refused a relayed request: too many in flight',
+      );
+      this.#reply(
+        server,
+        rpcError(
+          message.id,
+          RelayErrorCode.TooManyRequests,
+          `too many relayed requests in flight (at most ${this.deps.maxInFlight})`,
+        ),
+      );
+      return;
+    }
     const agentId = nextAgentId();
     const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
     this.#pending.set(agentId, { server, remoteId: message.id, timer });
@@ -91,19 +119,49 @@ export class RequestRouter {
     if ('method' in message) {
       // Cancellations from the child concern requests of the agent's own Client.
       if (!('id' in message) && message.method !== 'notifications/cancelled') {
-        this.deps.send({ type: 'rpc', server, message });
+        const outcome = this.deps.send({ type: 'rpc', server, message });
+        if (!outcome.sent) {
+          this.deps.warn(
+            { server, method: truncateForLog(message.method, 64) },
+            `dropped a notification from an MCP server: ${outcome.reason}`,
+          );
+        }
       }
       return;
     }
     if (!isRelayId(message.id)) return;
-    const pending = this.#forget(message.id);
+    const expected = this.#pending.get(message.id);
     // Unknown: answered already (timeout), or sent on an earlier connection.
+    if (!expected) return;
+    if (expected.server !== server) {
+      // Relay ids are guessable; only the child that got the request may answer it.
+      this.deps.warn(
+        { server, id: message.id },
+        `dropped an answer from MCP server "${server}" to a request sent to another server`,
+      );
+      return;
+    }
+    const pending = this.#forget(message.id);
     if (!pending) return;
-    this.deps.send({
+    const outcome = this.deps.send({
       type: 'rpc',
       server: pending.server,
       message: { ...message, id: pending.remoteId },
     });
+    if (!outcome.sent) {
+      this.deps.warn(
+        { server, id: message.id },
+        `dropped an answer from an MCP server: ${outcome.reason}`,
+      );
+      this.#reply(
+        pending.server,
+        rpcError(
+          pending.remoteId,
+          RelayErrorCode.MessageRejected,
+          `answer of MCP server "${pending.server}" dropped: ${outcome.reason}`,
+        ),
+      );
+    }
   }
 
   /** The child of `server` is gone: its pending requests fail now, not at the timeout. */
@@ -163,6 +221,7 @@ export class RequestRouter {
     return undefined;
   }
 
+  /** The agent's own answers: small, shallow, always encodable (the ids are the server's). */
   #reply(server: string, message: JSONRPCResponse): void {
     if (!this.#closed) this.deps.send({ type: 'rpc', server, message });
   }

@@ -1,0 +1,51 @@
+import type { Logger } from 'pino';
+import { TokenBucket, type TokenBucketOptions } from './token-bucket.js';
+
+/**
+ * Warnings about what a peer sent, through a token bucket: 50,000 junk frames must not become
+ * 50,000 log lines. Lines over the rate are counted; the next line that passes carries the
+ * count (`suppressed`), so nothing is silently lost from the record.
+ */
+export const DEFAULT_LOG_RATE: Omit<TokenBucketOptions, 'now'> = { ratePerSecond: 1, burst: 10 };
+
+export class RateLimitedLog {
+  readonly #bucket: TokenBucket;
+  #suppressed = 0;
+
+  constructor(
+    private readonly logger: Logger,
+    options: Partial<TokenBucketOptions> = {},
+  ) {
+    this.#bucket = new TokenBucket({ ...DEFAULT_LOG_RATE, ...options });
+  }
+
+  /** Lines not written since the last one that was. */
+  get suppressed(): number {
+    return this.#suppressed;
+  }
+
+  warn(fields: Record<string, unknown>, message: string): void {
+    if (!this.#bucket.take()) {
+      this.#suppressed++;
+      return;
+    }
+    const suppressed = this.#suppressed;
+    this.#suppressed = 0;
+    this.logger.warn(suppressed > 0 ? { ...fields, suppressed } : fields, message);
+  }
+}
+
+/**
+ * A peer's value for a log line: a string cut to `max` characters (never a whole frame), a
+ * scalar as is, and only the kind of anything else (serializing it could cost as much as the
+ * frame itself, or throw).
+ */
+export function truncateForLog(value: unknown, max = 200): string {
+  if (typeof value === 'string') {
+    return value.length > max ? `${value.slice(0, max)}… (${value.length} chars)` : value;
+  }
+  if (value === null || ['number', 'boolean', 'undefined'].includes(typeof value)) {
+    return String(value);
+  }
+  return Array.isArray(value) ? '<array>' : `<${typeof value}>`;
+}

@@ -1,0 +1,118 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { describe, expect, it } from 'vitest';
+import { type GarbageLine, type StdoutLimits, StdoutReader } from './stdout-reader.js';
+
+function setup(limits: Partial<StdoutLimits> = {}) {
+  let now = 0;
+  const messages: JSONRPCMessage[] = [];
+  const garbage: GarbageLine[] = [];
+  const floods: string[] = [];
+  const reader = new StdoutReader(
+    {
+      message: (m) => messages.push(m),
+      garbage: (g) => garbage.push(g),
+      flood: (reason) => floods.push(reason),
+    },
+    { now: () => now, ...limits },
+  );
+  return { reader, messages, garbage, floods, tick: (ms: number) => (now += ms) };
+}
+
+const ping = (id: number | string) => `${JSON.stringify({ jsonrpc: '2.0', id, result: {} })}\n`;
+
+describe('StdoutReader', () => {
+  it('reads messages split across chunks and several in one chunk', () => {
+    const { reader, messages, garbage } = setup();
+    const text = ping(1) + ping(2) + ping(3);
+    reader.write(Buffer.from(text.slice(0, 10)));
+    reader.write(Buffer.from(text.slice(10)));
+    expect(messages.map((m) => (m as { id: number }).id)).toEqual([1, 2, 3]);
+    expect(garbage).toEqual([]);
+  });
+
+  it('drops lines that are not JSON-RPC, counts them, and keeps reading', () => {
+    const { reader, messages, garbage, floods } = setup();
+    reader.write(Buffer.from(`Server started on stdio\n\n   \n{"not":"rpc"}\n{broken\n${ping(7)}`));
+    expect(messages).toHaveLength(1);
+    expect(garbage.map((g) => g.reason)).toEqual([
+      'not JSON',
+      'JSON but not a JSON-RPC message',
+      'not JSON',
+    ]);
+    expect(reader.garbageLines).toBe(3);
+    expect(floods).toEqual([]);
+  });
+
+  it('reports a flood once the garbage budget is spent, then ignores the rest', () => {
+    const { reader, messages, floods } = setup({ garbageBurstLines: 10, garbageLinesPerSecond: 1 });
+    for (let i = 0; i < 1_000; i++) reader.write(Buffer.from(`garbage ${i}\n`));
+    reader.write(Buffer.from(ping(1)));
+    expect(floods).toEqual(['wrote too much to stdout that is not JSON-RPC (11 lines, 100 bytes)']);
+    expect(reader.garbageLines).toBe(11);
+    expect(messages).toEqual([]);
+  });
+
+  it('lets a slow trickle of garbage through: the budget refills', () => {
+    const { reader, floods, tick } = setup({ garbageBurstLines: 5, garbageLinesPerSecond: 2 });
+    for (let i = 0; i < 100; i++) {
+      reader.write(Buffer.from(`debug line ${i}\n`));
+      tick(1_000);
+    }
+    expect(floods).toEqual([]);
+  });
+
+  it('skips a line over the limit without keeping it, and answers its relay id', () => {
+    const { reader, messages, garbage } = setup({ maxLineBytes: 1_000 });
+    const big = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'relay:42',
+      result: { text: 'x'.repeat(50_000) },
+    });
+    for (let i = 0; i < big.length; i += 4_096) reader.write(Buffer.from(big.slice(i, i + 4_096)));
+    reader.write(Buffer.from(`\n${ping(1)}`));
+    expect(garbage).toHaveLength(1);
+    expect(garbage[0]?.reason).toBe(`line of ${big.length} bytes, over the 1000-byte limit`);
+    expect(messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'relay:42',
+        error: {
+          code: -32004,
+          message: `answer of the MCP server dropped: line of ${big.length} bytes, over the 1000-byte limit`,
+        },
+      },
+      { jsonrpc: '2.0', id: 1, result: {} },
+    ]);
+  });
+
+  it('drops a message nested 6,000 deep; an answer fails its request with -32004', () => {
+    const { reader, messages, garbage } = setup();
+    const deep = `${'['.repeat(6_000)}${']'.repeat(6_000)}`;
+    reader.write(Buffer.from(`{"jsonrpc":"2.0","id":3,"result":{"tools":${deep}}}\n`));
+    reader.write(
+      Buffer.from(`{"jsonrpc":"2.0","method":"notifications/message","params":{"d":${deep}}}\n`),
+    );
+    expect(messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        error: {
+          code: -32004,
+          message: 'answer of the MCP server dropped: nested deeper than 99 levels',
+        },
+      },
+    ]);
+    expect(garbage.map((g) => g.reason)).toEqual([
+      'nested deeper than 99 levels',
+      'nested deeper than 99 levels',
+    ]);
+  });
+
+  it('finds the relay id of an oversized answer at its end too', () => {
+    const { reader, messages } = setup({ maxLineBytes: 1_000 });
+    reader.write(
+      Buffer.from(`{"result":{"text":"${'y'.repeat(5_000)}"},"id":"relay:7","jsonrpc":"2.0"}\n`),
+    );
+    expect(messages).toMatchObject([{ id: 'relay:7', error: { code: -32004 } }]);
+  });
+});

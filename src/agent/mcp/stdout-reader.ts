@@ -1,0 +1,239 @@
+import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { TokenBucket } from '../logging/token-bucket.js';
+import { depthExceeds } from '../relay/frame-codec.js';
+
+/**
+ * A child's stdout, split into JSON-RPC messages at a bounded cost.
+ *
+ * An MCP server that prints to stdout (a banner, debug output, a runaway loop) used to cost the
+ * whole process: every line went through the SDK's ReadBuffer (a Buffer.concat per chunk, a
+ * JSON.parse and a schema check, an Error per bad line), and a flood took the plant API's
+ * median latency from 2.5 to 40 ms and RSS from 152 to 303 MiB while the server stayed "up".
+ * Here a line that cannot be JSON-RPC is recognised by its first byte where possible, chunks
+ * are joined once per line, a line longer than `maxLineBytes` is skipped without being kept,
+ * and garbage is charged to a token bucket (lines and bytes): a few banner lines pass, a flood
+ * empties the bucket and `onFlood` fires once, after which the reader ignores the rest.
+ */
+export interface StdoutLimits {
+  /** A longer line is dropped while it arrives (never buffered whole). */
+  maxLineBytes: number;
+  /**
+   * A message nested deeper is dropped (an answer is replaced by a -32004 error for whoever
+   * asked): the SDK's schemas and JSON.stringify recurse, and 6,000 levels overflow the stack.
+   */
+  maxDepth: number;
+  /** Garbage lines allowed at once, and per second after that. */
+  garbageBurstLines: number;
+  garbageLinesPerSecond: number;
+  /** Garbage bytes (oversized lines included) allowed at once, and per second after that. */
+  garbageBurstBytes: number;
+  garbageBytesPerSecond: number;
+  now?: () => number;
+}
+
+export const DEFAULT_STDOUT_LIMITS: StdoutLimits = {
+  // Over the relay's 4 MiB frame limit on purpose: a 4-8 MiB answer is still read, so the relay
+  // can answer its request with a clear -32004 rather than the timeout.
+  maxLineBytes: 8 * 1024 * 1024,
+  // One level under the relay's frame limit (100): the frame wraps the message.
+  maxDepth: 99,
+  garbageBurstLines: 200,
+  garbageLinesPerSecond: 20,
+  garbageBurstBytes: 16 * 1024 * 1024,
+  garbageBytesPerSecond: 256 * 1024,
+};
+
+export interface GarbageLine {
+  bytes: number;
+  /** The line's first bytes (cut), for a log line. */
+  sample: string;
+  /** Why it is not a message. */
+  reason: string;
+}
+
+export interface StdoutReaderSink {
+  message(message: JSONRPCMessage): void;
+  garbage(line: GarbageLine): void;
+  /** The garbage budget is spent: the child should be restarted. Called once. */
+  flood(reason: string): void;
+}
+
+const NEWLINE = 0x0a;
+const OPEN_BRACE = 0x7b;
+const SAMPLE_BYTES = 200;
+/** How much of an oversized line is kept, at each end, to find a relay id in it. */
+const EDGE_BYTES = 1_024;
+
+export class StdoutReader {
+  readonly #limits: StdoutLimits;
+  readonly #lineBudget: TokenBucket;
+  readonly #byteBudget: TokenBucket;
+  #chunks: Buffer[] = [];
+  #pending = 0;
+  /** Inside a line over the limit: its head and byte count, the rest is dropped. */
+  #oversized: { head: Buffer; tail: Buffer; bytes: number } | undefined;
+  #flooded = false;
+  garbageLines = 0;
+  garbageBytes = 0;
+
+  constructor(
+    private readonly sink: StdoutReaderSink,
+    limits: Partial<StdoutLimits> = {},
+  ) {
+    this.#limits = { ...DEFAULT_STDOUT_LIMITS, ...limits };
+    const now = this.#limits.now;
+    this.#lineBudget = new TokenBucket({
+      ratePerSecond: this.#limits.garbageLinesPerSecond,
+      burst: this.#limits.garbageBurstLines,
+      ...(now ? { now } : {}),
+    });
+    this.#byteBudget = new TokenBucket({
+      ratePerSecond: this.#limits.garbageBytesPerSecond,
+      burst: this.#limits.garbageBurstBytes,
+      ...(now ? { now } : {}),
+    });
+  }
+
+  get flooded(): boolean {
+    return this.#flooded;
+  }
+
+  write(chunk: Buffer): void {
+    let start = 0;
+    while (!this.#flooded && start < chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      this.#take(chunk.subarray(start, end));
+      if (newline === -1) return;
+      this.#endLine();
+      start = newline + 1;
+    }
+  }
+
+  /** The child is gone: forget any unterminated line. */
+  clear(): void {
+    this.#chunks = [];
+    this.#pending = 0;
+    this.#oversized = undefined;
+  }
+
+  #take(part: Buffer): void {
+    if (part.length === 0) return;
+    if (this.#oversized) {
+      this.#oversized.bytes += part.length;
+      this.#oversized.tail = lastBytes(Buffer.concat([this.#oversized.tail, part]), EDGE_BYTES);
+      return;
+    }
+    if (this.#pending + part.length > this.#limits.maxLineBytes) {
+      const sofar = Buffer.concat([...this.#chunks, part]);
+      this.#oversized = {
+        head: sofar.subarray(0, EDGE_BYTES),
+        tail: lastBytes(sofar, EDGE_BYTES),
+        bytes: sofar.length,
+      };
+      this.#chunks = [];
+      this.#pending = 0;
+      return;
+    }
+    // Copied: the child's chunk buffers are pooled and reused by the stream.
+    this.#chunks.push(Buffer.from(part));
+    this.#pending += part.length;
+  }
+
+  #endLine(): void {
+    const oversized = this.#oversized;
+    if (oversized) {
+      this.#oversized = undefined;
+      const reason = `line of ${oversized.bytes} bytes, over the ${this.#limits.maxLineBytes}-byte limit`;
+      const relayId = relayIdAtEdges(
+        oversized.head.toString('latin1'),
+        oversized.tail.toString('latin1'),
+      );
+      // Whoever waits for this answer gets an error now, not at its timeout.
+      if (relayId) this.sink.message(rejected(relayId, reason));
+      this.#garbage(oversized.bytes, oversized.head, reason);
+      return;
+    }
+    const line = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks);
+    this.#chunks = [];
+    this.#pending = 0;
+    const first = firstNonBlank(line);
+    if (first === -1) return; // a blank line costs nothing
+    if (line[first] !== OPEN_BRACE) {
+      this.#garbage(line.length, line, 'not JSON');
+      return;
+    }
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line.toString('utf8'));
+    } catch (error) {
+      this.#garbage(
+        line.length,
+        line,
+        error instanceof SyntaxError ? 'not JSON' : 'JSON but not a JSON-RPC message',
+      );
+      return;
+    }
+    if (depthExceeds(message, this.#limits.maxDepth)) {
+      const reason = `nested deeper than ${this.#limits.maxDepth} levels`;
+      // An answer (the relay's or the agent's own Client's) fails its request now.
+      if (!('method' in message) && 'id' in message && message.id !== undefined)
+        this.sink.message(rejected(message.id, reason));
+      this.#garbage(line.length, line, reason);
+      return;
+    }
+    this.sink.message(message);
+  }
+
+  #garbage(bytes: number, line: Buffer, reason: string): void {
+    this.garbageLines++;
+    this.garbageBytes += bytes;
+    this.sink.garbage({
+      bytes,
+      sample: line.subarray(0, SAMPLE_BYTES).toString('utf8'),
+      reason,
+    });
+    const linesLeft = this.#lineBudget.take();
+    const bytesLeft = this.#byteBudget.drain(bytes);
+    if (linesLeft && bytesLeft) return;
+    this.#flooded = true;
+    this.clear();
+    this.sink.flood(
+      `wrote too much to stdout that is not JSON-RPC (${this.garbageLines} lines, ${this.garbageBytes} bytes)`,
+    );
+  }
+}
+
+function firstNonBlank(line: Buffer): number {
+  for (let i = 0; i < line.length; i++) {
+    const byte = line[i];
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return i;
+  }
+  return -1;
+}
+
+function lastBytes(buffer: Buffer, count: number): Buffer {
+  return Buffer.from(buffer.subarray(Math.max(0, buffer.length - count)));
+}
+
+/**
+ * The relay id of an oversized answer, read only where a top-level `id` can be: right after
+ * the opening brace (and `"jsonrpc"`) or right before the closing one.
+ */
+function relayIdAtEdges(head: string, tail: string): string | undefined {
+  const id = '"id"\\s*:\\s*"(relay:\\d+)"';
+  const version = '"jsonrpc"\\s*:\\s*"2\\.0"';
+  return (
+    new RegExp(`^\\s*\\{\\s*(?:${version}\\s*,\\s*)?${id}`).exec(head)?.[1] ??
+    new RegExp(`${id}\\s*(?:,\\s*${version}\\s*)?\\}\\s*$`).exec(tail)?.[1]
+  );
+}
+
+/** -32004 is the relay's MessageRejected (relay-protocol.ts): the same meaning, one code. */
+function rejected(id: string | number, reason: string): JSONRPCMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32004, message: `answer of the MCP server dropped: ${reason}` },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Turns frames into text and back within the protocol's limits, and never throws.
+ *
+ * Why: `JSON.stringify` throws a RangeError on a value nested a few thousand deep (an MCP
+ * server's answer, 6,000 deep, took the whole process down: the plant API shares it), and
+ * `JSON.parse` happily builds such values from a frame. Both directions therefore check the
+ * depth (iteratively, so the check itself cannot overflow the stack) and the size, and report a
+ * reason instead of throwing. The limits are the protocol's (docs/agent-protocol.md).
+ */
+export interface FrameLimits {
+  /** Bytes of one frame's UTF-8 text, both directions. */
+  maxFrameBytes: number;
+  /** Nesting of arrays and objects in one frame, the frame object itself being level 1. */
+  maxDepth: number;
+}
+
+export const DEFAULT_FRAME_LIMITS: FrameLimits = {
+  maxFrameBytes: 4 * 1024 * 1024,
+  maxDepth: 100,
+};
+
+export type Encoded = { ok: true; text: string } | { ok: false; reason: string };
+
+export type Decoded =
+  | { ok: true; value: unknown }
+  /** `value` is there when the text parsed but broke a limit (to answer the request's id). */
+  | { ok: false; reason: string; value?: unknown };
+
+export function encodeFrame(frame: unknown, limits: FrameLimits): Encoded {
+  if (depthExceeds(frame, limits.maxDepth)) {
+    return { ok: false, reason: `nested deeper than ${limits.maxDepth} levels` };
+  }
+  let text: string;
+  try {
+    text = JSON.stringify(frame);
+  } catch (error) {
+    // A BigInt or a cycle: not JSON, whatever produced it.
+    return { ok: false, reason: `not encodable as JSON (${(error as Error).message})` };
+  }
+  const bytes = Buffer.byteLength(text);
+  if (bytes > limits.maxFrameBytes) {
+    return {
+      ok: false,
+      reason: `${bytes} bytes, over the ${limits.maxFrameBytes}-byte frame limit`,
+    };
+  }
+  return { ok: true, text };
+}
+
+export function decodeFrame(text: string, limits: FrameLimits): Decoded {
+  const bytes = Buffer.byteLength(text);
+  if (bytes > limits.maxFrameBytes) {
+    return {
+      ok: false,
+      reason: `${bytes} bytes, over the ${limits.maxFrameBytes}-byte frame limit`,
+    };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'frame is not JSON' };
+  }
+  if (depthExceeds(value, limits.maxDepth)) {
+    return { ok: false, reason: `nested deeper than ${limits.maxDepth} levels`, value };
+  }
+  return { ok: true, value };
+}
+
+/** Whether arrays and objects nest deeper than `maxDepth`; a loop, not recursion. */
+export function depthExceeds(value: unknown, maxDepth: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  const seen = new Set<object>();
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [node, depth] = item;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > maxDepth) return true;
+    // A cycle is not deep, it is unencodable: JSON.stringify reports it.
+    if (seen.has(node)) continue;
+    seen.add(node);
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
