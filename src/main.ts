@@ -5,6 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
+import { corsOptions } from './common/http/cors.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { portScopeHandler } from './common/http/port-scope.js';
 import { createLogger } from './common/logging/logger.js';
@@ -52,6 +53,9 @@ async function bootstrap(): Promise<void> {
       metrics: config.metrics.port,
     }),
   );
+  // After the port scope: only the API port answers CORS preflights.
+  const cors = corsOptions(config.corsOrigins);
+  if (cors) app.enableCors(cors);
   serveOpenApi(app, buildOpenApiDocument(app));
 
   let extra: Server[];

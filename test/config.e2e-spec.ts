@@ -111,6 +111,11 @@ describe('configuration errors stop the start with exit 78 and name the variable
       'RATE_LIMIT_PER_MINUTE must be a whole number',
     ],
     [
+      'CORS_ORIGINS',
+      { CORS_ORIGINS: 'https://docs.example.com/path' },
+      'CORS_ORIGINS must be "*" or comma-separated origins',
+    ],
+    [
       'API_TOKENS',
       { API_TOKENS: 'short-token' },
       'API_TOKENS entry 1 must be sha256:<64 hex> or a plain token of at least 32 characters',

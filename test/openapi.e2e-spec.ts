@@ -5,18 +5,30 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
 
+interface Schema {
+  $ref?: string;
+  type?: string;
+  items?: Schema;
+}
 interface Operation {
   operationId: string;
   security?: Record<string, unknown>[];
+  parameters?: { name: string; in: string; schema: Record<string, unknown> }[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<
     string,
-    { description: string; content?: Record<string, { schema: { $ref?: string } }> }
+    {
+      description: string;
+      content?: Record<string, { schema: Schema }>;
+      headers?: Record<string, { description: string; schema: { type: string } }>;
+    }
   >;
 }
 type Document = {
   openapi: string;
   info: { version: string; license: { name: string } };
   paths: Record<string, Record<string, Operation>>;
+  webhooks?: Record<string, Record<string, Operation>>;
   components: {
     schemas: Record<
       string,
@@ -51,13 +63,16 @@ describe('OpenAPI document', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('says 3.1.0, version 1.0.0, MIT, and bearer auth on every plant operation', () => {
+  it('says 3.1.0, version 1.0.0, MIT, and the upstream bearerAuth scheme on every plant operation', () => {
     expect(served.openapi).toBe('3.1.0');
     expect(served.info.version).toBe('1.0.0');
     expect(served.info.license.name).toBe('MIT');
-    expect(served.components.securitySchemes.bearer).toMatchObject({
+    // The upstream document's name and shape: our tokens are not JWTs, so no bearerFormat.
+    expect(Object.keys(served.components.securitySchemes)).toEqual(['bearerAuth']);
+    expect(served.components.securitySchemes.bearerAuth).toEqual({
       type: 'http',
       scheme: 'bearer',
+      description: 'An API token from API_TOKENS',
     });
     const operations = Object.values(served.paths).flatMap((p) => Object.values(p));
     expect(operations.map((o) => o.operationId).sort()).toEqual([
@@ -66,7 +81,7 @@ describe('OpenAPI document', () => {
       'getPlant',
       'listPlants',
     ]);
-    for (const operation of operations) expect(operation.security).toEqual([{ bearer: [] }]);
+    for (const operation of operations) expect(operation.security).toEqual([{ bearerAuth: [] }]);
   });
 
   it('names the seed schemas with their limits', () => {
@@ -93,5 +108,35 @@ describe('OpenAPI document', () => {
       );
     }
     expect(Object.keys(served.paths['/plants/{id}']!.get!.responses)).toContain('404');
+  });
+
+  it('documents GET /plants as the upstream does: an array, limit any int32, and a Link header', () => {
+    const get = served.paths['/plants']!.get!;
+    const ok = get.responses['200']!;
+    expect(ok.content!['application/json']!.schema).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/PlantRecord' },
+    });
+    expect(ok.headers!.Link!.schema.type).toBe('string');
+    expect(ok.headers!.Link!.description).toMatch(/rel="next"/);
+    const limit = get.parameters!.find((p) => p.name === 'limit')!;
+    expect(limit.schema).toEqual({ type: 'integer', format: 'int32', default: 20 });
+    expect(get.parameters!.map((p) => `${p.in}:${p.name}`)).toEqual([
+      'query:limit',
+      'query:cursor',
+    ]);
+  });
+
+  it('declares the upstream webhook /plant/webhook with the NewPlant body and the Standard Webhooks headers', () => {
+    const post = served.webhooks!['/plant/webhook']!.post!;
+    expect(post.requestBody!.content['application/json']!.schema.$ref).toBe(
+      '#/components/schemas/NewPlant',
+    );
+    expect(post.parameters!.map((p) => `${p.in}:${p.name}`)).toEqual([
+      'header:webhook-id',
+      'header:webhook-timestamp',
+      'header:webhook-signature',
+    ]);
+    expect(Object.keys(post.responses)).toContain('200');
   });
 });

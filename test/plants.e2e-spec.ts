@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
-import { call, isErrorBody } from './support/http.js';
+import { type Answer, call, isErrorBody } from './support/http.js';
 import { storeVariants } from './support/postgres.js';
 
 describe.each(storeVariants)('plants API on $name', (store) => {
@@ -184,21 +184,40 @@ describe.each(storeVariants)('plants API on $name', (store) => {
   });
 
   describe('GET /plants', () => {
-    it('pages through every plant in id order with a stable cursor', async () => {
+    const list = (query: string) => call(`${app.apiUrl}/plants${query}`, { token: app.token });
+    /** The `rel="next"` target of a Link header, resolved against the request URL. */
+    const nextUrl = (answer: Answer, requestUrl: string): string | undefined => {
+      const link = answer.headers.get('link');
+      if (link === null) return undefined;
+      const match = /^<([^>]*)>; rel="next"$/.exec(link);
+      expect(match, `Link: ${link}`).not.toBeNull();
+      return new URL(match![1]!, requestUrl).href;
+    };
+    /** ids as text, to compare int64 values exactly */
+    const idsOf = (answer: Answer) => [...answer.text.matchAll(/"id":(-?\d+)/g)].map((m) => m[1]!);
+
+    it('pages through every plant in id order with the Link header, absent on the last page', async () => {
       const seen: string[] = [];
-      let cursor: string | null = null;
+      let url: string | undefined = `${app.apiUrl}/plants?limit=7`;
       let pages = 0;
-      do {
-        const query: string = cursor ? `?limit=7&cursor=${cursor}` : '?limit=7';
-        const page = await call(`${app.apiUrl}/plants${query}`, { token: app.token });
+      let last: Answer | undefined;
+      while (url !== undefined && pages < 1000) {
+        const page = await call(url, { token: app.token });
         expect(page.status).toBe(200);
-        const body = page.json as { items: { id: number }[]; nextCursor: string | null };
-        expect(body.items.length).toBeLessThanOrEqual(7);
-        // ids as text, to compare int64 values exactly
-        seen.push(...[...page.text.matchAll(/"id":(-?\d+)/g)].map((m) => m[1]!));
-        cursor = body.nextCursor;
+        expect(Array.isArray(page.json)).toBe(true);
+        expect((page.json as unknown[]).length).toBeLessThanOrEqual(7);
+        seen.push(...idsOf(page));
+        last = page;
+        const next = nextUrl(page, url);
+        if (next !== undefined) {
+          expect((page.json as unknown[]).length).toBe(7);
+          expect(new URL(next).searchParams.get('limit')).toBe('7');
+        }
+        url = next;
         pages++;
-      } while (cursor !== null && pages < 1000);
+      }
+      expect(pages).toBeGreaterThan(2);
+      expect(last!.headers.get('link')).toBeNull();
       const sorted = [...seen].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       expect(seen).toEqual(sorted);
       expect(new Set(seen).size).toBe(seen.length);
@@ -206,23 +225,56 @@ describe.each(storeVariants)('plants API on $name', (store) => {
       expect(seen).toContain('-9223372036854775808');
     });
 
-    it('defaults to 20 items', async () => {
-      const page = await call(`${app.apiUrl}/plants`, { token: app.token });
-      expect((page.json as { items: unknown[] }).items).toHaveLength(20);
+    it('answers a bare JSON array of {id, name, tag?} items', async () => {
+      const page = await list('?limit=100');
+      expect(page.text.startsWith('[{"id":')).toBe(true);
+      const items = page.json as Record<string, unknown>[];
+      expect(items.length).toBeGreaterThan(0);
+      for (const item of items) {
+        expect(['id,name', 'id,name,tag']).toContain(Object.keys(item).sort().join(','));
+      }
     });
 
-    it.each(['0', '101', 'abc', '1.5', '-1'])('answers 400 for limit=%s', async (limit) => {
-      const answer = await call(`${app.apiUrl}/plants?limit=${limit}`, { token: app.token });
-      expect(answer.status).toBe(400);
-      expect((answer.json as { message: string }).message).toMatch(
-        /limit must be an integer from 1 to 100/,
+    it('defaults to 20 items', async () => {
+      const page = await list('');
+      expect(page.json as unknown[]).toHaveLength(20);
+      expect(page.headers.get('link')).toMatch(/^<\?cursor=[\w-]{11}>; rel="next"$/);
+    });
+
+    it.each(['101', '1000', '2147483647'])('gives a page of 100 for limit=%s', async (limit) => {
+      const page = await list(`?limit=${limit}`);
+      expect(page.status).toBe(200);
+      expect(page.json as unknown[]).toHaveLength(100);
+      expect(page.headers.get('link')).toMatch(
+        new RegExp(`^<\\?limit=${limit}&cursor=[\\w-]{11}>; rel="next"$`),
       );
     });
 
-    it('answers 400 for a cursor it did not make', async () => {
-      const answer = await call(`${app.apiUrl}/plants?cursor=not-a-cursor!`, { token: app.token });
-      expect(answer.status).toBe(400);
-      expect(isErrorBody(answer)).toBe(true);
+    it.each(['0', '-1', '-2147483648'])('answers [] without a Link for limit=%s', async (limit) => {
+      const page = await list(`?limit=${limit}`);
+      expect(page.status).toBe(200);
+      expect(page.text).toBe('[]');
+      expect(page.headers.get('link')).toBeNull();
+    });
+
+    it.each(['abc', '1.5', '2147483648', '-2147483649', '', '1e3', '+5'])(
+      'answers 400 for limit=%j',
+      async (limit) => {
+        const answer = await list(`?limit=${limit}`);
+        expect(answer.status).toBe(400);
+        expect(isErrorBody(answer)).toBe(true);
+        expect((answer.json as { message: string }).message).toMatch(
+          /limit must be an integer from -2147483648 to 2147483647/,
+        );
+      },
+    );
+
+    it('answers 400 for a cursor it did not make, whatever the limit', async () => {
+      for (const query of ['?cursor=not-a-cursor!', '?limit=0&cursor=not-a-cursor!']) {
+        const answer = await list(query);
+        expect(answer.status).toBe(400);
+        expect(isErrorBody(answer)).toBe(true);
+      }
     });
   });
 

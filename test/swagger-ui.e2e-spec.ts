@@ -77,6 +77,28 @@ describe('Swagger UI at /docs shows and sends int64 ids exactly', () => {
     );
   });
 
+  it('GET /plants: Try it out shows the array with exact ids and the Link to the next page', async (ctx) => {
+    if (skipReason) ctx.skip(skipReason);
+    const second = await fetch(`${app.apiUrl}/plants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.token}`, 'content-type': 'application/json' },
+      body: `{"id": 9007199254740995, "name": "Next Palm"}`,
+    });
+    expect(second.status).toBe(200);
+    const list = await tryItOut(page, 'listPlants');
+    await list.locator('input[placeholder="limit"]').fill('1');
+    await list.locator('button.execute').click();
+    expect(await shownBody(list, 'Big Monstera')).toBe(
+      `[\n  {\n    "id": ${BIG_ID},\n    "name": "Big Monstera"\n  }\n]`,
+    );
+    const headers = list.locator('.live-responses-table .response-col_description').filter({
+      hasText: 'Response headers',
+    });
+    await expect
+      .poll(() => headers.first().innerText())
+      .toMatch(/link: <\?limit=1&cursor=[\w-]{11}>; rel="next"/);
+  });
+
   it('POST /plants from the request body editor stores the exact id', async (ctx) => {
     if (skipReason) ctx.skip(skipReason);
     const post = await tryItOut(page, 'createPlant');

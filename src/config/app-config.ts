@@ -1,3 +1,4 @@
+import type { CorsOrigins } from './cors-origins.js';
 import type { McpServerSpec } from './mcp-servers.schema.js';
 import type { Env } from './env.schema.js';
 import type { Secret } from './secret.js';
@@ -28,6 +29,8 @@ export interface AppConfig {
   apiTokenDigests: Buffer[];
   /** API requests per client address and minute; 0 means no limit. */
   rateLimitPerMinute: number;
+  /** Browser origins allowed by CORS (`CORS_ORIGINS`); 'off' by default. */
+  corsOrigins: CorsOrigins;
   agent: { token: Secret; serverUrl: URL } | undefined;
   mcp: {
     configDir: string;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
 
 /**
  * The process environment, as one zod schema: it validates every variable at start and gives
@@ -56,6 +57,11 @@ export const envSchema = z
         .regex(/^\d{1,9}$/, 'RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off)')
         .transform(Number),
     ).default(0),
+    CORS_ORIGINS: z
+      .string()
+      .optional()
+      .refine((v) => parseCorsOrigins(v) !== undefined, CORS_ORIGINS_MESSAGE)
+      .transform((v) => parseCorsOrigins(v)!),
     SERVICE_AGENT_TOKEN: optional(
       z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
     ),

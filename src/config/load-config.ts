@@ -61,6 +61,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') },
     apiTokenDigests: tokens.digests,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    corsOrigins: env.CORS_ORIGINS,
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
         ? { token: new Secret(env.SERVICE_AGENT_TOKEN), serverUrl: new URL(env.SERVICE_SERVER_URL) }

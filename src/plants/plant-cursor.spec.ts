@@ -17,7 +17,9 @@ describe('plant cursors', () => {
   it.each(['', 'abc', 'AAAAAAAAAAB', 'AAAAAAAAAAAA', 'AAAAAAAAAA='])(
     'refuses %j with a 400',
     (cursor) => {
-      expect(() => decodeCursor(cursor)).toThrow(/cursor must be a nextCursor value/);
+      expect(() => decodeCursor(cursor)).toThrow(
+        /cursor must come from the Link header of a previous page/,
+      );
     },
   );
 });

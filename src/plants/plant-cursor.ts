@@ -17,7 +17,7 @@ export function encodeCursor(lastId: bigint): string {
 
 export function decodeCursor(cursor: string): bigint {
   if (!CURSOR.test(cursor)) {
-    throw new BadRequestException('cursor must be a nextCursor value from a previous page');
+    throw new BadRequestException('cursor must come from the Link header of a previous page');
   }
   return Buffer.from(cursor, 'base64url').readBigInt64BE();
 }

@@ -9,6 +9,7 @@ import {
   Post,
   Query,
   Req,
+  Res,
 } from '@nestjs/common';
 import {
   ApiBearerAuth,
@@ -18,22 +19,24 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { MethodNotAllowedException } from '../common/errors/method-not-allowed.exception.js';
 import { ApiErrorResponses } from '../common/openapi/api-error-responses.decorator.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { ListPlantsQueryDto } from './dto/list-plants.query.dto.js';
 import { NewPlantDto } from './dto/new-plant.dto.js';
-import { PlantPageDto } from './dto/plant-page.dto.js';
 import { PlantRecordDto } from './dto/plant-record.dto.js';
 import { PlantDto } from './dto/plant.dto.js';
 import type { Plant } from './plant.js';
+import { LINK_HEADER_DOC, nextPageLink } from './plant-page-link.js';
 import { PlantsService } from './plants.service.js';
+import { BEARER_SCHEME } from '../openapi/bearer-scheme.js';
 
 const COMMON_ERRORS = [401, 429, 500, 503];
 
 @ApiTags('plants')
-@ApiBearerAuth('bearer')
+// The upstream document's scheme name: generated clients key their credentials by it.
+@ApiBearerAuth(BEARER_SCHEME)
 @Controller('plants')
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
@@ -52,12 +55,27 @@ export class PlantsController {
   @ApiOperation({
     operationId: 'listPlants',
     summary: 'Lists plants ordered by id, a page at a time',
+    description:
+      'A JSON array of plants ordered by id. When more follow, the `Link` header holds the ' +
+      'next page (`rel="next"`); it is absent on the last page.',
   })
-  @ApiResponse({ status: 200, description: 'a page of plants', type: PlantPageDto })
+  @ApiResponse({
+    status: 200,
+    description: 'plants ordered by id',
+    type: PlantRecordDto,
+    isArray: true,
+    headers: { Link: LINK_HEADER_DOC },
+  })
   @ApiErrorResponses([400, ...COMMON_ERRORS])
-  async list(@Query() query: ListPlantsQueryDto): Promise<PlantPageDto> {
+  async list(
+    @Query() query: ListPlantsQueryDto,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<PlantRecordDto[]> {
     const page = await this.plants.list(query.limit, query.cursor);
-    return { items: page.items.map(toPlantRecordDto), nextCursor: page.nextCursor };
+    if (page.nextCursor !== null) {
+      response.setHeader('Link', nextPageLink(query.limit, page.nextCursor));
+    }
+    return page.items.map(toPlantRecordDto);
   }
 
   @Get(':id')

@@ -1,7 +1,7 @@
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
-import { DEFAULT_PAGE_SIZE } from './dto/list-plants.query.dto.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './dto/list-plants.query.dto.js';
 import type { Plant } from './plant.js';
 import { decodeCursor, encodeCursor } from './plant-cursor.js';
 import { PlantsRepository } from './plants.repository.js';
@@ -34,13 +34,19 @@ export class PlantsService {
     return plant;
   }
 
+  /**
+   * `limit` is "the maximum number of results" of the upstream document, any int32: a page holds
+   * at most MAX_PAGE_SIZE, and 0 or less asks for nothing (an empty page, not an error).
+   */
   async list(limit = DEFAULT_PAGE_SIZE, cursor?: string): Promise<PlantPage> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const size = Math.min(limit, MAX_PAGE_SIZE);
+    if (size <= 0) return { items: [], nextCursor: null };
     // One extra row tells whether another page exists without a count query.
-    const rows = await this.repository.list(limit + 1, after);
-    const items = rows.slice(0, limit);
+    const rows = await this.repository.list(size + 1, after);
+    const items = rows.slice(0, size);
     const last = items.at(-1);
-    return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+    return { items, nextCursor: rows.length > size && last ? encodeCursor(last.id) : null };
   }
 
   async delete(id: bigint): Promise<void> {

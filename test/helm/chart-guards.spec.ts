@@ -62,6 +62,9 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         '/agent/serverUrl',
       );
       expect(renderError({ set: { 'auth.apiTokens[0]': 'short' } })).toContain('/auth/apiTokens/0');
+      expect(renderError({ set: { 'corsOrigins[0]': 'https://docs.example.com/path' } })).toContain(
+        '/corsOrigins/0',
+      );
     });
 
     it('refuses Kubernetes older than 1.19', () => {

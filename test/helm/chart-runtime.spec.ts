@@ -70,6 +70,20 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         });
       });
 
+      it('leaves CORS off unless corsOrigins lists origins, then passes them as CORS_ORIGINS', () => {
+        expect(envOf(appContainer(deployment), 'CORS_ORIGINS')).toBeUndefined();
+        const cors = deploymentOf({
+          set: {
+            'corsOrigins[0]': 'https://docs.example.com',
+            'corsOrigins[1]': 'http://localhost:5173',
+          },
+        });
+        expect(envOf(appContainer(cors), 'CORS_ORIGINS')).toEqual({
+          name: 'CORS_ORIGINS',
+          value: 'https://docs.example.com,http://localhost:5173',
+        });
+      });
+
       it('probes GET /health on the health port: liveness 30s/30s, readiness 5s/10s', () => {
         const container = appContainer(deployment);
         expect(container.ports).toEqual(

@@ -1,33 +1,42 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString } from 'class-validator';
 import { CURSOR_PATTERN } from '../plant-cursor.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
-const LIMIT_MESSAGE = `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`;
+const INT32_MIN = -2_147_483_648;
+const INT32_MAX = 2_147_483_647;
+const LIMIT_MESSAGE = `limit must be an integer from ${INT32_MIN} to ${INT32_MAX}`;
 
 export class ListPlantsQueryDto {
-  /** Plants per page. */
   @ApiPropertyOptional({
     type: 'integer',
-    minimum: 1,
-    maximum: MAX_PAGE_SIZE,
+    format: 'int32',
     default: DEFAULT_PAGE_SIZE,
+    // Any int32, as the upstream Plant Store document allows.
+    description:
+      `The maximum number of results to return: above ${MAX_PAGE_SIZE} the page holds ` +
+      `${MAX_PAGE_SIZE}; 0 or less gives an empty array.`,
   })
   @IsOptional()
-  // Query values are text: digits become a number, anything else stays text and fails @IsInt.
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' && /^[0-9]{1,4}$/.test(value) ? Number(value) : value,
-  )
+  // Query values are text: an int32 in decimal becomes a number; anything else stays text and
+  // fails @IsInt. The range is checked here, not with @Min/@Max, which the swagger plugin would
+  // write into the document as bounds the upstream's `limit` does not have (a breaking change
+  // for oasdiff); `format: int32` already says it.
+  @Transform(({ value }: { value: unknown }) => parseInt32(value) ?? value)
   @IsInt({ message: LIMIT_MESSAGE })
-  @Min(1, { message: LIMIT_MESSAGE })
-  @Max(MAX_PAGE_SIZE, { message: LIMIT_MESSAGE })
   limit?: number;
 
-  /** The `nextCursor` of the previous page. */
+  /** Where the page starts: the `cursor` of the previous page's `Link: <...>; rel="next"`. */
   @ApiPropertyOptional({ type: 'string', pattern: CURSOR_PATTERN, example: 'AAAAAAAAAAo' })
   @IsOptional()
   @IsString({ message: 'cursor must be a string' })
   cursor?: string;
+}
+
+function parseInt32(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^-?[0-9]{1,10}$/.test(value)) return undefined;
+  const number = Number(value);
+  return number >= INT32_MIN && number <= INT32_MAX ? number : undefined;
 }
