@@ -1,15 +1,17 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
 
 /**
- * Graceful stop of HTTP listeners. From `drain()` on, every answer says `Connection: close`
- * (the ones in flight included, when their headers are not out yet), so keep-alive clients
- * move on instead of sending more requests on the old connection; the listeners stop
- * accepting, idle connections are closed, and `drain()` resolves as soon as the last
- * connection is gone, or after `graceMs` with the remaining connections cut.
+ * Graceful stop of HTTP listeners. From `drain()` on, the listeners accept no new
+ * connections and every answer says `Connection: close` (the ones in flight included, when
+ * their headers are not out yet), so keep-alive clients move on instead of sending more
+ * requests on the old connection. `drain()` resolves as soon as no request is in flight (or
+ * after `graceMs`), and then closes every connection that is left (idle keep-alive ones).
  */
 export class ConnectionDrain {
   private readonly inFlight = new Set<ServerResponse>();
   private draining = false;
+  private onIdle: (() => void) | undefined;
 
   constructor(private readonly servers: Server[]) {
     for (const server of servers) {
@@ -19,36 +21,36 @@ export class ConnectionDrain {
     }
   }
 
-  /** Resolves with 'drained' when every connection has closed, 'cut' when the grace ran out. */
+  /** Resolves with 'drained' when no request is in flight, 'cut' when the grace ran out. */
   async drain(graceMs: number): Promise<'drained' | 'cut'> {
     this.draining = true;
     for (const response of this.inFlight) closeAfter(response);
-    const closed = Promise.all(
-      this.servers.map(
-        (server) =>
-          new Promise<void>((resolve) => {
-            // Closing a server that is not listening still emits 'close' once it is drained.
-            server.close(() => resolve());
-            server.closeIdleConnections();
-          }),
-      ),
-    );
+    // net.Server's close, not http.Server's: the latter also destroys idle keep-alive
+    // connections at once, which resets a request a client has just sent on one. Here such a
+    // request is still answered, with Connection: close.
+    for (const server of this.servers) NetServer.prototype.close.call(server);
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([
-      closed.then(() => 'drained' as const),
+      new Promise<'drained'>((resolve) => {
+        this.onIdle = () => resolve('drained');
+        if (this.inFlight.size === 0) resolve('drained');
+      }),
       new Promise<'cut'>((resolve) => {
         timer = setTimeout(() => resolve('cut'), graceMs);
       }),
     ]);
     clearTimeout(timer);
-    if (outcome === 'cut') for (const server of this.servers) server.closeAllConnections();
+    for (const server of this.servers) server.closeAllConnections();
     return outcome;
   }
 
   private track(response: ServerResponse): void {
     if (this.draining) closeAfter(response);
     this.inFlight.add(response);
-    response.once('close', () => this.inFlight.delete(response));
+    response.once('close', () => {
+      this.inFlight.delete(response);
+      if (this.inFlight.size === 0) this.onIdle?.();
+    });
   }
 }
 
