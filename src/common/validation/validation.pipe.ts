@@ -41,11 +41,7 @@ export class ApiValidationPipe extends ValidationPipe {
       }
       const known = this.knownProperties(metatype);
       const unknown = Object.keys(value).filter((key) => !known.has(key));
-      if (unknown.length > 0) {
-        throw new BadRequestException(
-          unknown.map((key) => `property ${key} should not exist`).join('; '),
-        );
-      }
+      if (unknown.length > 0) throw new BadRequestException(unknownPropertiesMessage(unknown));
     }
     return super.transform(value, metadata);
   }
@@ -69,6 +65,24 @@ export class ApiValidationPipe extends ValidationPipe {
     }
     return known;
   }
+}
+
+/** Unknown properties named in an error message; past it, only their count. */
+export const NAMED_UNKNOWN_PROPERTIES = 5;
+const MAX_NAME_IN_MESSAGE = 64;
+
+/**
+ * Names the first few unknown properties and counts the rest: 6,500 of them gave a 200 KB
+ * message. Each name is cut at 64 characters.
+ */
+export function unknownPropertiesMessage(unknown: string[]): string {
+  const named = unknown.slice(0, NAMED_UNKNOWN_PROPERTIES).map((key) => {
+    const name = key.length > MAX_NAME_IN_MESSAGE ? `${key.slice(0, MAX_NAME_IN_MESSAGE)}...` : key;
+    return `property ${name} should not exist`;
+  });
+  const more = unknown.length - named.length;
+  if (more > 0) named.push(`and ${more} more unknown properties (${unknown.length} in all)`);
+  return named.join('; ');
 }
 
 function flatten(errors: ValidationError[], prefix = ''): string[] {
