@@ -43,6 +43,35 @@ describe.each(storeVariants)('durability on $name', (store) => {
     await third.stop();
   });
 
+  it('loses no acknowledged plant to kill -9 while requests are in flight', async () => {
+    const env = await store.env();
+    const app = await startApp({ env });
+    const ids = Array.from({ length: 500 }, (_, i) => 5000 + i);
+    let acknowledged = 0;
+    const inFlight = ids.map((id) =>
+      create(app.apiUrl, app.token, id).then(
+        (answer) => {
+          if (answer.status === 200) acknowledged++;
+          return answer;
+        },
+        () => undefined,
+      ),
+    );
+    await expect.poll(() => acknowledged, { timeout: 20_000 }).toBeGreaterThanOrEqual(50);
+    app.child.kill('SIGKILL');
+    const answers = await Promise.all(inFlight);
+    // The precondition: the kill landed while requests were still unanswered.
+    expect(answers.some((a) => a === undefined)).toBe(true);
+    const stored = ids.filter((_, i) => answers[i]?.status === 200);
+    expect(stored.length).toBeGreaterThanOrEqual(50);
+
+    const again = await startApp({ env: { ...env, API_TOKENS: app.token }, dataDir: app.dataDir });
+    for (const id of stored) {
+      expect((await call(`${again.apiUrl}/plants/${id}`, { token: app.token })).status).toBe(200);
+    }
+    await again.stop();
+  });
+
   it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async () => {
     const env = await store.env();
     const app = await startApp({ env });
