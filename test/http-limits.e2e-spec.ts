@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
@@ -128,6 +129,44 @@ describe('HTTP limits', () => {
         error: 413,
         message: 'the request body must be at most 64 KiB',
       });
+    });
+  });
+
+  describe('path and query tricks', () => {
+    /** GET with the path sent exactly as written (fetch would normalise `..` and `//`). */
+    const getRaw = (path: string) =>
+      new Promise<{ status?: number; text: string }>((resolve, reject) => {
+        const request = httpRequest(`${app.apiUrl}${path}`, {
+          headers: { authorization: `Bearer ${app.token}` },
+        });
+        request.path = path;
+        request.on('error', reject);
+        request.on('response', (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode, text }));
+        });
+        request.end();
+      });
+
+    it.each([
+      ['/plants/1/../2', 404],
+      ['//plants', 404],
+      ['/plants/1%2F2', 400],
+      ['/plants/%2e%2e', 400],
+      ['/plants/+1', 400],
+      ['/plants/%201', 400],
+      ['/plants/1;x', 400],
+      ['/plants/1e3', 400],
+      ['/plants?limit=1&limit=2', 400],
+      ['/plants?limit[]=1', 400],
+      ['/plants?limit[a]=1', 400],
+      ['/plants?cursor=', 400],
+      ['/plants?__proto__=1', 400],
+    ])('answers %s with %i and the Error body', async (path, status) => {
+      const answer = await getRaw(path);
+      expect(answer.status).toBe(status);
+      expect(Object.keys(JSON.parse(answer.text) as object).sort()).toEqual(['error', 'message']);
     });
   });
 

@@ -131,6 +131,13 @@ describe.each(storeVariants)('plants API on $name', (store) => {
       ['null body', 'null', /must be a JSON object/],
       ['malformed JSON', '{"id": 40, "name": ', /not valid JSON/],
       ['duplicate keys', '{"id": 40, "id": 41, "name": "x"}', /not valid JSON/],
+      ['id 1e400 (Infinity)', '{"id": 1e400, "name": "x"}', /id must be an integer/],
+      ['id with a leading zero', '{"id": 040, "name": "x"}', /not valid JSON/],
+      ['hexadecimal id', '{"id": 0x28, "name": "x"}', /not valid JSON/],
+      ['NaN id', '{"id": NaN, "name": "x"}', /not valid JSON/],
+      ['Infinity id', '{"id": Infinity, "name": "x"}', /not valid JSON/],
+      ['a trailing comma', '{"id": 40, "name": "x",}', /not valid JSON/],
+      ['a single-quoted string', "{'id': 40, 'name': 'x'}", /not valid JSON/],
       [
         'arrays nested 10,000 deep',
         '['.repeat(10_000) + ']'.repeat(10_000),

@@ -10,7 +10,7 @@ import { getMetadataStorage } from 'class-validator';
 /**
  * The global ValidationPipe, with the rules the API promises:
  * - the body must be a JSON object;
- * - unknown properties are refused by name, `__proto__` and `constructor` included
+ * - unknown properties (body and query) are refused by name, `__proto__` and `constructor` included
  *   (class-transformer silently drops those two, so they are checked on the raw object);
  * - no implicit conversion: no field is ever coerced from one JSON type to another;
  * - one message per field, all fields at once.
@@ -35,10 +35,12 @@ export class ApiValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const metatype = metadata.metatype;
-    if (metadata.type === 'body' && metatype && this.toValidate(metadata)) {
+    const checked = metadata.type === 'body' || metadata.type === 'query';
+    if (checked && metatype && this.toValidate(metadata)) {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
         throw new BadRequestException('the request body must be a JSON object');
       }
+      // The query too: `?__proto__=1` was dropped silently where `?colour=1` is refused.
       const known = this.knownProperties(metatype);
       const unknown = Object.keys(value).filter((key) => !known.has(key));
       if (unknown.length > 0) throw new BadRequestException(unknownPropertiesMessage(unknown));
