@@ -12,6 +12,7 @@ import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
 import { LoggingModule } from './common/logging/logging.module.js';
+import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
@@ -37,7 +38,7 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // Reads request bodies after the guards (rate limit, bearer token) have passed.
+        // Reads request bodies after the bearer guard has passed.
         { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
       ],
     };
@@ -45,7 +46,7 @@ export class AppModule implements NestModule {
 
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(RequestLogMiddleware, HttpMetricsMiddleware)
+      .apply(RequestLogMiddleware, HttpMetricsMiddleware, ClientRateLimitMiddleware)
       .exclude('health', 'health/*path', 'metrics')
       .forRoutes('*path');
   }

@@ -24,9 +24,10 @@ describe('rate limit', () => {
     await app.stop();
   });
 
-  it('gives each client address one budget across every route and method', async () => {
-    const app = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '4' } });
+  it('gives each client address one budget across every route and method, unknown paths included', async () => {
+    const app = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
     const answers = [
+      await call(`${app.apiUrl}/no/such/path`, { token: app.token }),
       await call(`${app.apiUrl}/plants`, { token: app.token }),
       await call(`${app.apiUrl}/plants/1`, { token: app.token }),
       await call(`${app.apiUrl}/plants`, {
@@ -36,9 +37,9 @@ describe('rate limit', () => {
       }),
       await call(`${app.apiUrl}/plants/1`, { method: 'DELETE', token: app.token }),
     ];
-    expect(answers.map((a) => a.status)).toEqual([200, 404, 200, 204]);
+    expect(answers.map((a) => a.status)).toEqual([404, 200, 404, 200, 204]);
     // The budget is spent, whichever route comes next.
-    for (const path of ['/plants', '/plants/2']) {
+    for (const path of ['/plants', '/plants/2', '/elsewhere']) {
       const limited = await call(`${app.apiUrl}${path}`, { token: app.token });
       expect(limited.status).toBe(429);
       expect(isErrorBody(limited)).toBe(true);

@@ -18,9 +18,9 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
  * Request bodies: JSON only (415 otherwise), UTF-8 only, at most 64 KiB, at a minimum rate,
  * parsed losslessly so int64 ids arrive exact (see request-body.ts for the limits).
  *
- * An interceptor, not a middleware, on purpose: interceptors run after the guards, so the
- * rate limit counts the request and the bearer token is checked before a single body byte
- * is read. Nest's own body parser is off (`bodyParser: false` in main.ts).
+ * An interceptor, not a middleware, on purpose: interceptors run after the middleware (the
+ * rate limit has counted the request) and the guards (the bearer token is checked) before a
+ * single body byte is read. Nest's own body parser is off (`bodyParser: false` in main.ts).
  */
 @Injectable()
 export class JsonBodyInterceptor implements NestInterceptor {
