@@ -35,12 +35,20 @@ export function openRaw(url: string): Promise<RawConnection> {
         write: (data) =>
           new Promise<boolean>((done) => {
             if (closed || socket.destroyed) return done(false);
+            // Settles on whichever comes first: room for more, or the connection gone.
+            const settle = (ok: boolean) => {
+              socket.off('drain', onDrain);
+              socket.off('close', onClose);
+              done(ok);
+            };
+            const onDrain = () => settle(true);
+            const onClose = () => settle(false);
             const flushed = socket.write(data, (error) => {
-              if (error) done(false);
+              if (error) settle(false);
             });
             written += typeof data === 'string' ? Buffer.byteLength(data) : data.length;
-            if (flushed) done(true);
-            else socket.once('drain', () => done(true));
+            if (flushed) settle(true);
+            else socket.once('drain', onDrain).once('close', onClose);
           }),
       }),
     );
