@@ -4,14 +4,15 @@ import {
   Module,
   type NestModule,
 } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { AgentModule } from './agent/agent.module.js';
 import { HttpMetricsMiddleware } from './agent/metrics/http-metrics.middleware.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
-import { JsonBodyMiddleware } from './common/http/json-body.middleware.js';
+import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
 import { LoggingModule } from './common/logging/logging.module.js';
+import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
@@ -37,13 +38,15 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // Reads request bodies after the bearer guard has passed.
+        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
       ],
     };
   }
 
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(RequestLogMiddleware, HttpMetricsMiddleware, JsonBodyMiddleware)
+      .apply(RequestLogMiddleware, HttpMetricsMiddleware, ClientRateLimitMiddleware)
       .exclude('health', 'health/*path', 'metrics')
       .forRoutes('*path');
   }

@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
 import { corsOptions } from './common/http/cors.js';
+import { ConnectionDrain } from './common/http/connection-drain.js';
+import { applyServerLimits } from './common/http/http-server-limits.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
+import { malformedPathHandler } from './common/http/malformed-path.js';
 import { portScopeHandler } from './common/http/port-scope.js';
 import { createLogger } from './common/logging/logger.js';
 import { PinoNestLogger } from './common/logging/pino-nest-logger.js';
@@ -46,6 +49,7 @@ async function bootstrap(): Promise<void> {
     return;
   }
 
+  app.use(malformedPathHandler);
   app.use(
     portScopeHandler({
       api: config.http.port,
@@ -60,11 +64,14 @@ async function bootstrap(): Promise<void> {
 
   let extra: Server[];
   try {
+    applyServerLimits(app.getHttpServer());
     await app.listen(config.http.port, config.http.host);
     extra = await Promise.all(
-      [config.health.port, config.metrics.port].map((port) =>
-        listen(createServer(app.getHttpAdapter().getInstance()), port, config.http.host),
-      ),
+      [config.health.port, config.metrics.port].map((port) => {
+        const server = createServer(app.getHttpAdapter().getInstance());
+        applyServerLimits(server);
+        return listen(server, port, config.http.host);
+      }),
     );
   } catch (error) {
     // A port in use or an address that is not this host's: stop what started (MCP servers,
@@ -119,26 +126,27 @@ function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
 }
 
 /**
- * SIGTERM/SIGINT: stop accepting on every port, let in-flight requests finish (10 s at most),
- * then run Nest's shutdown hooks (MCP servers stopped, database closed) and exit 0.
+ * SIGTERM, SIGINT and SIGHUP: stop accepting on every port and answer `Connection: close`
+ * from then on, let in-flight requests finish (10 s at most), then run Nest's shutdown hooks
+ * (MCP servers stopped, database closed) and exit 0. SIGHUP is not a reload: a closed
+ * terminal or a supervisor's hang-up stops the service cleanly instead of killing it at once.
  */
 function handleSignals(app: NestExpressApplication, extra: Server[], logger: Logger): void {
+  const drain = new ConnectionDrain([app.getHttpServer(), ...extra]);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    const api = app.getHttpServer();
-    const force = setTimeout(() => {
-      logger.warn('requests still in flight after 10 s; closing their connections');
-      for (const server of [api, ...extra]) server.closeAllConnections();
-    }, SHUTDOWN_GRACE_MS);
-    force.unref();
-    for (const server of extra) server.close();
-    app
-      .close()
+    drain
+      .drain(SHUTDOWN_GRACE_MS)
+      .then((outcome) => {
+        if (outcome === 'cut') {
+          logger.warn('requests still in flight after 10 s; closed their connections');
+        }
+        return app.close();
+      })
       .then(() => {
-        clearTimeout(force);
         logger.info('stopped');
         logger.flush();
         process.exit(0);
@@ -149,8 +157,7 @@ function handleSignals(app: NestExpressApplication, extra: Server[], logger: Log
         process.exit(1);
       });
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
 }
 
 void bootstrap();

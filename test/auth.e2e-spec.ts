@@ -44,14 +44,34 @@ describe('bearer auth', () => {
     expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer .*error="invalid_token"/);
   });
 
-  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'bearer'])(
-    'refuses the header %j',
+  it.each(['Basic dXNlcjpwYXNz', 'Bearer', 'bearer', 'Token abc', ''])(
+    'refuses the header %j with a bare Bearer challenge',
     async (authorization) => {
       const answer = await call(`${app.apiUrl}/plants`, { headers: { authorization } });
       expect(answer.status).toBe(401);
       expect(isErrorBody(answer)).toBe(true);
+      expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="plant-store"');
     },
   );
+
+  it('refuses a valid token in the query string (?access_token=): header only', async () => {
+    const answer = await call(`${app.apiUrl}/plants/424242?access_token=${plainToken}`);
+    expect(answer.status).toBe(401);
+    expect(isErrorBody(answer)).toBe(true);
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="plant-store"');
+    // The same request with the header passes auth (404: no such plant).
+    expect((await call(`${app.apiUrl}/plants/424242`, { token: plainToken })).status).toBe(404);
+  });
+
+  it('refuses a valid token in the JSON body (access_token): header only', async () => {
+    const answer = await call(`${app.apiUrl}/plants`, {
+      method: 'POST',
+      body: JSON.stringify({ id: 90, name: 'x', access_token: plainToken }),
+    });
+    expect(answer.status).toBe(401);
+    expect(isErrorBody(answer)).toBe(true);
+    expect((await call(`${app.apiUrl}/plants/90`, { token: plainToken })).status).toBe(404);
+  });
 
   it('accepts a token given as its sha256 digest and a plain token', async () => {
     expect((await call(`${app.apiUrl}/plants`, { token: digestToken })).status).toBe(200);

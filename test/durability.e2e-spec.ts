@@ -1,6 +1,6 @@
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { startApp } from './support/app-process.js';
+import { type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
 import { storeVariants } from './support/postgres.js';
 
@@ -40,45 +40,32 @@ describe.each(storeVariants)('durability on $name', (store) => {
     await third.stop();
   });
 
-  it('loses no acknowledged plant to kill -9 under load', async () => {
+  it('loses no acknowledged plant to kill -9 while requests are in flight', async () => {
     const env = await store.env();
     const app = await startApp({ env });
-    const acknowledged: number[] = [];
-    let unanswered = 0;
-    let nextId = 1;
-    let killed = false;
-    // 16 clients creating plants back to back until the process dies under them.
-    const client = async () => {
-      while (!killed) {
-        const id = nextId++;
-        try {
-          if ((await create(app.apiUrl, app.token, id)).status === 200) acknowledged.push(id);
-        } catch {
-          unanswered++;
-        }
-      }
-    };
-    const clients = Array.from({ length: 16 }, client);
-    await expect.poll(() => acknowledged.length, { timeout: 30_000 }).toBeGreaterThan(500);
-    expect(await app.stop('SIGKILL')).toBe('SIGKILL');
-    killed = true;
-    await Promise.all(clients);
-    // The kill came with requests in flight: some never got an answer.
-    expect(unanswered).toBeGreaterThan(0);
+    const ids = Array.from({ length: 500 }, (_, i) => 5000 + i);
+    let acknowledged = 0;
+    const inFlight = ids.map((id) =>
+      create(app.apiUrl, app.token, id).then(
+        (answer) => {
+          if (answer.status === 200) acknowledged++;
+          return answer;
+        },
+        () => undefined,
+      ),
+    );
+    await expect.poll(() => acknowledged, { timeout: 20_000 }).toBeGreaterThanOrEqual(50);
+    app.child.kill('SIGKILL');
+    const answers = await Promise.all(inFlight);
+    // The precondition: the kill landed while requests were still unanswered.
+    expect(answers.some((a) => a === undefined)).toBe(true);
+    const stored = ids.filter((_, i) => answers[i]?.status === 200);
+    expect(stored.length).toBeGreaterThanOrEqual(50);
 
     const again = await startApp({ env: { ...env, API_TOKENS: app.token }, dataDir: app.dataDir });
-    const stored = new Set<number>();
-    let cursor: string | null = null;
-    do {
-      const page = await call(
-        `${again.apiUrl}/plants?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
-        { token: app.token },
-      );
-      const body = page.json as { items: { id: number }[]; nextCursor: string | null };
-      for (const item of body.items) stored.add(item.id);
-      cursor = body.nextCursor;
-    } while (cursor);
-    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+    for (const id of stored) {
+      expect((await call(`${again.apiUrl}/plants/${id}`, { token: app.token })).status).toBe(200);
+    }
     await again.stop();
   });
 
@@ -140,6 +127,85 @@ describe('SIGTERM', () => {
     const again = await startApp({ dataDir: app.dataDir, env: { API_TOKENS: app.token } });
     expect((await call(`${again.apiUrl}/plants/777`, { token: app.token })).status).toBe(200);
     await again.stop();
+  });
+});
+
+describe('SIGHUP', () => {
+  it('stops the service like SIGTERM: shutdown hooks run, exit 0, plants kept', async () => {
+    const app = await startApp();
+    expect((await create(app.apiUrl, app.token, 778)).status).toBe(200);
+    app.child.kill('SIGHUP');
+    expect(await app.exited).toBe(0);
+    expect(app.output()).toMatch(/"signal":"SIGHUP".*shutting down/);
+    expect(app.output()).toContain('"msg":"stopped"');
+
+    const again = await startApp({ dataDir: app.dataDir, env: { API_TOKENS: app.token } });
+    expect((await call(`${again.apiUrl}/plants/778`, { token: app.token })).status).toBe(200);
+    await again.stop();
+  });
+});
+
+describe('SIGTERM and keep-alive clients', () => {
+  interface Reply {
+    status?: number;
+    connection?: string;
+  }
+  /** One request on `agent`; `hold` keeps the body back until the caller releases it. */
+  function send(app: RunningApp, agent: Agent, hold?: Promise<void>) {
+    const body = '{"id": 779, "name": "kept alive"}';
+    const request = httpRequest(`${app.apiUrl}/plants${hold ? '' : '?limit=1'}`, {
+      agent,
+      method: hold ? 'POST' : 'GET',
+      headers: {
+        authorization: `Bearer ${app.token}`,
+        ...(hold
+          ? {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+              // The server's "100 Continue" proves it has the request in hand.
+              expect: '100-continue',
+            }
+          : {}),
+      },
+    });
+    const inHand = new Promise<void>((resolve) => request.once('continue', resolve));
+    const reply = new Promise<Reply>((resolve, reject) => {
+      request.on('error', reject);
+      request.on('response', (response) => {
+        response.resume();
+        response.on('end', () =>
+          resolve({ status: response.statusCode, connection: response.headers.connection }),
+        );
+      });
+    });
+    if (hold) void hold.then(() => request.end(body));
+    else request.end();
+    return { inHand, reply };
+  }
+
+  it('answers Connection: close from the signal on and exits once the requests in flight are done', async () => {
+    const app = await startApp();
+    const [first, second] = [new Agent({ keepAlive: true }), new Agent({ keepAlive: true })];
+    // Both clients hold a kept-alive connection.
+    for (const agent of [first, second]) {
+      expect(await send(app, agent).reply).toEqual({ status: 200, connection: 'keep-alive' });
+    }
+    let release = () => {};
+    const held = send(app, first, new Promise<void>((resolve) => (release = resolve)));
+    await held.inHand;
+
+    app.child.kill('SIGTERM');
+    await expect.poll(() => app.output(), { timeout: 5_000 }).toContain('shutting down');
+    // A new request on the other kept-alive connection: answered, and told to close.
+    expect(await send(app, second).reply).toEqual({ status: 200, connection: 'close' });
+    // The request in flight at the signal: answered, and told to close.
+    release();
+    expect(await held.reply).toEqual({ status: 200, connection: 'close' });
+    expect(await app.exited).toBe(0);
+    // The old code waited out the 10 s grace for the kept-alive connections, then cut them.
+    expect(app.output()).not.toContain('still in flight after 10 s');
+    first.destroy();
+    second.destroy();
   });
 });
 

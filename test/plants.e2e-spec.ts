@@ -131,12 +131,88 @@ describe.each(storeVariants)('plants API on $name', (store) => {
       ['null body', 'null', /must be a JSON object/],
       ['malformed JSON', '{"id": 40, "name": ', /not valid JSON/],
       ['duplicate keys', '{"id": 40, "id": 41, "name": "x"}', /not valid JSON/],
+      ['id 1e400 (Infinity)', '{"id": 1e400, "name": "x"}', /id must be an integer/],
+      ['id with a leading zero', '{"id": 040, "name": "x"}', /not valid JSON/],
+      ['hexadecimal id', '{"id": 0x28, "name": "x"}', /not valid JSON/],
+      ['NaN id', '{"id": NaN, "name": "x"}', /not valid JSON/],
+      ['Infinity id', '{"id": Infinity, "name": "x"}', /not valid JSON/],
+      ['a trailing comma', '{"id": 40, "name": "x",}', /not valid JSON/],
+      ['a single-quoted string', "{'id': 40, 'name': 'x'}", /not valid JSON/],
+      [
+        'arrays nested 10,000 deep',
+        '['.repeat(10_000) + ']'.repeat(10_000),
+        /too deeply nested: arrays and objects may nest at most 64 levels/,
+      ],
+      [
+        'an object nested 65 deep',
+        `{"id": 40, "name": "x", "tag": ${'{"a":'.repeat(64)}1${'}'.repeat(64)}}`,
+        /too deeply nested/,
+      ],
     ])('answers 400 naming the rule for %s', async (_case, body, message) => {
       const answer = await post(body);
       expect(answer.status).toBe(400);
       expect(isErrorBody(answer)).toBe(true);
       expect((answer.json as { message: string }).message).toMatch(message);
       expect((await call(`${app.apiUrl}/plants/40`, { token: app.token })).status).toBe(404);
+    });
+
+    it('names the first 5 of 6,500 unknown properties and counts the rest, in a short message', async () => {
+      const extra = Array.from({ length: 6_500 }, (_, i) => `"p${i}":0`).join(',');
+      const answer = await post(`{"id": 40, "name": "x", ${extra}}`);
+      expect(answer.status).toBe(400);
+      expect(isErrorBody(answer)).toBe(true);
+      const message = (answer.json as { message: string }).message;
+      expect(message).toBe(
+        'property p0 should not exist; property p1 should not exist; ' +
+          'property p2 should not exist; property p3 should not exist; ' +
+          'property p4 should not exist; and 6495 more unknown properties (6500 in all)',
+      );
+      expect((await call(`${app.apiUrl}/plants/40`, { token: app.token })).status).toBe(404);
+    });
+
+    /** POSTs raw bytes, so a test can send what is not UTF-8. */
+    const postBytes = async (bytes: Buffer, contentType: string) => {
+      const answer = await fetch(`${app.apiUrl}/plants`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${app.token}`, 'content-type': contentType },
+        body: bytes,
+      });
+      return { status: answer.status, body: await answer.json() };
+    };
+
+    it.each([
+      ['latin1', Buffer.from('{"id": 45, "name": "caf\xe9"}', 'latin1')],
+      ['iso-8859-1', Buffer.from('{"id": 45, "name": "caf\xe9"}', 'latin1')],
+      ['utf-16le', Buffer.from('{"id": 45, "name": "café"}', 'utf16le')],
+      ['utf-16', Buffer.from('{"id": 45, "name": "café"}', 'utf16le')],
+    ])('answers 415 for charset=%s and stores nothing', async (charset, bytes) => {
+      const answer = await postBytes(bytes, `application/json; charset=${charset}`);
+      expect(answer).toEqual({
+        status: 415,
+        body: { error: 415, message: 'the request body must be UTF-8 (charset=utf-8 or none)' },
+      });
+      expect((await call(`${app.apiUrl}/plants/45`, { token: app.token })).status).toBe(404);
+    });
+
+    it.each([
+      ['a lone byte 0xe9', Buffer.from('{"id": 46, "name": "caf\xe9"}', 'latin1')],
+      ['an overlong encoding', Buffer.from('{"id": 46, "name": "\xc0\xaf"}', 'latin1')],
+      ['an encoded surrogate', Buffer.from('{"id": 46, "name": "\xed\xa0\x80"}', 'latin1')],
+    ])('answers 400 for invalid UTF-8 (%s), never stores U+FFFD', async (_case, bytes) => {
+      const answer = await postBytes(bytes, 'application/json');
+      expect(answer).toEqual({
+        status: 400,
+        body: { error: 400, message: 'the request body is not valid UTF-8' },
+      });
+      expect((await call(`${app.apiUrl}/plants/46`, { token: app.token })).status).toBe(404);
+    });
+
+    it('accepts charset=utf-8 in any case', async () => {
+      const answer = await postBytes(
+        Buffer.from('{"id": 47, "name": "café"}'),
+        'application/json; charset=UTF-8',
+      );
+      expect(answer).toEqual({ status: 200, body: { name: 'café' } });
     });
 
     it('keeps any other Unicode exactly: emoji, control characters, right-to-left text', async () => {

@@ -24,6 +24,43 @@ describe('rate limit', () => {
     await app.stop();
   });
 
+  it('gives each client address one budget across every route and method, unknown paths included', async () => {
+    const app = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '5' } });
+    const answers = [
+      await call(`${app.apiUrl}/no/such/path`, { token: app.token }),
+      await call(`${app.apiUrl}/plants`, { token: app.token }),
+      await call(`${app.apiUrl}/plants/1`, { token: app.token }),
+      await call(`${app.apiUrl}/plants`, {
+        method: 'POST',
+        token: app.token,
+        body: '{"id": 1, "name": "x"}',
+      }),
+      await call(`${app.apiUrl}/plants/1`, { method: 'DELETE', token: app.token }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([404, 200, 404, 200, 204]);
+    // The budget is spent, whichever route comes next.
+    for (const path of ['/plants', '/plants/2', '/elsewhere']) {
+      const limited = await call(`${app.apiUrl}${path}`, { token: app.token });
+      expect(limited.status).toBe(429);
+      expect(isErrorBody(limited)).toBe(true);
+    }
+    await app.stop();
+  });
+
+  it('counts requests refused for their body (413, 415, 400)', async () => {
+    const app = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
+    const post = (body: string, headers?: Record<string, string>) =>
+      call(`${app.apiUrl}/plants`, { method: 'POST', token: app.token, body, headers });
+    const refused = [
+      await post(`{"id": 1, "name": "${'n'.repeat(70_000)}"}`),
+      await post('{"id": 1, "name": "x"}', { 'content-type': 'text/plain' }),
+      await post('{"id": 1, "name": '),
+    ];
+    expect(refused.map((a) => a.status)).toEqual([413, 415, 400]);
+    expect((await call(`${app.apiUrl}/plants`, { token: app.token })).status).toBe(429);
+    await app.stop();
+  });
+
   it('is off by default', async () => {
     const app = await startApp();
     const answers = await Promise.all(

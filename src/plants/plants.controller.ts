@@ -46,7 +46,7 @@ export class PlantsController {
   @ApiOperation({ operationId: 'createPlant', summary: 'Creates a new plant in the store' })
   @ApiResponse({ status: 200, description: 'the created plant', type: PlantDto })
   // The seed labels POST /plants' 400 "unexpected error".
-  @ApiErrorResponses([400, 409, 413, 415, ...COMMON_ERRORS], { 400: 'unexpected error' })
+  @ApiErrorResponses([400, 408, 409, 413, 415, ...COMMON_ERRORS], { 400: 'unexpected error' })
   async create(@Body() body: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create({ id: body.id, name: body.name, tag: body.tag }));
   }

@@ -10,6 +10,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { DatabaseUnavailableError } from '../../database/database-unavailable.error.js';
+import { closeAfterAnswer } from '../http/lingering-close.js';
 import { LOGGER } from '../logging/logger.token.js';
 import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
 
@@ -43,6 +44,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
         response.setHeader(name, value);
     }
     if (status === 503) response.setHeader('Retry-After', '5');
+    // An error answered before the body was read to its end (401 before reading, 413 at the
+    // first byte past 64 KiB, 408): close the connection rather than read on to keep it alive.
+    if (request.complete === false) closeAfterAnswer(request, response);
     adapter.reply(response, { error: status, message }, status);
   }
 

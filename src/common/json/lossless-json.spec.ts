@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseJson, stringifyJson } from './lossless-json.js';
+import { JsonTooDeepError, MAX_JSON_DEPTH, parseJson, stringifyJson } from './lossless-json.js';
 
 describe('parseJson', () => {
   it.each([
@@ -41,5 +41,29 @@ describe('stringifyJson', () => {
   it('round-trips int64 ids', () => {
     const text = '{"id":-9223372036854775808,"items":[{"id":9007199254740993}]}';
     expect(stringifyJson(parseJson(text))).toBe(text);
+  });
+});
+
+describe('nesting depth', () => {
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  it(`parses ${MAX_JSON_DEPTH} levels`, () => {
+    expect(() => parseJson(nested(MAX_JSON_DEPTH))).not.toThrow();
+    expect(() => parseJson(`{"a":${nested(MAX_JSON_DEPTH - 1)}}`)).not.toThrow();
+  });
+
+  it.each([MAX_JSON_DEPTH + 1, 10_000, 100_000])(
+    'refuses %i levels with a message that says so, not a stack overflow',
+    (depth) => {
+      expect(() => parseJson(nested(depth))).toThrow(JsonTooDeepError);
+      expect(() => parseJson('{"a":'.repeat(depth) + '1' + '}'.repeat(depth))).toThrow(
+        /nest at most 64 levels/,
+      );
+    },
+  );
+
+  it('does not count brackets inside strings, escaped quotes included', () => {
+    const text = `{"name": "${'[{'.repeat(200)}\\"${'['.repeat(200)}"}`;
+    expect(parseJson(text)).toEqual({ name: `${'[{'.repeat(200)}"${'['.repeat(200)}` });
   });
 });

@@ -1,0 +1,59 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer } from 'node:net';
+
+/**
+ * Graceful stop of HTTP listeners. From `drain()` on, the listeners accept no new
+ * connections and every answer says `Connection: close` (the ones in flight included, when
+ * their headers are not out yet), so keep-alive clients move on instead of sending more
+ * requests on the old connection. `drain()` resolves as soon as no request is in flight (or
+ * after `graceMs`), and then closes every connection that is left (idle keep-alive ones).
+ */
+export class ConnectionDrain {
+  private readonly inFlight = new Set<ServerResponse>();
+  private draining = false;
+  private onIdle: (() => void) | undefined;
+
+  constructor(private readonly servers: Server[]) {
+    for (const server of servers) {
+      server.prependListener('request', (_request: IncomingMessage, response: ServerResponse) =>
+        this.track(response),
+      );
+    }
+  }
+
+  /** Resolves with 'drained' when no request is in flight, 'cut' when the grace ran out. */
+  async drain(graceMs: number): Promise<'drained' | 'cut'> {
+    this.draining = true;
+    for (const response of this.inFlight) closeAfter(response);
+    // net.Server's close, not http.Server's: the latter also destroys idle keep-alive
+    // connections at once, which resets a request a client has just sent on one. Here such a
+    // request is still answered, with Connection: close.
+    for (const server of this.servers) NetServer.prototype.close.call(server);
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      new Promise<'drained'>((resolve) => {
+        this.onIdle = () => resolve('drained');
+        if (this.inFlight.size === 0) resolve('drained');
+      }),
+      new Promise<'cut'>((resolve) => {
+        timer = setTimeout(() => resolve('cut'), graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const server of this.servers) server.closeAllConnections();
+    return outcome;
+  }
+
+  private track(response: ServerResponse): void {
+    if (this.draining) closeAfter(response);
+    this.inFlight.add(response);
+    response.once('close', () => {
+      this.inFlight.delete(response);
+      if (this.inFlight.size === 0) this.onIdle?.();
+    });
+  }
+}
+
+function closeAfter(response: ServerResponse): void {
+  if (!response.headersSent) response.setHeader('Connection', 'close');
+}

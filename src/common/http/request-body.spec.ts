@@ -1,0 +1,88 @@
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BodyReadError, checkBodyHeaders, MAX_BODY_BYTES, readBodyText } from './request-body.js';
+
+/** A request stand-in: a stream with headers, as readBodyText uses an IncomingMessage. */
+function fakeRequest(headers: Record<string, string>) {
+  return Object.assign(new PassThrough(), { headers }) as unknown as IncomingMessage & PassThrough;
+}
+
+const statusOf = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: unknown) => (error instanceof BodyReadError ? error.status : 500),
+  );
+
+describe('checkBodyHeaders', () => {
+  it.each([
+    ['application/json', undefined, undefined, 200],
+    ['application/json; charset=utf-8', undefined, undefined, 200],
+    ['application/json; charset=UTF8', undefined, undefined, 200],
+    ['application/json; charset="utf-8"', undefined, undefined, 200],
+    ['application/json; charset=latin1', undefined, undefined, 415],
+    ['application/json; charset=utf-16', undefined, undefined, 415],
+    ['application/json', 'gzip', undefined, 200],
+    ['application/json', 'compress', undefined, 415],
+    ['application/json', 'gzip, br', undefined, 415],
+    ['application/json', undefined, String(MAX_BODY_BYTES), 200],
+    ['application/json', undefined, String(MAX_BODY_BYTES + 1), 413],
+    ['application/json', undefined, '10000000000', 413],
+  ])('%s, encoding %s, length %s: %i', (type, encoding, length, status) => {
+    const headers: Record<string, string> = { 'content-type': type };
+    if (encoding) headers['content-encoding'] = encoding;
+    if (length) headers['content-length'] = length;
+    let got = 200;
+    try {
+      checkBodyHeaders(fakeRequest(headers));
+    } catch (error) {
+      got = (error as BodyReadError).status;
+    }
+    expect(got).toBe(status);
+  });
+});
+
+describe('readBodyText', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('reads UTF-8 text', async () => {
+    const request = fakeRequest({ 'content-type': 'application/json' });
+    const text = readBodyText(request);
+    request.end(Buffer.from('{"name": "café"}'));
+    expect(await text).toBe('{"name": "café"}');
+  });
+
+  it('refuses invalid UTF-8 rather than replacing it', async () => {
+    const request = fakeRequest({ 'content-type': 'application/json' });
+    const text = readBodyText(request);
+    request.end(Buffer.from([0x22, 0xe9, 0x22]));
+    expect(await statusOf(text)).toBe(400);
+  });
+
+  it('stops at the first byte past 64 KiB of a stream without Content-Length', async () => {
+    const request = fakeRequest({ 'content-type': 'application/json' });
+    const text = readBodyText(request);
+    request.write(Buffer.alloc(MAX_BODY_BYTES, 0x20));
+    request.write(Buffer.from(' '));
+    expect(await statusOf(text)).toBe(413);
+  });
+
+  it('counts 64 KiB after decompression', async () => {
+    const request = fakeRequest({ 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    const text = readBodyText(request);
+    request.end(gzipSync(Buffer.alloc(MAX_BODY_BYTES + 1, 0x20)));
+    expect(await statusOf(text)).toBe(413);
+  });
+
+  it('answers 408 when the body falls behind 5 s + 1 KiB/s', async () => {
+    vi.useFakeTimers();
+    const request = fakeRequest({ 'content-type': 'application/json' });
+    const text = statusOf(readBodyText(request));
+    request.write(Buffer.alloc(2048, 0x20)); // 2 KiB: the deadline moves to 5 s + 2 s
+    await vi.advanceTimersByTimeAsync(6_900);
+    request.write(Buffer.from(' '));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(await text).toBe(408);
+  });
+});

@@ -1,0 +1,147 @@
+import type { IncomingMessage } from 'node:http';
+import { MIMEType } from 'node:util';
+import type { Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+
+/** The largest body accepted, counted both as sent and after decompression (gzip bombs). */
+export const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * The slowest body accepted: it gets BODY_GRACE_MS to start, then must keep up an average of
+ * BODY_MIN_BYTES_PER_SECOND (Apache mod_reqtimeout's `body=5,MinRate=1024` scheme). The
+ * largest body therefore has 5 + 64 = 69 s at most; a body that trickles slower is cut off.
+ */
+export const BODY_GRACE_MS = 5_000;
+export const BODY_MIN_BYTES_PER_SECOND = 1024;
+
+const DECOMPRESSORS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** Why a body was refused: the HTTP status to answer and a message for the client. */
+export class BodyReadError extends Error {
+  constructor(
+    readonly status: 400 | 408 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BodyReadError';
+  }
+}
+
+const tooLarge = () =>
+  new BodyReadError(413, `the request body must be at most ${MAX_BODY_BYTES / 1024} KiB`);
+
+/**
+ * Refuses, before reading anything, what the headers already condemn: a charset other than
+ * UTF-8 (RFC 8259: JSON is UTF-8), an unknown Content-Encoding, a Content-Length over the limit.
+ */
+export function checkBodyHeaders(request: IncomingMessage): void {
+  const type = request.headers['content-type'];
+  if (type !== undefined) {
+    let charset: string | null;
+    try {
+      charset = new MIMEType(type).params.get('charset');
+    } catch {
+      throw new BodyReadError(415, 'the request body must be application/json');
+    }
+    if (charset !== null && !/^utf-?8$/i.test(charset)) {
+      throw new BodyReadError(415, 'the request body must be UTF-8 (charset=utf-8 or none)');
+    }
+  }
+  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding !== 'identity' && !(encoding in DECOMPRESSORS)) {
+    throw new BodyReadError(415, 'the Content-Encoding must be gzip, deflate, br or identity');
+  }
+  const length = Number(request.headers['content-length'] ?? 0);
+  if (length > MAX_BODY_BYTES) throw tooLarge();
+}
+
+/**
+ * Reads the whole body as UTF-8 text within the limits above. It stops at the first byte past
+ * 64 KiB (sent or decompressed) instead of reading on to the end, so the caller can answer at
+ * once and close the connection. Bytes that are not UTF-8 are refused, never replaced by U+FFFD.
+ */
+export function readBodyText(request: IncomingMessage): Promise<string> {
+  checkBodyHeaders(request);
+  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const decompressor = DECOMPRESSORS[encoding]?.();
+
+  return new Promise<string>((resolve, reject) => {
+    const started = Date.now();
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let decoded = 0;
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+
+    const finish = (error: BodyReadError | undefined, text?: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.off('data', onData).off('end', onEnd).off('aborted', onAborted);
+      request.off('error', onAborted);
+      if (error) {
+        request.pause();
+        decompressor?.destroy();
+        reject(error);
+      } else {
+        resolve(text ?? '');
+      }
+    };
+    const armTimer = () => {
+      clearTimeout(timer);
+      const deadline =
+        started + BODY_GRACE_MS + (received / BODY_MIN_BYTES_PER_SECOND) * 1000 - Date.now();
+      timer = setTimeout(
+        () =>
+          finish(
+            new BodyReadError(
+              408,
+              `the request body arrived too slowly: it must start within ${BODY_GRACE_MS / 1000} s and keep up ${BODY_MIN_BYTES_PER_SECOND} bytes a second`,
+            ),
+          ),
+        Math.max(deadline, 0),
+      );
+    };
+    const keep = (chunk: Buffer) => {
+      decoded += chunk.length;
+      if (decoded > MAX_BODY_BYTES) finish(tooLarge());
+      else chunks.push(chunk);
+    };
+    const complete = () => {
+      try {
+        finish(undefined, new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+      } catch {
+        finish(new BodyReadError(400, 'the request body is not valid UTF-8'));
+      }
+    };
+    function onData(chunk: Buffer) {
+      received += chunk.length;
+      if (received > MAX_BODY_BYTES) return finish(tooLarge());
+      armTimer();
+      if (decompressor) decompressor.write(chunk);
+      else keep(chunk);
+    }
+    function onEnd() {
+      if (decompressor) decompressor.end();
+      else complete();
+    }
+    function onAborted() {
+      finish(new BodyReadError(400, 'the request body was incomplete'));
+    }
+
+    if (decompressor) {
+      decompressor.on('data', keep);
+      decompressor.on('end', complete);
+      // zlib's own messages ("incorrect header check") describe internals, not the request.
+      decompressor.on('error', () =>
+        finish(new BodyReadError(400, `the request body is not valid ${encoding} data`)),
+      );
+    }
+    request.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted);
+    armTimer();
+  });
+}

@@ -1,0 +1,55 @@
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import {
+  DEFAULT_IPV6_SUBNET_PREFIX,
+  normalizeIp,
+  ThrottlerException,
+  ThrottlerStorage,
+} from '@nestjs/throttler';
+import type { NextFunction, Request, Response } from 'express';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
+
+const WINDOW_MS = 60_000;
+
+/**
+ * One budget of RATE_LIMIT_PER_MINUTE requests per client address (IPv6 by /64, as the
+ * throttler's own guard does) for every API request: any route, any method, unknown paths
+ * included. A middleware rather than @nestjs/throttler's guard because guards run only on
+ * matched routes and key each route apart; it keeps the throttler's storage. It runs before
+ * the guards, so floods of bad tokens are limited, and before the body is read, so requests
+ * refused for their body count too.
+ */
+@Injectable()
+export class ClientRateLimitMiddleware implements NestMiddleware {
+  private readonly message: string;
+
+  constructor(
+    @Inject(ThrottlerStorage) private readonly storage: ThrottlerStorage,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.message = `too many requests: at most ${config.rateLimitPerMinute} a minute; retry after the Retry-After seconds`;
+  }
+
+  async use(request: Request, response: Response, next: NextFunction): Promise<void> {
+    const limit = this.config.rateLimitPerMinute;
+    if (limit === 0) {
+      next();
+      return;
+    }
+    const client = normalizeIp(
+      request.ip ?? request.socket.remoteAddress ?? '',
+      DEFAULT_IPV6_SUBNET_PREFIX,
+    );
+    const { isBlocked, timeToBlockExpire } = await this.storage.increment(
+      `client:${client}`,
+      WINDOW_MS,
+      limit,
+      WINDOW_MS,
+      'default',
+    );
+    if (isBlocked) {
+      response.setHeader('Retry-After', String(timeToBlockExpire));
+      throw new ThrottlerException(this.message);
+    }
+    next();
+  }
+}
