@@ -1,12 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
-// Three layers, as STYLE.md asks: unit specs beside the code, end-to-end specs in test/
-// against the built app on real ports, and the Helm chart's specs over `helm template`.
+// Three layers: unit specs beside the code, end-to-end specs in test/ against the built app
+// on real ports, and the Helm chart's specs over `helm template` (README.md, "Development").
 export default defineConfig({
   test: {
     // Each e2e file starts its own server processes on free ports; two files at once keep two
     // cores busy without starving the processes under test.
     maxWorkers: 2,
+    // Says once per run which groups are skipped on this machine and why (no PostgreSQL, no helm).
+    globalSetup: ['test/support/skip-notes.ts'],
     projects: [
       {
         extends: true,

@@ -17,227 +17,72 @@ async function runWith(env: Record<string, string>, mcpFile?: string) {
       DATA_DIR: tempDir('data'),
       SERVICE_CONFIG_DIR: configDir,
       API_TOKENS: 'a'.repeat(40),
-      PORT: '0',
       SERVICE_HEALTH_CHECK_PORT: '1',
       SERVICE_METRICS_PORT: '2',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  return { code, output };
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  // 'close', not 'exit': both pipes are drained by then.
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
 }
 
-const EMPTY = '{"mcpServers": {}}';
+/**
+ * Every rule of loadConfig is a table-driven unit test (src/config/load-config.spec.ts); these
+ * spawns prove what only the process can show: a bad configuration exits 78 before listening,
+ * with the whole message on stderr and no secret anywhere in the output. They run concurrently:
+ * each is its own process with nothing shared.
+ */
+describe.concurrent(
+  'configuration errors stop the start with exit 78 and the message on stderr',
+  () => {
+    it('one bad variable: named, its secret value not echoed', async () => {
+      const { code, stdout, stderr } = await runWith(
+        {
+          SERVICE_SERVER_URL: `https://agents.example.com/?token=${SECRET}`,
+          SERVICE_AGENT_TOKEN: 'x',
+        },
+        '{"mcpServers": {}}',
+      );
+      expect(code).toBe(78);
+      expect(stderr).toContain(
+        'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
+      );
+      expect(stdout).toBe('');
+      expect(stderr).not.toContain(SECRET);
+    });
 
-describe('configuration errors stop the start with exit 78 and name the variable', () => {
-  it.each([
-    ['PORT', { PORT: 'abc' }, 'PORT must be an integer from 1 to 65535'],
-    ['PORT', { PORT: '70000' }, 'PORT must be an integer from 1 to 65535'],
-    [
-      'SERVICE_HEALTH_CHECK_PORT',
-      { SERVICE_HEALTH_CHECK_PORT: '0' },
-      'SERVICE_HEALTH_CHECK_PORT must be an integer from 1 to 65535',
-    ],
-    [
-      'SERVICE_METRICS_PORT',
-      { SERVICE_METRICS_PORT: '9090.5' },
-      'SERVICE_METRICS_PORT must be an integer from 1 to 65535',
-    ],
-    [
-      'SERVICE_METRICS_PORT',
-      { SERVICE_METRICS_PORT: '1' },
-      'SERVICE_METRICS_PORT must differ from SERVICE_HEALTH_CHECK_PORT',
-    ],
-    [
-      'SERVICE_LOG_LEVEL',
-      { SERVICE_LOG_LEVEL: 'verbose' },
-      'SERVICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
-    ],
-    [
-      'SERVICE_SERVER_URL',
-      { SERVICE_SERVER_URL: 'https://user:pw@agents.example.com/', SERVICE_AGENT_TOKEN: SECRET },
-      'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
-    ],
-    [
-      'SERVICE_SERVER_URL',
-      {
-        SERVICE_SERVER_URL: `https://agents.example.com/?token=${SECRET}`,
-        SERVICE_AGENT_TOKEN: 'x',
-      },
-      'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
-    ],
-    [
-      'SERVICE_SERVER_URL',
-      { SERVICE_SERVER_URL: 'http://agents.example.com', SERVICE_AGENT_TOKEN: SECRET },
-      'SERVICE_SERVER_URL must be an absolute https:// URL',
-    ],
-    [
-      'SERVICE_SERVER_URL',
-      { SERVICE_SERVER_URL: 'agents.example.com', SERVICE_AGENT_TOKEN: SECRET },
-      'SERVICE_SERVER_URL must be an absolute https:// URL',
-    ],
-    [
-      'SERVICE_SERVER_URL',
-      { SERVICE_AGENT_TOKEN: SECRET },
-      'SERVICE_SERVER_URL is required when SERVICE_AGENT_TOKEN is set',
-    ],
-    [
-      'SERVICE_AGENT_TOKEN',
-      { SERVICE_SERVER_URL: 'https://agents.example.com' },
-      'SERVICE_AGENT_TOKEN is required when SERVICE_SERVER_URL is set',
-    ],
-    [
-      'SERVICE_AGENT_TOKEN',
-      { SERVICE_AGENT_TOKEN: `${SECRET} x`, SERVICE_SERVER_URL: 'https://agents.example.com' },
-      'SERVICE_AGENT_TOKEN must not contain whitespace',
-    ],
-    [
-      'DATABASE_URL',
-      { DATABASE_URL: 'mysql://db/plants' },
-      'DATABASE_URL must be a postgres:// or postgresql:// URL',
-    ],
-    [
-      'DATABASE_STARTUP_TIMEOUT_SECONDS',
-      { DATABASE_STARTUP_TIMEOUT_SECONDS: 'soon' },
-      'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds',
-    ],
-    [
-      'RATE_LIMIT_PER_MINUTE',
-      { RATE_LIMIT_PER_MINUTE: '-1' },
-      'RATE_LIMIT_PER_MINUTE must be a whole number',
-    ],
-    [
-      'CORS_ORIGINS',
-      { CORS_ORIGINS: 'https://docs.example.com/path' },
-      'CORS_ORIGINS must be "*" or comma-separated origins',
-    ],
-    [
-      'API_TOKENS',
-      { API_TOKENS: 'short-token' },
-      'API_TOKENS entry 1 must be sha256:<64 hex> or a plain token of at least 32 characters',
-    ],
-    [
-      'API_TOKENS',
-      { API_TOKENS: `${'a'.repeat(40)},sha256:abc` },
-      'API_TOKENS entry 2 must be sha256: followed by 64 hex digits',
-    ],
-  ])('%s: %j', async (_name, env, message) => {
-    const { code, output } = await runWith(env, EMPTY);
-    expect(code).toBe(78);
-    expect(output).toContain(message);
-    expect(output).not.toContain(SECRET);
-    expect(output).not.toContain('short-token');
-  });
-});
+    it('problems of the environment and of mcp-servers.json: all listed in one message', async () => {
+      const { code, stdout, stderr } = await runWith(
+        { PORT: 'x', SERVICE_LOG_LEVEL: 'loud', SERVICE_AGENT_TOKEN: SECRET },
+        '{"mcpServers": {"a": {"command": 1}}}',
+      );
+      expect(code).toBe(78);
+      expect(stderr).toMatch(/Invalid configuration \(4 problems\)/);
+      for (const name of [
+        'PORT',
+        'SERVICE_LOG_LEVEL',
+        'SERVICE_SERVER_URL',
+        'mcpServers.a.command',
+      ]) {
+        expect(stderr).toContain(name);
+      }
+      expect(stdout).toBe('');
+      expect(`${stdout}${stderr}`).not.toContain(SECRET);
+    });
 
-describe('mcp-servers.json errors stop the start with exit 78 and name the JSON path', () => {
-  it.each([
-    [
-      'invalid JSON',
-      '{\n  "mcpServers": {\n    "a": }\n}',
-      /mcp-servers\.json is not valid JSON: .* at line 3, column 10/,
-    ],
-    ['not an object', '[]', /must be a JSON object with an "mcpServers" object/],
-    ['missing mcpServers', '{}', /mcpServers must be an object/],
-    ['unknown top-level key', '{"mcpServers": {}, "servers": {}}', /servers is not a known key/],
-    [
-      'missing command',
-      '{"mcpServers": {"github": {"args": []}}}',
-      /mcpServers\.github\.command must be a string/,
-    ],
-    [
-      'empty command',
-      '{"mcpServers": {"github": {"command": ""}}}',
-      /mcpServers\.github\.command must not be empty/,
-    ],
-    [
-      'non-string arg',
-      '{"mcpServers": {"github": {"command": "npx", "args": ["a", 2]}}}',
-      /mcpServers\.github\.args\[1\] must be a string/,
-    ],
-    [
-      'args not an array',
-      '{"mcpServers": {"github": {"command": "npx", "args": "a"}}}',
-      /mcpServers\.github\.args must be an array of strings/,
-    ],
-    [
-      'non-string env',
-      '{"mcpServers": {"github": {"command": "npx", "env": {"N": 1}}}}',
-      /mcpServers\.github\.env\.N must be a string/,
-    ],
-    [
-      'typo in an entry',
-      '{"mcpServers": {"github": {"command": "npx", "arg": []}}}',
-      /mcpServers\.github\.arg is not a known key/,
-    ],
-    [
-      'bad server name',
-      '{"mcpServers": {"my server": {"command": "npx"}}}',
-      /server names are 1 to 64 of/,
-    ],
-    // Both once vanished silently (a plain object's prototype, not a key).
-    [
-      'server named __proto__',
-      '{"mcpServers": {"__proto__": {"command": "npx"}, "github": {"command": "npx"}}}',
-      /mcpServers\.__proto__: "__proto__" cannot be a server name \(every JavaScript object has a property of that name\); choose another/,
-    ],
-    [
-      'server named constructor',
-      '{"mcpServers": {"constructor": {"command": "npx"}}}',
-      /mcpServers\.constructor: "constructor" cannot be a server name/,
-    ],
-    [
-      'unset variable',
-      '{"mcpServers": {"github": {"command": "npx", "env": {"T": "${PLANT_STORE_UNSET_VAR}"}}}}',
-      /mcpServers\.github\.env\.T uses \$\{PLANT_STORE_UNSET_VAR\}, which is not set and has no default/,
-    ],
-  ])('%s', async (_case, file, message) => {
-    const { code, output } = await runWith({}, file);
-    expect(code).toBe(78);
-    expect(output).toMatch(message);
-  });
-
-  it('is an error when missing from a folder SERVICE_CONFIG_DIR names', async () => {
-    const { code, output } = await runWith({});
-    expect(code).toBe(78);
-    expect(output).toMatch(/SERVICE_CONFIG_DIR: .*mcp-servers\.json does not exist/);
-  });
-});
-
-describe('several problems at once', () => {
-  it('are all listed in one message', async () => {
-    const { code, output } = await runWith(
-      { PORT: 'x', SERVICE_LOG_LEVEL: 'loud', SERVICE_AGENT_TOKEN: SECRET },
-      '{"mcpServers": {"a": {"command": 1}}}',
-    );
-    expect(code).toBe(78);
-    for (const name of [
-      'PORT',
-      'SERVICE_LOG_LEVEL',
-      'SERVICE_SERVER_URL',
-      'mcpServers.a.command',
-    ]) {
-      expect(output).toContain(name);
-    }
-    expect(output).toMatch(/Invalid configuration \(4 problems\)/);
-    expect(output).not.toContain(SECRET);
-  });
-
-  it('include a missing API_TOKENS in production', async () => {
-    const { code, output } = await runWith(
-      { NODE_ENV: 'production', API_TOKENS: '', PORT: 'x' },
-      EMPTY,
-    );
-    expect(code).toBe(78);
-    expect(output).toContain('PORT must be an integer');
-    expect(output).toContain('API_TOKENS is required when NODE_ENV=production');
-    expect(output).not.toContain(SECRET);
-  });
-});
+    it('mcp-servers.json missing from a folder SERVICE_CONFIG_DIR names', async () => {
+      const { code, stderr } = await runWith({});
+      expect(code).toBe(78);
+      expect(stderr).toMatch(/SERVICE_CONFIG_DIR: .*mcp-servers\.json does not exist/);
+    });
+  },
+);
 
 describe('valid configurations start', () => {
   it('with MCP variables expanded from the environment and defaults applied', async () => {

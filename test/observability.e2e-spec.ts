@@ -120,9 +120,12 @@ describe('health, metrics and port separation', () => {
 describe('log level', () => {
   it('SERVICE_LOG_LEVEL=warn drops per-request info lines', async () => {
     const app = await startApp({ env: { SERVICE_LOG_LEVEL: 'warn' } });
-    await call(`${app.apiUrl}/plants`, { token: app.token });
-    await new Promise((r) => setTimeout(r, 200));
+    expect((await call(`${app.apiUrl}/plants`, { token: app.token })).status).toBe(200);
+    // The moment has passed once the process has exited cleanly (its shutdown flushes the
+    // logger) and its pipes are closed: every line it would have written is in the output.
+    const closed = new Promise((resolve) => app.child.once('close', resolve));
+    expect(await app.stop()).toBe(0);
+    await closed;
     expect(app.output()).not.toContain('"route":"/plants"');
-    await app.stop();
   });
 });

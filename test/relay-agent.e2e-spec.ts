@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
 import { TestAgentServer } from './fixtures/agent-server/test-agent-server.js';
 import { echoServer, logLines, metric, waitFor } from './fixtures/mcp-e2e-support.js';
@@ -9,6 +9,10 @@ import { newToken, type RunningApp, startApp } from './support/app-process.js';
  * The relay in the built app against a test agent server over real TLS (a test CA handed in
  * through NODE_EXTRA_CA_CERTS): hello, tools through the relay, a crash and its restart, the
  * server going away and coming back, and a wrong token.
+ *
+ * One app and one agent server serve every test (each start costs seconds); beforeEach brings
+ * them back to the same state (the agent connected, echo up), so no test relies on another
+ * having run before it, and any order passes (`--sequence.shuffle`).
  */
 let ca: TestCa;
 let server: TestAgentServer;
@@ -16,6 +20,8 @@ let app: RunningApp;
 const agentToken = newToken();
 
 const connected = () => metric(app.metricsUrl, 'agent_server_connected');
+const downInventories = () =>
+  server.framesOf('inventory').filter((f) => JSON.stringify(f).includes('"state":"down"')).length;
 const echoUp = () =>
   server.inventory().find((s) => s.name === 'echo' && s.state === 'up') !== undefined;
 
@@ -33,6 +39,11 @@ beforeAll(async () => {
   });
 });
 
+beforeEach(async () => {
+  await waitFor(() => server.connected && echoUp(), 'agent connected with echo up', 30_000);
+  expect(await connected()).toBe(1);
+});
+
 afterAll(async () => {
   await app?.stop();
   await server?.stop();
@@ -40,8 +51,9 @@ afterAll(async () => {
 
 describe('agent relay (e2e)', () => {
   it('connects with the token in the header only and says hello', async () => {
-    const hello = await waitFor(() => server.framesOf('hello').at(0), 'hello');
-    const handshake = server.handshakes[0]!;
+    // The latest session's: an earlier test may have made the agent reconnect.
+    const hello = server.framesOf('hello').at(-1);
+    const handshake = server.handshakes.filter((h) => h.accepted).at(-1)!;
     expect(handshake.url).toBe('/agent/v1/connect');
     expect(handshake.headers.authorization).toBe(`Bearer ${agentToken}`);
     expect(handshake.headers['user-agent']).toMatch(/^plant-store-agent\/\d+\.\d+\.\d+/);
@@ -49,14 +61,12 @@ describe('agent relay (e2e)', () => {
       agent: { id: hostname(), version: expect.any(String) as unknown },
     });
     expect(JSON.stringify(hello)).toContain('"name":"echo"');
-    await waitFor(echoUp, 'echo up in the inventory');
     expect(server.inventory()[0]?.tools.map((t) => t.name)).toEqual(['echo', 'crash', 'env']);
     expect(await connected()).toBe(1);
     expect(app.output()).not.toContain(agentToken);
   });
 
   it('answers initialize from the cache and relays tools/list and tools/call', async () => {
-    await waitFor(echoUp, 'echo up');
     const init = await server.call('echo', 'initialize', {
       protocolVersion: '2025-11-25',
       capabilities: {},
@@ -95,12 +105,15 @@ describe('agent relay (e2e)', () => {
   });
 
   it('restarts a crashed server, counts it, and relays again', async () => {
-    await waitFor(echoUp, 'echo up');
+    const restartsBefore =
+      (await metric(app.metricsUrl, 'mcp_server_restarts_total{server="echo"}')) ?? 0;
+    const downFramesBefore = downInventories();
     const crash = await server.call('echo', 'tools/call', { name: 'crash', arguments: {} });
     expect(crash.error?.code).toBe(-32001);
     await waitFor(
       async () =>
-        ((await metric(app.metricsUrl, 'mcp_server_restarts_total{server="echo"}')) ?? 0) >= 1,
+        ((await metric(app.metricsUrl, 'mcp_server_restarts_total{server="echo"}')) ?? 0) >
+        restartsBefore,
       'restart counted',
     );
     await waitFor(
@@ -108,9 +121,7 @@ describe('agent relay (e2e)', () => {
       'echo up again',
     );
     await waitFor(echoUp, 'inventory shows echo up again');
-    expect(
-      server.framesOf('inventory').some((f) => JSON.stringify(f).includes('"state":"down"')),
-    ).toBe(true);
+    expect(downInventories()).toBeGreaterThan(downFramesBefore);
     const echoed = await server.call('echo', 'tools/call', {
       name: 'echo',
       arguments: { text: 'again' },
@@ -121,8 +132,12 @@ describe('agent relay (e2e)', () => {
   it('reconnects after the server restarts', async () => {
     const hellos = server.framesOf('hello').length;
     await server.stop();
-    await waitFor(async () => (await connected()) === 0, 'agent_server_connected 0');
-    await server.start();
+    try {
+      await waitFor(async () => (await connected()) === 0, 'agent_server_connected 0');
+    } finally {
+      // Listening again whatever happened, so the tests after this one find their server.
+      await server.start();
+    }
     await waitFor(() => server.framesOf('hello').length > hellos, 'a new hello', 30_000);
     expect(await connected()).toBe(1);
     const echoed = await server.call('echo', 'tools/call', {

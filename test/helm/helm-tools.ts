@@ -59,8 +59,7 @@ export const kubeconformMissing =
 /** In CI the tools are installed first: a missing tool is an error there, not a skip. */
 export const skipWhenMissing = (reason: string | undefined): boolean =>
   reason !== undefined && !process.env.CI;
-// The reporter shows skipped suites without their names: say why once per spec file.
-if (skipWhenMissing(kubeconformMissing)) console.warn(`helm specs skipped: ${kubeconformMissing}`);
+// Why they are skipped is said once per run, by test/support/skip-notes.ts (a globalSetup).
 
 export interface RunResult {
   status: number | null;

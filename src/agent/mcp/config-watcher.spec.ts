@@ -1,11 +1,31 @@
 import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConfigWatcher } from './config-watcher.js';
 
+/**
+ * The file system's events are real; the debounce timer is fake, so "one change per burst" is
+ * checked without guessing how long the events take to arrive: wait until the debounce is
+ * armed (the events came), prove nothing was reported yet, then let the debounce run out.
+ */
+const realSetTimeout = globalThis.setTimeout;
+beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }));
+
 const watchers: ConfigWatcher[] = [];
-afterEach(() => watchers.splice(0).forEach((watcher) => watcher.stop()));
+afterEach(() => {
+  watchers.splice(0).forEach((watcher) => watcher.stop());
+  vi.useRealTimers();
+});
+
+/** Polls on the real clock until the watcher has armed its debounce timer (5 s bound). */
+async function untilDebounceArmed(): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (vi.getTimerCount() === 0) {
+    if (Date.now() > deadline) throw new Error('no file system event reached the watcher in 5 s');
+    await new Promise((resolve) => realSetTimeout(resolve, 10));
+  }
+}
 
 function watchDir(dir: string) {
   const calls: number[] = [];
@@ -21,15 +41,17 @@ function watchDir(dir: string) {
   return { calls, errors };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('ConfigWatcher', () => {
   it('reports one change for a burst of writes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'watch-'));
     const { calls } = watchDir(dir);
     for (let i = 0; i < 5; i++) writeFileSync(join(dir, 'mcp-servers.json'), `{"n":${i}}`);
-    await sleep(400);
+    await untilDebounceArmed();
+    expect(calls).toHaveLength(0);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(100);
     expect(calls).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('sees a Kubernetes-style ..data symlink swap', async () => {
@@ -44,8 +66,11 @@ describe('ConfigWatcher', () => {
     writeFileSync(join(dir, '..v2', 'mcp-servers.json'), '{"changed":true}');
     symlinkSync('..v2', join(dir, '..data_tmp'));
     renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
-    await sleep(400);
+    await untilDebounceArmed();
+    expect(calls).toHaveLength(0);
+    vi.advanceTimersByTime(100);
     expect(calls).toHaveLength(1);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('reports a missing folder as an error instead of throwing', () => {

@@ -1,0 +1,87 @@
+/** The command line and BENCH_* environment of `npm run bench`, and its --help. */
+import { parseArgs } from 'node:util';
+import { SCENARIOS } from './scenarios.mjs';
+
+const HELP = `npm run bench [-- options]
+
+  --quick            1 round of 1 s runs, no preloaded-store scenario (results/quick.*)
+  --rounds N         rounds of every run (BENCH_ROUNDS, default 3)
+  --duration S       seconds per run (BENCH_DURATION, default 3)
+  --preload N        rows preloaded for the large-store scenario (BENCH_PRELOAD, default
+                     1000000; 0 skips it)
+  --stores LIST      sqlite,pg (BENCH_STORES); pg needs BENCH_DATABASE_URL, DATABASE_URL or
+                     the local server of .ci/start-postgres.sh
+  --scenarios LIST   post-c1,post-c16,post-c64,get-c16,mix-c16 (default all)
+  --no-baselines     the service alone
+  --service FILE     the service's main.js (default: a copy of dist/ taken at the start)
+  --compare FILE     also run another build's main.js (service-b), for before/after figures
+  --compare-args=A  node options for service-b (and for --profile), e.g.
+                     --compare-args=--max-semi-space-size=4;
+                     alone, service-b is this build with those options
+  --profile          instead: profile the service under POST c=16 (--cpu-prof) and summarize;
+                     with --scenarios get-c16, under GET /plants/{id} (results/profile-<store>-get.md)
+  --ids MODE         spread (default: ids all over the int64 key space, as clients choose
+                     them) or sequential (ascending: every insert at the B-tree's right edge)
+  --pod MEMORY       run the service and the raw baselines as the chart's pod runs the
+                     service: each in a memory cgroup of its own limited to MEMORY (needs
+                     root) and with the chart's nodeOptions as NODE_OPTIONS (default: the
+                     chart's resources.limits.memory; off: neither, Node's defaults for the
+                     host); json-server and Prism always run with the host's defaults
+  --node-options=O   NODE_OPTIONS for the pod instead of the chart's nodeOptions ('' for none)
+  --keep             keep the data folder (bench/.data/<run>) and its logs
+  --output NAME      write results/NAME.md and .json (default latest, or quick with --quick)
+`;
+
+export function options() {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean' },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      preload: { type: 'string' },
+      stores: { type: 'string' },
+      scenarios: { type: 'string' },
+      'no-baselines': { type: 'boolean' },
+      service: { type: 'string' },
+      compare: { type: 'string' },
+      'compare-args': { type: 'string' },
+      profile: { type: 'boolean' },
+      keep: { type: 'boolean' },
+      pod: { type: 'string' },
+      'node-options': { type: 'string' },
+      output: { type: 'string' },
+      ids: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    process.exit(0);
+  }
+  const env = process.env;
+  const quick = Boolean(values.quick);
+  const number = (flag, name, fallback) => {
+    const value = Number(flag ?? env[name] ?? fallback);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${name}: not a number`);
+    return value;
+  };
+  return {
+    quick,
+    rounds: Math.max(1, Math.round(number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 3))),
+    durationS: number(values.duration, 'BENCH_DURATION', quick ? 1 : 3),
+    preload: Math.round(number(values.preload, 'BENCH_PRELOAD', quick ? 0 : 1_000_000)),
+    stores: (values.stores ?? env.BENCH_STORES ?? 'sqlite,pg').split(',').map((s) => s.trim()),
+    scenarios: (values.scenarios ?? SCENARIOS.map((s) => s.id).join(',')).split(','),
+    baselines: !values['no-baselines'],
+    service: values.service,
+    compare: values.compare ?? (values['compare-args'] ? 'same' : undefined),
+    compareArgs: (values['compare-args'] ?? '').split(' ').filter(Boolean),
+    profile: Boolean(values.profile),
+    profileS: number(undefined, 'BENCH_PROFILE_SECONDS', quick ? 3 : 10),
+    keep: Boolean(values.keep),
+    pod: values.pod ?? env.BENCH_POD,
+    nodeOptions: values['node-options'],
+    output: values.output ?? (quick ? 'quick' : 'latest'),
+    ids: values.ids ?? env.BENCH_IDS ?? 'spread',
+  };
+}

@@ -1,0 +1,79 @@
+/** --profile: the service under load with --cpu-prof, the profile summarized by function. */
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { summarizeProfile } from './cpuprofile.mjs';
+import { RUN_BASE, SEED_BASE } from './ids.mjs';
+import { BENCH } from './paths.mjs';
+import { SEED_COUNT } from './scenarios.mjs';
+import { startService } from './targets.mjs';
+
+/** Under POST c=16 (GET /plants/{id} with --scenarios get-c16); results/profile-<store>[-get].md. */
+export async function profile({ opts, stores, pgDatabase, token, load, dataRoot, build }) {
+  const main =
+    opts.compare && opts.compare !== 'same'
+      ? opts.compare
+      : (opts.service ?? join(build, 'dist/main.js'));
+  const kind = opts.scenarios.length === 1 && opts.scenarios[0] === 'get-c16' ? 'get' : 'post';
+  const what = kind === 'get' ? 'GET /plants/{id}' : 'POST /plants';
+  for (const store of stores) {
+    const profDir = join(dataRoot, `profile-${store}`);
+    const service = await startService({
+      name: 'service',
+      main,
+      dir: join(dataRoot, `service-${store}`),
+      token,
+      databaseUrl: store === 'pg' ? await pgDatabase('svc_prof') : undefined,
+      nodeArgs: [
+        ...opts.compareArgs,
+        '--cpu-prof',
+        '--cpu-prof-dir',
+        profDir,
+        '--cpu-prof-interval',
+        '250',
+      ],
+    });
+    await load.run({
+      url: service.url,
+      token,
+      kind: 'post',
+      connections: 16,
+      amount: SEED_COUNT,
+      runBase: SEED_BASE,
+    });
+    const microseconds = () => Number(process.hrtime.bigint() / 1000n);
+    const from = microseconds();
+    const result = await load.run({
+      url: service.url,
+      token,
+      kind,
+      connections: 16,
+      duration: opts.profileS,
+      runBase: RUN_BASE,
+      readBase: SEED_BASE,
+      readCount: SEED_COUNT,
+    });
+    const to = microseconds();
+    await service.proc.stop();
+    const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) throw new Error(`no .cpuprofile in ${profDir}`);
+    const text = summarizeProfile(join(profDir, file), {
+      title: `CPU profile of the service, ${what} at 16 connections, ${store}`,
+      requests: result.responses,
+      window: [from, to],
+      note: `${opts.profileS} s at ${Math.round(result.rps)} req/s (p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms), after ${SEED_COUNT} warm-up requests; only the samples of the measured ${opts.profileS} s (${result.responses} requests) count. Sampled every 250 us; the load generator shares the 2 cores.`,
+    });
+    const startup = summarizeProfile(join(profDir, file), {
+      title: `Start-up, from the process start to the first 200 from /health (${Math.round(service.proc.readyMs)} ms)`,
+      window: [0, service.proc.readyAtUs],
+      top: 15,
+      sections: ['selfArea', 'self'],
+    });
+    mkdirSync(join(BENCH, 'results'), { recursive: true });
+    const output = `results/profile-${store}${kind === 'get' ? '-get' : ''}.md`;
+    writeFileSync(
+      join(BENCH, output),
+      `${text}\n${startup.replace(/^# /, '## ').replace(/^## (?!Start)/gm, '### ')}`,
+    );
+    console.log(`\n${text}\nwritten: bench/${output}`);
+  }
+}

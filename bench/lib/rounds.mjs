@@ -1,0 +1,55 @@
+/** The measured part of a run: seed and warm up every target, then the interleaved rounds. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SEED_BASE } from './ids.mjs';
+import { ROLE_SCENARIOS, SCENARIOS, SEED_COUNT } from './scenarios.mjs';
+
+/** Plants to read back, and a warm-up for the JIT, before the first measured run. */
+export async function seedTargets({ targets, load, token, takeBlock }) {
+  for (const t of targets) {
+    // Seeded targets get the ids the GET runs read; json-server-100k is full already.
+    if (t.seeded || t.role !== 'json-server-100k') {
+      await load.run({
+        url: t.url,
+        token,
+        kind: 'post',
+        connections: 16,
+        amount: SEED_COUNT,
+        runBase: t.seeded ? SEED_BASE : takeBlock(),
+      });
+    }
+  }
+}
+
+/**
+ * Every scenario on every target that takes part in it, round after round (A B C, A B C, ...);
+ * returns the scenarios run and each target's runs by scenario id.
+ */
+export async function runRounds({ opts, targets, load, token, takeBlock }) {
+  const scenarios = SCENARIOS.filter((s) => opts.scenarios.includes(s.id));
+  const results = {};
+  for (let round = 1; round <= opts.rounds; round++) {
+    for (const scenario of scenarios) {
+      for (const t of targets.filter((x) => ROLE_SCENARIOS[x.role](scenario))) {
+        if (t.restart) await t.restart();
+        const result = await load.run({
+          url: t.url,
+          token,
+          kind: scenario.kind,
+          connections: scenario.connections,
+          duration: opts.durationS,
+          runBase: takeBlock(),
+          readBase: SEED_BASE,
+          readCount: SEED_COUNT,
+        });
+        ((results[scenario.id] ??= {})[t.name] ??= []).push(result);
+        console.log(
+          `[${round}/${opts.rounds}] ${scenario.id.padEnd(8)} ${t.name.padEnd(20)} ` +
+            `${String(Math.round(result.rps)).padStart(6)} req/s  p50 ${result.p50?.toFixed(2)} ` +
+            `p99 ${result.p99?.toFixed(2)} ms  non-2xx ${result.non2xx} errors ${result.errors + result.timeouts}`,
+        );
+        await sleep(200);
+      }
+    }
+  }
+  return { scenarios, results };
+}

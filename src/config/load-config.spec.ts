@@ -1,0 +1,324 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError } from './config-error.js';
+import { loadConfig } from './load-config.js';
+
+/**
+ * loadConfig is a pure function of the environment and one file, so its cases run here, in
+ * microseconds; test/config.e2e-spec.ts keeps a few spawns for what only the process shows
+ * (exit code 78, the message on stderr).
+ */
+
+const SECRET = 'agent-secret-value-that-must-not-leak';
+const EMPTY = '{"mcpServers": {}}';
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A SERVICE_CONFIG_DIR holding `file` as mcp-servers.json (no file when null). */
+function configDir(file: string | null): string {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-config-'));
+  dirs.push(dir);
+  if (file !== null) writeFileSync(join(dir, 'mcp-servers.json'), file);
+  return dir;
+}
+
+/** A valid environment (as the e2e spawns used), with `overrides` applied. */
+function environment(overrides: Record<string, string>, file: string | null = EMPTY) {
+  return {
+    DATA_DIR: '/tmp/plant-data',
+    SERVICE_CONFIG_DIR: configDir(file),
+    API_TOKENS: 'a'.repeat(40),
+    SERVICE_HEALTH_CHECK_PORT: '1',
+    SERVICE_METRICS_PORT: '2',
+    ...overrides,
+  };
+}
+
+/** The ConfigError loadConfig throws for `env`; fails the test when it does not throw one. */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error('loadConfig accepted the configuration');
+}
+
+describe('loadConfig: each environment problem names its variable, without its value', () => {
+  it('accepts the base environment these cases start from', () => {
+    expect(() => loadConfig(environment({}))).not.toThrow();
+  });
+
+  it.each([
+    ['PORT', { PORT: 'abc' }, 'PORT must be an integer from 1 to 65535'],
+    ['PORT', { PORT: '70000' }, 'PORT must be an integer from 1 to 65535'],
+    ['PORT', { PORT: '0' }, 'PORT must be an integer from 1 to 65535'],
+    [
+      'SERVICE_HEALTH_CHECK_PORT',
+      { SERVICE_HEALTH_CHECK_PORT: '0' },
+      'SERVICE_HEALTH_CHECK_PORT must be an integer from 1 to 65535',
+    ],
+    [
+      'SERVICE_METRICS_PORT',
+      { SERVICE_METRICS_PORT: '9090.5' },
+      'SERVICE_METRICS_PORT must be an integer from 1 to 65535',
+    ],
+    [
+      'SERVICE_METRICS_PORT',
+      { SERVICE_METRICS_PORT: '1' },
+      'SERVICE_METRICS_PORT must differ from SERVICE_HEALTH_CHECK_PORT',
+    ],
+    [
+      'SERVICE_LOG_LEVEL',
+      { SERVICE_LOG_LEVEL: 'verbose' },
+      'SERVICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    ],
+    [
+      'SERVICE_SERVER_URL',
+      { SERVICE_SERVER_URL: 'https://user:pw@agents.example.com/', SERVICE_AGENT_TOKEN: SECRET },
+      'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
+    ],
+    [
+      'SERVICE_SERVER_URL',
+      {
+        SERVICE_SERVER_URL: `https://agents.example.com/?token=${SECRET}`,
+        SERVICE_AGENT_TOKEN: 'x',
+      },
+      'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
+    ],
+    [
+      'SERVICE_SERVER_URL',
+      { SERVICE_SERVER_URL: 'http://agents.example.com', SERVICE_AGENT_TOKEN: SECRET },
+      'SERVICE_SERVER_URL must be an absolute https:// URL',
+    ],
+    [
+      'SERVICE_SERVER_URL',
+      { SERVICE_SERVER_URL: 'agents.example.com', SERVICE_AGENT_TOKEN: SECRET },
+      'SERVICE_SERVER_URL must be an absolute https:// URL',
+    ],
+    [
+      'SERVICE_SERVER_URL',
+      { SERVICE_AGENT_TOKEN: SECRET },
+      'SERVICE_SERVER_URL is required when SERVICE_AGENT_TOKEN is set',
+    ],
+    [
+      'SERVICE_AGENT_TOKEN',
+      { SERVICE_SERVER_URL: 'https://agents.example.com' },
+      'SERVICE_AGENT_TOKEN is required when SERVICE_SERVER_URL is set',
+    ],
+    [
+      'SERVICE_AGENT_TOKEN',
+      { SERVICE_AGENT_TOKEN: `${SECRET} x`, SERVICE_SERVER_URL: 'https://agents.example.com' },
+      'SERVICE_AGENT_TOKEN must not contain whitespace',
+    ],
+    [
+      'DATABASE_URL',
+      { DATABASE_URL: 'mysql://db/plants' },
+      'DATABASE_URL must be a postgres:// or postgresql:// URL',
+    ],
+    [
+      'DATABASE_STARTUP_TIMEOUT_SECONDS',
+      { DATABASE_STARTUP_TIMEOUT_SECONDS: 'soon' },
+      'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds',
+    ],
+    [
+      'RATE_LIMIT_PER_MINUTE',
+      { RATE_LIMIT_PER_MINUTE: '-1' },
+      'RATE_LIMIT_PER_MINUTE must be a whole number',
+    ],
+    [
+      'CORS_ORIGINS',
+      { CORS_ORIGINS: 'https://docs.example.com/path' },
+      'CORS_ORIGINS must be "*" or comma-separated origins',
+    ],
+    [
+      'API_TOKENS',
+      { API_TOKENS: 'short-token' },
+      'API_TOKENS entry 1 must be sha256:<64 hex> or a plain token of at least 32 characters',
+    ],
+    [
+      'API_TOKENS',
+      { API_TOKENS: `${'a'.repeat(40)},sha256:abc` },
+      'API_TOKENS entry 2 must be sha256: followed by 64 hex digits',
+    ],
+  ])('%s: %j', (_name, overrides, message) => {
+    const error = configError(environment(overrides));
+    expect(error.problems).toHaveLength(1);
+    expect(error.problems[0]).toContain(message);
+    expect(error.message).toContain(message);
+    expect(error.message).not.toContain(SECRET);
+    expect(error.message).not.toContain('short-token');
+  });
+});
+
+describe('loadConfig: each mcp-servers.json problem names its JSON path', () => {
+  it.each([
+    [
+      'invalid JSON',
+      '{\n  "mcpServers": {\n    "a": }\n}',
+      /mcp-servers\.json is not valid JSON: .* at line 3, column 10/,
+    ],
+    ['not an object', '[]', /must be a JSON object with an "mcpServers" object/],
+    ['missing mcpServers', '{}', /mcpServers must be an object/],
+    ['unknown top-level key', '{"mcpServers": {}, "servers": {}}', /servers is not a known key/],
+    [
+      'missing command',
+      '{"mcpServers": {"github": {"args": []}}}',
+      /mcpServers\.github\.command must be a string/,
+    ],
+    [
+      'empty command',
+      '{"mcpServers": {"github": {"command": ""}}}',
+      /mcpServers\.github\.command must not be empty/,
+    ],
+    [
+      'non-string arg',
+      '{"mcpServers": {"github": {"command": "npx", "args": ["a", 2]}}}',
+      /mcpServers\.github\.args\[1\] must be a string/,
+    ],
+    [
+      'args not an array',
+      '{"mcpServers": {"github": {"command": "npx", "args": "a"}}}',
+      /mcpServers\.github\.args must be an array of strings/,
+    ],
+    [
+      'non-string env',
+      '{"mcpServers": {"github": {"command": "npx", "env": {"N": 1}}}}',
+      /mcpServers\.github\.env\.N must be a string/,
+    ],
+    [
+      'typo in an entry',
+      '{"mcpServers": {"github": {"command": "npx", "arg": []}}}',
+      /mcpServers\.github\.arg is not a known key/,
+    ],
+    [
+      'bad server name',
+      '{"mcpServers": {"my server": {"command": "npx"}}}',
+      /server names are 1 to 64 of/,
+    ],
+    // Both once vanished silently (a plain object's prototype, not a key).
+    [
+      'server named __proto__',
+      '{"mcpServers": {"__proto__": {"command": "npx"}, "github": {"command": "npx"}}}',
+      /mcpServers\.__proto__: "__proto__" cannot be a server name \(every JavaScript object has a property of that name\); choose another/,
+    ],
+    [
+      'server named constructor',
+      '{"mcpServers": {"constructor": {"command": "npx"}}}',
+      /mcpServers\.constructor: "constructor" cannot be a server name/,
+    ],
+    [
+      'unset variable',
+      '{"mcpServers": {"github": {"command": "npx", "env": {"T": "${PLANT_STORE_UNSET_VAR}"}}}}',
+      /mcpServers\.github\.env\.T uses \$\{PLANT_STORE_UNSET_VAR\}, which is not set and has no default/,
+    ],
+  ])('%s', (_case, file, message) => {
+    const error = configError(environment({}, file));
+    expect(error.problems.some((problem) => message.test(problem))).toBe(true);
+    expect(error.message).toMatch(message);
+  });
+
+  it('is an error when missing from a folder SERVICE_CONFIG_DIR names', () => {
+    const error = configError(environment({}, null));
+    expect(error.problems).toEqual([
+      expect.stringMatching(/SERVICE_CONFIG_DIR: .*mcp-servers\.json does not exist/),
+    ]);
+  });
+});
+
+describe('loadConfig: several problems at once', () => {
+  it('are all listed in one message', () => {
+    const error = configError(
+      environment(
+        { PORT: 'x', SERVICE_LOG_LEVEL: 'loud', SERVICE_AGENT_TOKEN: SECRET },
+        '{"mcpServers": {"a": {"command": 1}}}',
+      ),
+    );
+    for (const name of [
+      'PORT',
+      'SERVICE_LOG_LEVEL',
+      'SERVICE_SERVER_URL',
+      'mcpServers.a.command',
+    ]) {
+      expect(error.message).toContain(name);
+    }
+    expect(error.message).toMatch(/^Invalid configuration \(4 problems\)/);
+    expect(error.message).not.toContain(SECRET);
+  });
+
+  it('include a missing API_TOKENS in production', () => {
+    const error = configError(environment({ NODE_ENV: 'production', API_TOKENS: '', PORT: 'x' }));
+    expect(error.message).toContain('PORT must be an integer');
+    expect(error.message).toContain('API_TOKENS is required when NODE_ENV=production');
+    expect(error.problems).toHaveLength(2);
+  });
+});
+
+describe('loadConfig: valid configurations', () => {
+  it('expand MCP variables from the environment and apply defaults', () => {
+    const dir = configDir(
+      JSON.stringify({
+        mcpServers: {
+          docs: {
+            command: 'true',
+            args: ['--repo=${REPO:-plants}'],
+            env: { TOKEN: '${GITHUB_TOKEN}' },
+          },
+        },
+      }),
+    );
+    const config = loadConfig({ SERVICE_CONFIG_DIR: dir, GITHUB_TOKEN: 'ghp_value' });
+    expect(config.mcp.servers).toEqual([
+      { name: 'docs', command: 'true', args: ['--repo=plants'], env: { TOKEN: 'ghp_value' } },
+    ]);
+    expect(config).toMatchObject({
+      nodeEnv: 'development',
+      production: false,
+      http: { host: '0.0.0.0', port: 3000 },
+      health: { port: 8080 },
+      metrics: { port: 9090 },
+      logLevel: 'info',
+      dataDir: resolve('./data'),
+      database: { kind: 'sqlite', file: join(resolve('./data'), 'plants.sqlite') },
+      apiTokenDigests: [],
+      rateLimitPerMinute: 0,
+      agent: undefined,
+      mcp: { configDir: dir, configDirExplicit: true, absent: false },
+    });
+  });
+
+  it('without SERVICE_CONFIG_DIR and no file in the default folder: no MCP servers', () => {
+    const config = loadConfig({});
+    expect(config.mcp).toMatchObject({
+      configDir: '/app/config',
+      configDirExplicit: false,
+      absent: true,
+      servers: [],
+    });
+  });
+
+  it('keep the database and agent secrets wrapped; the logged target has no password', () => {
+    const config = loadConfig({
+      ...environment({}),
+      DATABASE_URL: 'postgres://plants:db-password@db.internal/plants',
+      DATABASE_STARTUP_TIMEOUT_SECONDS: '5',
+      SERVICE_SERVER_URL: 'https://agents.example.com/relay',
+      SERVICE_AGENT_TOKEN: SECRET,
+    });
+    expect(config.database).toMatchObject({
+      kind: 'postgres',
+      target: 'db.internal:5432/plants',
+      startupTimeoutMs: 5000,
+    });
+    expect(config.agent?.serverUrl.href).toBe('https://agents.example.com/relay');
+    expect(config.agent?.token.reveal()).toBe(SECRET);
+    expect(JSON.stringify(config)).not.toContain(SECRET);
+    expect(JSON.stringify(config)).not.toContain('db-password');
+  });
+});

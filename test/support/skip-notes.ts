@@ -1,0 +1,40 @@
+import type { TestProject } from 'vitest/node';
+import { helmMissing, kubeconformMissing, skipWhenMissing } from '../helm/helm-tools.js';
+
+/**
+ * vitest globalSetup: says once per run which groups of tests this machine skips, and why; the
+ * reporter only counts skipped tests. It runs once per project in the runner's own process, so
+ * a note shared by two projects (PostgreSQL: unit and e2e) is remembered on globalThis.
+ * Where skipping would hide a broken step, the groups fail instead: REQUIRE_POSTGRES=1 for
+ * PostgreSQL (test/support/postgres.ts), CI for the chart's tools (test/helm/helm-tools.ts).
+ */
+const said: Set<string> = ((
+  globalThis as { plantStoreSkipNotes?: Set<string> }
+).plantStoreSkipNotes ??= new Set());
+
+function sayOnce(note: string): void {
+  if (said.has(note)) return;
+  said.add(note);
+  console.warn(`\n  skipped: ${note}\n`);
+}
+
+export default function sayWhatIsSkipped(project: TestProject): void {
+  const name = project.name;
+  if (
+    (name === 'unit' || name === 'e2e') &&
+    (process.env.TEST_DATABASE_URL ?? '') === '' &&
+    process.env.REQUIRE_POSTGRES !== '1'
+  ) {
+    sayOnce(
+      'the PostgreSQL variants (unit and e2e): TEST_DATABASE_URL is not set; ' +
+        'eval "$(bash .ci/start-postgres.sh)" starts a throwaway server',
+    );
+  }
+  if (name === 'helm' && skipWhenMissing(kubeconformMissing)) {
+    sayOnce(
+      helmMissing
+        ? `every chart spec: ${helmMissing}`
+        : `the kubeconform schema checks of the chart: ${kubeconformMissing}`,
+    );
+  }
+}
