@@ -1,0 +1,111 @@
+import {
+  Controller,
+  Delete,
+  Get,
+  HttpStatus,
+  NotFoundException,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import type { Response } from 'express';
+import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
+import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { Inject } from '@nestjs/common';
+import { JsonRpcCode, jsonRpcError } from './json-rpc.js';
+import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
+import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
+
+const SESSION_HEADER = 'mcp-session-id';
+
+/**
+ * `<base>/mcp/<agent>/<server>`: one Streamable HTTP endpoint per agent and MCP server. Every
+ * route needs a client token (ClientAuthGuard); an agent the client may not reach is answered
+ * exactly like an agent that does not exist (404), so a token reveals no other agent names.
+ */
+@UseGuards(ClientAuthGuard)
+@Controller('mcp/:agent/:server')
+export class McpController {
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    private readonly relay: McpRelayService,
+  ) {}
+
+  @Post()
+  async post(
+    @Req() request: ClientRequest,
+    @Res() response: Response,
+    @Param('agent') agent: string,
+    @Param('server') server: string,
+  ): Promise<void> {
+    const target = this.target(request, agent, server);
+    const message = await readJsonBody(request, this.config.maxFrameBytes);
+    if (message === PARSE_ERROR) {
+      write(response, {
+        status: 400,
+        body: jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON'),
+      });
+      return;
+    }
+    const hungUp = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) hungUp.abort();
+    });
+    write(response, await this.relay.post(target, message, hungUp.signal));
+  }
+
+  /** No server-to-client stream in this version: 405 tells MCP clients not to expect one. */
+  @Get()
+  stream(
+    @Req() request: ClientRequest,
+    @Param('agent') agent: string,
+    @Param('server') server: string,
+  ): never {
+    this.target(request, agent, server);
+    throw new HttpExceptionWithHeaders(
+      HttpStatus.METHOD_NOT_ALLOWED,
+      'this relay offers no server-to-client event stream yet',
+      { Allow: 'POST, DELETE' },
+    );
+  }
+
+  @Delete()
+  end(
+    @Req() request: ClientRequest,
+    @Res() response: Response,
+    @Param('agent') agent: string,
+    @Param('server') server: string,
+  ): void {
+    write(response, this.relay.end(this.target(request, agent, server)));
+  }
+
+  private target(request: ClientRequest, agent: string, server: string): RelayTarget {
+    const client = request.relayClient;
+    if (!client?.agents.has(agent)) {
+      throw new NotFoundException('no such MCP endpoint');
+    }
+    const sessionId = request.headers[SESSION_HEADER];
+    return {
+      client: client.name,
+      agent,
+      server,
+      sessionId: typeof sessionId === 'string' && sessionId !== '' ? sessionId : undefined,
+    };
+  }
+}
+
+function write(response: Response, answer: RelayAnswer): void {
+  if (response.destroyed) return;
+  response.status(answer.status);
+  if (answer.sessionId) response.setHeader('Mcp-Session-Id', answer.sessionId);
+  for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
+  if (answer.body === undefined) {
+    response.end();
+    return;
+  }
+  response.setHeader('Content-Type', 'application/json');
+  response.end(JSON.stringify(answer.body));
+}
