@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
 import { echoServer, metric, waitFor } from './fixtures/mcp-e2e-support.js';
@@ -383,5 +384,63 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
       { session: init.session! },
     );
     expect(call.json).toMatchObject({ result: { content: [{ text: 'still here' }] } });
+  });
+});
+
+describe('relay server lifecycle (e2e)', () => {
+  it('drops a connection that never says hello', async () => {
+    const silent = new WebSocket(agentUrl(), {
+      ca: caPem,
+      headers: { Authorization: `Bearer ${labToken}` },
+    });
+    const code = await new Promise<number>((resolve, reject) => {
+      silent.on('error', reject);
+      silent.on('close', resolve);
+    });
+    expect(code).toBe(1008);
+    expect(await metric(relay.metricsUrl, 'relay_agent_rejections_total{reason="no_hello"}')).toBe(
+      1,
+    );
+  }, 30_000);
+
+  it('on SIGTERM tells agents 1001, answers waiting clients, and exits 0', async () => {
+    const token = newToken();
+    const own = await startRelay({
+      env: {
+        RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(labToken) }),
+        RELAY_CLIENTS: JSON.stringify({ alice: { tokens: sha256Entry(token), agents: ['lab'] } }),
+      },
+    });
+    try {
+      const lab = new ScriptedAgent(`ws://127.0.0.1:${own.port}/agent/v1/connect`, labToken, caPem);
+      await lab.connect();
+      const url = `http://127.0.0.1:${own.port}/mcp/lab/slow`;
+      const headers = {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        Authorization: `Bearer ${token}`,
+      };
+      const init = await waitFor(async () => {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(initialize()),
+        });
+        return response.headers.get('mcp-session-id') ?? undefined;
+      }, 'a session on the scripted agent');
+      const waiting = fetch(url, {
+        method: 'POST',
+        headers: { ...headers, 'Mcp-Session-Id': init },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'held', method: 'tools/call' }),
+      }).then((r) => r.json() as Promise<Record<string, unknown>>);
+      await waitFor(() => lab.requests.length === 1, 'the request at the agent');
+
+      await own.stop('SIGTERM');
+      expect(await own.exited).toBe(0);
+      expect(await lab.closed).toBe(1001);
+      expect(await waiting).toMatchObject({ id: 'held', error: { code: -32001 } });
+    } finally {
+      await own.stop('SIGKILL');
+    }
   });
 });
