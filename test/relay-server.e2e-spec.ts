@@ -172,6 +172,7 @@ describe('relay server with the plant-store agent (e2e)', () => {
     expect((await agentHealth('shop'))?.connections).toBe(1);
     expect(await metric(relay.metricsUrl, 'relay_agent_connections{agent="shop"}')).toBe(1);
     expect(relay.output()).not.toContain(shopToken);
+    expect(relay.output()).not.toContain(aliceToken);
   });
 
   it('relays initialize, tools/list and tools/call for the official SDK client', async () => {
@@ -355,6 +356,67 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     }
     for (const pod of pods) pod.vanish();
     await waitFor(async () => (await agentHealth('lab'))?.connections === 0, 'lab pods gone');
+  });
+
+  it('passes a client cancellation on with the agent-side id, and a hang-up as a cancellation', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const cancelled = () => lab.calls.filter((c) => c.message.method === 'notifications/cancelled');
+
+    const waiting = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'c-1', method: 'tools/call' },
+      { session },
+    );
+    const request = await waitFor(() => lab.requests[0], 'the request at the agent');
+    const cancel = await post(
+      'lab',
+      'slow',
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 'c-1', reason: 'user' },
+      },
+      { session },
+    );
+    expect(cancel.status).toBe(202);
+    await waitFor(() => cancelled().length === 1, 'notifications/cancelled at the agent');
+    expect(cancelled()[0]?.message.params).toEqual({
+      requestId: request.message.id,
+      reason: 'user',
+    });
+    expect((await waiting).json).toMatchObject({ id: 'c-1', error: { code: -32800 } });
+
+    const hangUp = new AbortController();
+    const abandoned = tlsFetch(mcpUrl('lab', 'slow'), {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Bearer ${aliceToken}`,
+        'Mcp-Session-Id': session,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'c-2', method: 'tools/call' }),
+      signal: hangUp.signal,
+    });
+    const second = await waitFor(() => lab.requests[1], 'the second request at the agent');
+    hangUp.abort();
+    await expect(abandoned).rejects.toThrow();
+    await waitFor(() => cancelled().length === 2, 'the hang-up passed on as a cancellation');
+    expect(cancelled()[1]?.message.params).toMatchObject({ requestId: second.message.id });
+    lab.vanish();
+  });
+
+  it('answers 413 for a request body over the limit', async () => {
+    const big = await post('shop', 'echo', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { padding: 'x'.repeat(MAX_FRAME_BYTES) },
+    });
+    expect(big.status).toBe(413);
+    // Precondition of the limit: the same request under it is served.
+    expect((await post('shop', 'echo', initialize())).status).toBe(200);
   });
 
   it('drops an agent connection that sends garbage or an oversized frame, and keeps serving', async () => {
