@@ -37,6 +37,8 @@ describe('loadRelayConfig', () => {
       requestTimeoutMs: 70_000,
       maxInFlightPerAgent: 256,
       maxInFlightPerClient: 32,
+      sessionIdleMs: 3_600_000,
+      maxSessionsPerClient: 100,
     });
     expect(config.agents).toEqual([
       { name: 'shop', tokenDigests: [createHash('sha256').update(agentToken).digest()] },

@@ -31,6 +31,10 @@ export interface RelayConfig {
   requestTimeoutMs: number;
   maxInFlightPerAgent: number;
   maxInFlightPerClient: number;
+  /** A session without a request for this long ends. */
+  sessionIdleMs: number;
+  /** Past this many sessions a client's least recently used one ends. */
+  maxSessionsPerClient: number;
   version: string;
 }
 

@@ -106,6 +106,12 @@ export const relayEnvSchema = z
     RELAY_MAX_IN_FLIGHT_PER_CLIENT: optional(
       wholeNumber('RELAY_MAX_IN_FLIGHT_PER_CLIENT', 1, 100_000),
     ).default(32),
+    RELAY_SESSION_IDLE_SECONDS: optional(
+      wholeNumber('RELAY_SESSION_IDLE_SECONDS', 1, 604_800),
+    ).default(3600),
+    RELAY_MAX_SESSIONS_PER_CLIENT: optional(
+      wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000),
+    ).default(100),
   })
   .superRefine(
     (env, ctx) => {
