@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { WebSocket } from 'ws';
@@ -94,11 +96,17 @@ async function labSession(token = aliceToken): Promise<string> {
 }
 
 async function scriptedLab(): Promise<ScriptedAgent> {
+  // Counts in /health are the only view of the relay's side: first let it notice the scripted
+  // agents that are gone, then see this one greeted.
+  const live = () => scripted.filter((a) => !a.gone).length;
+  await waitFor(
+    async () => (await agentHealth('lab'))?.connections === live(),
+    'old lab pods gone',
+  );
   const agent = new ScriptedAgent(agentUrl(), labToken, caPem);
   scripted.push(agent);
-  const before = (await agentHealth('lab'))?.connections ?? 0;
   await agent.connect();
-  await waitFor(async () => ((await agentHealth('lab'))?.connections ?? 0) > before, 'lab greeted');
+  await waitFor(async () => (await agentHealth('lab'))?.connections === live(), 'lab greeted');
   return agent;
 }
 
@@ -404,6 +412,127 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     await expect(abandoned).rejects.toThrow();
     await waitFor(() => cancelled().length === 2, 'the hang-up passed on as a cancellation');
     expect(cancelled()[1]?.message.params).toMatchObject({ requestId: second.message.id });
+    lab.vanish();
+  });
+
+  it("streams a request's progress to the SDK client, with its own token, before the result", async () => {
+    const lab = await scriptedLab();
+    const client = new Client({ name: 'relay-e2e-progress', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl('lab', 'slow')), {
+      fetch: tlsFetch,
+      requestInit: { headers: { Authorization: `Bearer ${aliceToken}` } },
+    });
+    await client.connect(transport);
+    try {
+      const progress: number[] = [];
+      const result = client.callTool(
+        { name: 'work', arguments: {} },
+        { onprogress: (p) => progress.push(p.progress) },
+      );
+      const call = await waitFor(
+        () => lab.requests.find((r) => r.message.method === 'tools/call'),
+        'tools/call at the agent',
+      );
+      const meta = call.message.params?._meta as { progressToken?: unknown };
+      // The relay's own token reaches the agent, not the client's.
+      expect(meta.progressToken).toBe(`relay-${call.message.id}`);
+      for (const step of [1, 2, 3]) {
+        lab.send({
+          type: 'rpc',
+          server: 'slow',
+          message: {
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken: meta.progressToken, progress: step, total: 3 },
+          },
+        });
+      }
+      lab.answer(call, { content: [{ type: 'text', text: 'done' }] });
+      expect((await result).content).toEqual([{ type: 'text', text: 'done' }]);
+      expect(progress).toEqual([1, 2, 3]);
+    } finally {
+      await client.close();
+      lab.vanish();
+    }
+  });
+
+  it('holds at most the frame limit for a client that does not read its event stream', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'slow-reader',
+      method: 'tools/call',
+      params: { name: 'work', _meta: { progressToken: 'mine' } },
+    });
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpsRequest(
+        mcpUrl('lab', 'slow'),
+        {
+          method: 'POST',
+          ca: caPem,
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            Authorization: `Bearer ${aliceToken}`,
+            'Mcp-Session-Id': session,
+          },
+        },
+        resolve,
+      );
+      req.on('error', reject);
+      req.end(body);
+      void waitFor(() => lab.requests[0], 'the call at the agent').then((call) => {
+        const token = (call.message.params?._meta as { progressToken: string }).progressToken;
+        lab.send({
+          type: 'rpc',
+          server: 'slow',
+          message: {
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: 0 },
+          },
+        });
+      });
+    });
+    expect(response.headers['content-type']).toBe('text/event-stream');
+    response.pause(); // the client stops reading
+    const call = lab.requests[0]!;
+    const token = (call.message.params?._meta as { progressToken: string }).progressToken;
+    const events = 2000;
+    for (let i = 1; i <= events; i++) {
+      lab.send({
+        type: 'rpc',
+        server: 'slow',
+        message: {
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: i, message: 'x'.repeat(10_000) },
+        },
+      });
+    }
+    await waitFor(
+      async () =>
+        ((await metric(relay.metricsUrl, 'relay_progress_dropped_total{agent="lab"}')) ?? 0) > 0,
+      'progress dropped for the client that does not read',
+    );
+    lab.answer(call, { content: [{ type: 'text', text: 'done' }] });
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.resume();
+    await new Promise((resolve) => response.on('end', resolve));
+    const messages = Buffer.concat(chunks)
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as { params?: { progressToken?: unknown } });
+    expect(messages.length).toBeLessThan(events);
+    expect(messages[0]?.params?.progressToken).toBe('mine');
+    expect(messages.at(-1)).toEqual({
+      jsonrpc: '2.0',
+      id: 'slow-reader',
+      result: { content: [{ type: 'text', text: 'done' }] },
+    });
     lab.vanish();
   });
 

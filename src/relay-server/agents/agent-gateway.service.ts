@@ -127,8 +127,10 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
           connection.settle(frame.id, frame.message);
           return;
         case 'notification':
-          // Server-initiated notifications reach clients in a later slice (SSE streams).
           if (!greeted) return drop('rpc before hello');
+          // Progress goes to the request it is about; notifications about no request
+          // (list_changed, logging) reach clients in a later slice (a GET event stream).
+          connection.deliver(frame.message);
           return;
         case 'unknown':
           log.debug({ type: frame.type }, 'ignoring a frame of unknown type');

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { RelayErrorCode } from '../../agent/relay/relay-protocol.js';
+import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
@@ -52,7 +53,16 @@ export class McpRelayService {
     registry.onDisconnect((connection) => sessions.dropConnection(connection));
   }
 
-  async post(target: RelayTarget, message: unknown, signal: AbortSignal): Promise<RelayAnswer> {
+  /**
+   * One POSTed message. `sink`, when the client accepts an event stream, receives the
+   * request's progress notifications before the answer.
+   */
+  async post(
+    target: RelayTarget,
+    message: unknown,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<RelayAnswer> {
     if (Array.isArray(message)) {
       return invalid(null, 'JSON-RPC batches are not part of MCP since 2025-06-18');
     }
@@ -97,7 +107,7 @@ export class McpRelayService {
       };
     }
     if (kind === 'request') {
-      return answerOf(await this.forward(session, message, signal));
+      return answerOf(await this.forward(session, message, signal, sink));
     }
     if (kind === 'notification') this.notify(session, message);
     // Responses answer requests an MCP server sent its client; the agent answers those itself
@@ -149,6 +159,7 @@ export class McpRelayService {
     session: RelaySession,
     message: Message,
     signal: AbortSignal,
+    sink?: RequestNotificationSink,
   ): Promise<JsonRpcResponse> {
     const clientId = idOf(message) as JsonRpcId;
     const releaseAgent = this.perAgent.acquire(session.agent);
@@ -166,6 +177,7 @@ export class McpRelayService {
       session.server,
       withoutId(message),
       this.config.requestTimeoutMs,
+      sink,
     );
     session.inFlight.set(key, relayId);
     // A client that hangs up no longer waits: the MCP server is told to stop (cancelled).

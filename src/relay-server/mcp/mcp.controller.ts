@@ -10,13 +10,16 @@ import {
   Res,
   UseGuards,
 } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
+import type { Counter } from 'prom-client';
 import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
 import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
 import { JsonRpcCode, jsonRpcError } from './json-rpc.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
+import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -32,6 +35,7 @@ export class McpController {
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly relay: McpRelayService,
+    @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
   ) {}
 
   @Post()
@@ -54,7 +58,12 @@ export class McpController {
     response.once('close', () => {
       if (!response.writableFinished) hungUp.abort();
     });
-    write(response, await this.relay.post(target, message, hungUp.signal));
+    const stream = acceptsEventStream(request)
+      ? new LazyEventStream(response, this.config.maxFrameBytes, () => this.dropped.inc({ agent }))
+      : undefined;
+    const answer = await this.relay.post(target, message, hungUp.signal, stream?.sink);
+    if (stream?.started) stream.finish(answer.body);
+    else write(response, answer);
   }
 
   /** No server-to-client stream in this version: 405 tells MCP clients not to expect one. */

@@ -37,6 +37,11 @@ export const relayMetricProviders = [
     labelNames: ['agent'],
   }),
   makeCounterProvider({
+    name: 'relay_progress_dropped_total',
+    help: 'Progress notifications not sent to a client that was not reading its stream, by agent.',
+    labelNames: ['agent'],
+  }),
+  makeCounterProvider({
     name: 'relay_client_auth_failures_total',
     help: 'MCP client requests refused for a missing or unknown bearer token.',
   }),
