@@ -128,6 +128,7 @@ beforeAll(async () => {
       RELAY_MAX_FRAME_BYTES: String(MAX_FRAME_BYTES),
       RELAY_MAX_IN_FLIGHT_PER_CLIENT: String(PER_CLIENT),
       RELAY_MAX_IN_FLIGHT_PER_AGENT: String(PER_AGENT),
+      RELAY_AGENT_PING_SECONDS: '1',
     },
   });
   app = await startApp({
@@ -579,6 +580,33 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
 });
 
 describe('relay server lifecycle (e2e)', () => {
+  it('drops an agent connection that stops answering pings, and answers its waiting clients', async () => {
+    const frozen = new ScriptedAgent(agentUrl(), labToken, caPem, ['slow'], false);
+    const live = () => scripted.filter((a) => !a.gone).length;
+    await waitFor(
+      async () => (await agentHealth('lab'))?.connections === live(),
+      'old lab pods gone',
+    );
+    scripted.push(frozen);
+    await frozen.connect();
+    const session = await labSession();
+    const waiting = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'f', method: 'tools/call' },
+      { session },
+    );
+    await waitFor(() => frozen.requests.length === 1, 'the request at the frozen pod');
+    expect((await waiting).json).toMatchObject({
+      id: 'f',
+      error: { code: -32001, message: 'the connection of agent "lab" closed before it answered' },
+    });
+    expect(await frozen.closed).toBe(1006);
+    expect(await metric(relay.metricsUrl, 'relay_agent_rejections_total{reason="no_pong"}')).toBe(
+      1,
+    );
+  });
+
   it('drops a connection that never says hello', async () => {
     const silent = new WebSocket(agentUrl(), {
       ca: caPem,

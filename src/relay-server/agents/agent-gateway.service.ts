@@ -96,6 +96,20 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     const log = this.logger.child({ agent, connection: connection.id });
     let greeted = false;
     const helloTimer = setTimeout(() => drop('no hello frame in time'), HELLO_TIMEOUT_MS);
+    // A pod that vanished without closing (a cut network, a frozen node) would hold its
+    // sessions until each request timed out: no pong by the next ping ends it at once.
+    let alive = true;
+    ws.on('pong', () => (alive = true));
+    const pinger = setInterval(() => {
+      if (!alive) {
+        this.rejections.inc({ reason: 'no_pong' });
+        log.warn('agent connection did not answer a ping; dropping it');
+        ws.terminate();
+        return;
+      }
+      alive = false;
+      ws.ping();
+    }, this.config.agentPingMs);
 
     const drop = (reason: string) => {
       this.rejections.inc({ reason: greeted ? 'invalid_frame' : 'no_hello' });
@@ -142,6 +156,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     ws.on('error', (error) => log.warn({ reason: error.message }, 'agent connection error'));
     ws.on('close', (code) => {
       clearTimeout(helloTimer);
+      clearInterval(pinger);
       connection.closedByPeer();
       if (greeted) {
         this.registry.remove(connection);

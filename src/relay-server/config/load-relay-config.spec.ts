@@ -37,6 +37,7 @@ describe('loadRelayConfig', () => {
       requestTimeoutMs: 70_000,
       maxInFlightPerAgent: 256,
       maxInFlightPerClient: 32,
+      agentPingMs: 30_000,
       sessionIdleMs: 3_600_000,
       maxSessionsPerClient: 100,
     });

@@ -54,6 +54,7 @@ export function loadRelayConfig(
     requestTimeoutMs: env.RELAY_REQUEST_TIMEOUT_SECONDS * 1000,
     maxInFlightPerAgent: env.RELAY_MAX_IN_FLIGHT_PER_AGENT,
     maxInFlightPerClient: env.RELAY_MAX_IN_FLIGHT_PER_CLIENT,
+    agentPingMs: env.RELAY_AGENT_PING_SECONDS * 1000,
     sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
     maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
     version: APP_VERSION,

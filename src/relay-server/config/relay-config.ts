@@ -31,6 +31,8 @@ export interface RelayConfig {
   requestTimeoutMs: number;
   maxInFlightPerAgent: number;
   maxInFlightPerClient: number;
+  /** The relay pings each agent connection this often; no pong by the next ping drops it. */
+  agentPingMs: number;
   /** A session without a request for this long ends. */
   sessionIdleMs: number;
   /** Past this many sessions a client's least recently used one ends. */

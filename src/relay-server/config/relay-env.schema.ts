@@ -106,6 +106,9 @@ export const relayEnvSchema = z
     RELAY_MAX_IN_FLIGHT_PER_CLIENT: optional(
       wholeNumber('RELAY_MAX_IN_FLIGHT_PER_CLIENT', 1, 100_000),
     ).default(32),
+    RELAY_AGENT_PING_SECONDS: optional(wholeNumber('RELAY_AGENT_PING_SECONDS', 1, 3600)).default(
+      30,
+    ),
     RELAY_SESSION_IDLE_SECONDS: optional(
       wholeNumber('RELAY_SESSION_IDLE_SECONDS', 1, 604_800),
     ).default(3600),
