@@ -142,9 +142,11 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
           return;
         case 'notification':
           if (!greeted) return drop('rpc before hello');
-          // Progress goes to the request it is about; notifications about no request
-          // (list_changed, logging) reach clients in a later slice (a GET event stream).
-          connection.deliver(frame.message);
+          // Progress goes to the request it is about; the rest (list_changed, logging) to
+          // the sessions of that server on this connection.
+          if (!connection.deliver(frame.message)) {
+            this.registry.notification(connection, frame.server, frame.message);
+          }
           return;
         case 'unknown':
           log.debug({ type: frame.type }, 'ignoring a frame of unknown type');

@@ -4,6 +4,12 @@ import type { Gauge } from 'prom-client';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { AgentConnection } from './agent-connection.js';
 
+type NotificationListener = (
+  connection: AgentConnection,
+  server: string,
+  message: Record<string, unknown>,
+) => void;
+
 /**
  * The open, greeted connections of every configured agent. Several pods of one deployment
  * connect with the same token: each is its own entry with its own inventory, and requests are
@@ -14,6 +20,7 @@ export class AgentRegistry {
   private readonly connections = new Map<string, Set<AgentConnection>>();
   private turn = 0;
   private readonly disconnectListeners: ((connection: AgentConnection) => void)[] = [];
+  private readonly notificationListeners: NotificationListener[] = [];
 
   constructor(
     @Inject(RELAY_CONFIG) config: RelayConfig,
@@ -34,6 +41,19 @@ export class AgentRegistry {
     this.connections.get(connection.agent)?.delete(connection);
     this.updateGauge(connection.agent);
     for (const listener of this.disconnectListeners) listener(connection);
+  }
+
+  /** A notification an MCP server sent about no particular request (list changes, logs). */
+  notification(
+    connection: AgentConnection,
+    server: string,
+    message: Record<string, unknown>,
+  ): void {
+    for (const listener of this.notificationListeners) listener(connection, server, message);
+  }
+
+  onNotification(listener: NotificationListener): void {
+    this.notificationListeners.push(listener);
   }
 
   /** Called for every greeted connection that closes (sessions pinned to it end). */

@@ -23,19 +23,23 @@ export class LazyEventStream {
 
   readonly sink = (notification: Record<string, unknown>): void => {
     if (this.response.destroyed) return;
-    if (!this.started) {
-      this.started = true;
-      this.response.status(200);
-      this.response.setHeader('Content-Type', 'text/event-stream');
-      this.response.setHeader('Cache-Control', 'no-cache');
-      this.response.flushHeaders();
-    }
+    this.start();
     if (this.response.writableLength > this.maxBufferedBytes) {
       this.onDrop();
       return;
     }
     this.response.write(event(notification));
   };
+
+  /** Sends the stream's headers now (a GET stream starts before it has anything to say). */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.response.status(200);
+    this.response.setHeader('Content-Type', 'text/event-stream');
+    this.response.setHeader('Cache-Control', 'no-cache');
+    this.response.flushHeaders();
+  }
 
   finish(body: unknown): void {
     if (this.response.destroyed) return;

@@ -51,6 +51,9 @@ export class McpRelayService {
     this.perAgent = new InFlightLimiter(config.maxInFlightPerAgent);
     this.perClient = new InFlightLimiter(config.maxInFlightPerClient);
     registry.onDisconnect((connection) => sessions.dropConnection(connection));
+    registry.onNotification((connection, server, message) =>
+      sessions.broadcast(connection, server, message),
+    );
   }
 
   /**
@@ -113,6 +116,33 @@ export class McpRelayService {
     // Responses answer requests an MCP server sent its client; the agent answers those itself
     // (docs/agent-protocol.md), so a client's response has nowhere to go.
     return { status: 202 };
+  }
+
+  /**
+   * GET with a session id: the session's stream of notifications about no request. A new
+   * stream replaces the session's previous one. Undefined (with the answer) when refused.
+   */
+  openStream(
+    target: RelayTarget,
+    stream: NonNullable<RelaySession['stream']>,
+  ): { answer?: RelayAnswer; close?: () => void } {
+    if (target.sessionId === undefined) {
+      return { answer: invalid(null, 'Mcp-Session-Id header is required for the event stream') };
+    }
+    const session = this.sessions.find(
+      target.sessionId,
+      target.client,
+      target.agent,
+      target.server,
+    );
+    if (!session) return { answer: { status: 404 } };
+    session.stream?.end();
+    session.stream = stream;
+    return {
+      close: () => {
+        if (session.stream === stream) delete session.stream;
+      },
+    };
   }
 
   /** DELETE with a session id: the client ends its session. */

@@ -12,7 +12,7 @@ import {
 } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
-import type { Counter } from 'prom-client';
+import type { Counter, Gauge } from 'prom-client';
 import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
 import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
@@ -36,6 +36,7 @@ export class McpController {
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly relay: McpRelayService,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
+    @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
   ) {}
 
   @Post()
@@ -66,19 +67,43 @@ export class McpController {
     else write(response, answer);
   }
 
-  /** No server-to-client stream in this version: 405 tells MCP clients not to expect one. */
+  /**
+   * The session's event stream: notifications the MCP server sends about no request
+   * (`notifications/tools/list_changed`, logging). Held open until the client, the session or
+   * the agent connection ends it; a client that does not read loses events past the frame limit.
+   */
   @Get()
   stream(
     @Req() request: ClientRequest,
+    @Res() response: Response,
     @Param('agent') agent: string,
     @Param('server') server: string,
-  ): never {
-    this.target(request, agent, server);
-    throw new HttpExceptionWithHeaders(
-      HttpStatus.METHOD_NOT_ALLOWED,
-      'this relay offers no server-to-client event stream yet',
-      { Allow: 'POST, DELETE' },
+  ): void {
+    const target = this.target(request, agent, server);
+    if (!acceptsEventStream(request)) {
+      throw new HttpExceptionWithHeaders(
+        HttpStatus.NOT_ACCEPTABLE,
+        'the event stream needs Accept: text/event-stream',
+        {},
+      );
+    }
+    const events = new LazyEventStream(response, this.config.maxFrameBytes, () =>
+      this.dropped.inc({ agent }),
     );
+    const opened = this.relay.openStream(target, {
+      send: events.sink,
+      end: () => events.finish(undefined),
+    });
+    if (opened.answer) {
+      write(response, opened.answer);
+      return;
+    }
+    events.start();
+    this.streams.inc({ agent });
+    response.once('close', () => {
+      this.streams.dec({ agent });
+      opened.close?.();
+    });
   }
 
   @Delete()

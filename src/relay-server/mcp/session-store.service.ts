@@ -13,6 +13,8 @@ export interface RelaySession {
   /** Client request id (as JSON) → the relay id on the connection, for cancellation. */
   inFlight: Map<string, number>;
   lastUsed: number;
+  /** The client's open GET event stream, for notifications about no request. */
+  stream?: { send: (message: Record<string, unknown>) => void; end: () => void };
 }
 
 /**
@@ -48,7 +50,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     const mine = [...this.sessions.values()].filter((s) => s.client === client);
     if (mine.length >= this.config.maxSessionsPerClient) {
       const oldest = mine.find((s) => s.inFlight.size === 0) ?? mine[0];
-      if (oldest) this.sessions.delete(oldest.id);
+      if (oldest) this.delete(oldest.id);
     }
     const session: RelaySession = {
       id: randomUUID(),
@@ -82,21 +84,37 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   }
 
   delete(id: string): void {
+    const session = this.sessions.get(id);
     this.sessions.delete(id);
+    session?.stream?.end();
   }
 
   /** Drops every session of a closed connection (called when an agent pod disconnects). */
   dropConnection(connection: AgentConnection): void {
     for (const [id, session] of this.sessions) {
-      if (session.connection === connection) this.sessions.delete(id);
+      if (session.connection === connection) this.delete(id);
     }
   }
 
-  /** Ends sessions idle longer than the limit; one with a request in flight is not idle. */
+  /** Sends a notification to every open stream of `server`'s sessions on `connection`. */
+  broadcast(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
+    for (const session of this.sessions.values()) {
+      if (session.connection === connection && session.server === server) {
+        session.stream?.send(message);
+      }
+    }
+  }
+
+  /**
+   * Ends sessions idle longer than the limit. A request in flight or an open event stream
+   * (a client listening for changes) is use.
+   */
   sweep(): void {
     const cutoff = Date.now() - this.config.sessionIdleMs;
     for (const [id, session] of this.sessions) {
-      if (session.lastUsed < cutoff && session.inFlight.size === 0) this.sessions.delete(id);
+      if (session.lastUsed < cutoff && session.inFlight.size === 0 && !session.stream) {
+        this.delete(id);
+      }
     }
   }
 

@@ -36,6 +36,11 @@ export const relayMetricProviders = [
     help: 'MCP requests waiting for an agent answer, by agent.',
     labelNames: ['agent'],
   }),
+  makeGaugeProvider({
+    name: 'relay_mcp_event_streams',
+    help: 'Open GET event streams of MCP client sessions, by agent.',
+    labelNames: ['agent'],
+  }),
   makeCounterProvider({
     name: 'relay_progress_dropped_total',
     help: 'Progress notifications not sent to a client that was not reading its stream, by agent.',
