@@ -229,11 +229,25 @@ describe('relay server with the plant-store agent (e2e)', () => {
     expect((await post('shop', 'echo', initialize())).status).toBe(200);
   });
 
-  it('refuses an agent upgrade with a wrong token (401) or a client token', async () => {
-    for (const token of [newToken(), aliceToken]) {
+  it('refuses an agent upgrade with a wrong token (401) or a client token, logging it sparingly', async () => {
+    const lines = () => relay.output().split('agent token refused').length - 1;
+    const before = lines();
+    for (const token of [newToken(), aliceToken, ...Array.from({ length: 20 }, newToken)]) {
       const agent = new ScriptedAgent(agentUrl(), token, caPem);
       await expect(agent.connect()).rejects.toThrow('HTTP 401');
     }
+    expect(
+      await metric(relay.metricsUrl, 'relay_agent_rejections_total{reason="unauthorized"}'),
+    ).toBeGreaterThanOrEqual(22);
+    // A line logged after the refusals proves the log is written up to here (pino writes in
+    // order): 22 refusals within seconds made one line, as the throttle allows one per 10 s.
+    const connected = () => relay.output().split('agent connected').length - 1;
+    const connectedBefore = connected();
+    const marker = await scriptedLab();
+    await waitFor(() => connected() > connectedBefore, 'a later log line');
+    marker.vanish();
+    expect(lines() - before).toBe(1);
+    expect(relay.output()).not.toContain(aliceToken);
   });
 
   it('needs a session for everything but initialize, and 404s an unknown one', async () => {

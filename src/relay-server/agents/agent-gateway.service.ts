@@ -18,6 +18,7 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { parseAgentFrame } from './agent-frames.js';
 import { AgentConnection } from './agent-connection.js';
 import { AgentRegistry } from './agent-registry.service.js';
+import { LogThrottle } from './log-throttle.js';
 
 /** A connection that has not said hello by then is dropped (it holds a socket and nothing else). */
 const HELLO_TIMEOUT_MS = 10_000;
@@ -36,6 +37,8 @@ const GOING_AWAY = 1001;
 export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly wss: WebSocketServer;
   private readonly path: string;
+  /** Anyone can try tokens: one log line per 10 s at most (the metric counts every one). */
+  private readonly refusedLog = new LogThrottle(10_000);
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -76,7 +79,13 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     }
     const agent = ownerOf(bearerToken(request.headers.authorization), this.config.agents);
     if (!agent) {
-      this.logger.warn({ remote: request.socket.remoteAddress }, 'agent token refused');
+      const { log, suppressed } = this.refusedLog.take();
+      if (log) {
+        this.logger.warn(
+          { remote: request.socket.remoteAddress, alsoRefusedSinceLastLine: suppressed },
+          'agent token refused',
+        );
+      }
       this.refuse(socket, 401, 'Unauthorized', 'unauthorized');
       return;
     }
