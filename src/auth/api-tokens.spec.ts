@@ -27,6 +27,13 @@ describe('parseApiTokens', () => {
     expect(parsed.problems.join('\n')).not.toContain('short');
   });
 
+  it('names the setting it was given (the relay server passes its own)', () => {
+    expect(parseApiTokens('sha256:zz', 'RELAY_AGENTS.shop').problems).toEqual([
+      'RELAY_AGENTS.shop entry 1 must be sha256: followed by 64 hex digits',
+    ]);
+    expect(parseApiTokens('sha256:zz').problems[0]).toMatch(/^API_TOKENS entry 1/);
+  });
+
   it('treats empty as no tokens', () => {
     expect(parseApiTokens('')).toEqual({ digests: [], problems: [] });
     expect(parseApiTokens(undefined)).toEqual({ digests: [], problems: [] });

@@ -17,7 +17,11 @@ export interface ParsedApiTokens {
   problems: string[];
 }
 
-export function parseApiTokens(value: string | undefined): ParsedApiTokens {
+/**
+ * `label` names the setting in problems (`API_TOKENS entry 2 ...`); the relay server passes its
+ * own (`RELAY_AGENTS.shop`), so both accept the same entries with the same messages.
+ */
+export function parseApiTokens(value: string | undefined, label = 'API_TOKENS'): ParsedApiTokens {
   const result: ParsedApiTokens = { digests: [], problems: [] };
   if (value === undefined || value.trim() === '') return result;
   value.split(',').forEach((raw, index) => {
@@ -26,13 +30,11 @@ export function parseApiTokens(value: string | undefined): ParsedApiTokens {
     if (digest?.[1]) {
       result.digests.push(Buffer.from(digest[1], 'hex'));
     } else if (entry.startsWith('sha256:')) {
-      result.problems.push(
-        `API_TOKENS entry ${index + 1} must be sha256: followed by 64 hex digits`,
-      );
+      result.problems.push(`${label} entry ${index + 1} must be sha256: followed by 64 hex digits`);
     } else if (entry.length < MIN_PLAIN_TOKEN_LENGTH || /\s/.test(entry)) {
       // Never echo the entry: it is a secret even when it is a bad one.
       result.problems.push(
-        `API_TOKENS entry ${index + 1} must be sha256:<64 hex> or a plain token of at least ${MIN_PLAIN_TOKEN_LENGTH} characters without whitespace`,
+        `${label} entry ${index + 1} must be sha256:<64 hex> or a plain token of at least ${MIN_PLAIN_TOKEN_LENGTH} characters without whitespace`,
       );
     } else {
       result.digests.push(sha256(entry));

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import type WebSocket from 'ws';
+import type { ProtocolServer } from '../../agent/relay/relay-protocol.js';
+import { RelayErrorCode } from '../../agent/relay/relay-protocol.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
+
+/** JSON-RPC's conventional "request cancelled" code (as in LSP). */
+const REQUEST_CANCELLED = -32800;
+
+type Message = Record<string, unknown>;
+
+/** Receives the notifications an MCP server sends about one request (progress). */
+export type RequestNotificationSink = (notification: Message) => void;
+
+interface Pending {
+  resolve: (response: JsonRpcResponse) => void;
+  timer: NodeJS.Timeout;
+  progress?: { clientToken: unknown; sink: RequestNotificationSink };
+}
+
+/**
+ * One WebSocket of one agent pod, after its token was accepted. It keeps the pod's last
+ * inventory and the requests sent to it: each request gets an id of this connection's own
+ * (a counter, so ids of different clients never collide on the wire), and every request gets
+ * exactly one answer: the agent's, a timeout error, or an error when the connection closes.
+ * Progress tokens are replaced the same way (`relay-<id>`), so one client's progress never
+ * reaches another.
+ */
+export class AgentConnection {
+  /** Internal id, for logs and session pinning; never sent anywhere. */
+  readonly id = randomUUID();
+  agentId: string | undefined;
+  version: string | undefined;
+  servers: ProtocolServer[] = [];
+  private nextRequestId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private closed = false;
+
+  constructor(
+    readonly agent: string,
+    private readonly socket: WebSocket,
+  ) {}
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  /** True when the pod's last hello/inventory shows `server` up. */
+  serves(server: string): boolean {
+    return this.servers.some((s) => s.name === server && s.state === 'up');
+  }
+
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends a JSON-RPC request for `server`; resolves with the agent's response carrying the
+   * relay's id (the caller restores the client's). On timeout the agent is sent
+   * `notifications/cancelled` so the MCP server can stop working on it. With `sink`, the
+   * request's progress notifications are handed to it with the client's own token.
+   */
+  request(
+    server: string,
+    message: Message,
+    timeoutMs: number,
+    sink?: RequestNotificationSink,
+  ): { id: number; response: Promise<JsonRpcResponse> } {
+    const id = this.nextRequestId++;
+    const response = new Promise<JsonRpcResponse>((resolve) => {
+      if (this.closed) {
+        resolve(closedError(id, this.agent));
+        return;
+      }
+      const timer = setTimeout(() => {
+        if (!this.finish(id)) return;
+        this.notify(server, {
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: 'relay request timeout' },
+        });
+        resolve(
+          jsonRpcError(
+            id,
+            RelayErrorCode.RequestTimeout,
+            `agent "${this.agent}" did not answer within ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      const pending: Pending = { resolve, timer };
+      const clientToken = progressTokenOf(message);
+      let sent = message;
+      if (sink && clientToken !== undefined) {
+        pending.progress = { clientToken, sink };
+        sent = withProgressToken(message, relayProgressToken(id));
+      }
+      this.pending.set(id, pending);
+      this.send({ type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } });
+    });
+    return { id, response };
+  }
+
+  /** Ends a request the client cancelled: its waiter is answered, a late answer is dropped. */
+  forget(id: number): void {
+    const pending = this.finish(id);
+    pending?.resolve(jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client'));
+  }
+
+  notify(server: string, message: Message): void {
+    this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } });
+  }
+
+  /** An `rpc` response frame from the agent. False when no request waits for that id. */
+  settle(id: JsonRpcId, message: Message): boolean {
+    if (typeof id !== 'number') return false;
+    const pending = this.finish(id);
+    pending?.resolve(message as unknown as JsonRpcResponse);
+    return pending !== undefined;
+  }
+
+  /**
+   * An `rpc` notification frame from the agent. Progress for a waiting request goes to that
+   * request's sink with the client's token; false when it belongs to no request.
+   */
+  deliver(message: Message): boolean {
+    if (message.method !== 'notifications/progress') return false;
+    const params = isObject(message.params) ? message.params : {};
+    const match = /^relay-(\d+)$/.exec(String(params.progressToken));
+    const pending = match ? this.pending.get(Number(match[1])) : undefined;
+    if (!pending?.progress) return false;
+    pending.progress.sink({
+      ...message,
+      params: { ...params, progressToken: pending.progress.clientToken },
+    });
+    return true;
+  }
+
+  /** The socket closed: every waiting client is answered now, not at its timeout. */
+  closedByPeer(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const id of [...this.pending.keys()]) {
+      this.finish(id)?.resolve(closedError(id, this.agent));
+    }
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.close(code, reason);
+    this.closedByPeer();
+  }
+
+  private finish(id: number): Pending | undefined {
+    const pending = this.pending.get(id);
+    if (!pending) return undefined;
+    clearTimeout(pending.timer);
+    this.pending.delete(id);
+    return pending;
+  }
+
+  private send(frame: unknown): void {
+    if (this.closed) return;
+    // A send failure surfaces as the socket's close event, which answers what is pending.
+    this.socket.send(JSON.stringify(frame), () => undefined);
+  }
+}
+
+const relayProgressToken = (id: number) => `relay-${id}`;
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function progressTokenOf(message: Message): unknown {
+  const params = isObject(message.params) ? message.params : undefined;
+  const meta = params && isObject(params._meta) ? params._meta : undefined;
+  return meta?.progressToken;
+}
+
+function withProgressToken(message: Message, token: string): Message {
+  const params = message.params as Message;
+  const meta = params._meta as Message;
+  return { ...message, params: { ...params, _meta: { ...meta, progressToken: token } } };
+}
+
+function closedError(id: number, agent: string): JsonRpcResponse {
+  return jsonRpcError(
+    id,
+    RelayErrorCode.ServerUnavailable,
+    `the connection of agent "${agent}" closed before it answered`,
+  );
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { parseAgentFrame } from './agent-frames.js';
+
+const server = { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: {} }] };
+
+describe('parseAgentFrame', () => {
+  it('reads hello, inventory, responses and notifications as docs/agent-protocol.md has them', () => {
+    expect(
+      parseAgentFrame(
+        JSON.stringify({
+          type: 'hello',
+          agent: { id: 'pod-a', version: '1.0.0' },
+          servers: [server],
+        }),
+      ),
+    ).toEqual({ kind: 'hello', agentId: 'pod-a', version: '1.0.0', servers: [server] });
+    expect(parseAgentFrame(JSON.stringify({ type: 'inventory', servers: [] }))).toEqual({
+      kind: 'inventory',
+      servers: [],
+    });
+    const result = { jsonrpc: '2.0', id: 7, result: { content: [] } };
+    expect(
+      parseAgentFrame(JSON.stringify({ type: 'rpc', server: 'echo', message: result })),
+    ).toEqual({ kind: 'response', server: 'echo', id: 7, message: result });
+    const error = { jsonrpc: '2.0', id: 'x', error: { code: -32001, message: 'down' } };
+    expect(
+      parseAgentFrame(JSON.stringify({ type: 'rpc', server: 'echo', message: error })),
+    ).toMatchObject({ kind: 'response', id: 'x' });
+    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: {} };
+    expect(
+      parseAgentFrame(JSON.stringify({ type: 'rpc', server: 'echo', message: progress })),
+    ).toEqual({ kind: 'notification', server: 'echo', message: progress });
+  });
+
+  it('ignores frame types it does not know, so agents can add some later', () => {
+    expect(parseAgentFrame('{"type":"telemetry","x":1}')).toEqual({
+      kind: 'unknown',
+      type: 'telemetry',
+    });
+  });
+
+  it.each([
+    ['not JSON', '\u0000garbage', 'frame is not JSON'],
+    ['an array', '[1,2]', 'frame is not a JSON object'],
+    ['no type', '{"agent":1}', 'frame has no type'],
+    ['a hello without agent', '{"type":"hello","servers":[]}', 'malformed hello frame'],
+    [
+      'a bad state',
+      JSON.stringify({ type: 'inventory', servers: [{ ...server, state: 'crash-looping' }] }),
+      'malformed inventory frame',
+    ],
+    [
+      'too many servers',
+      JSON.stringify({
+        type: 'inventory',
+        servers: Array.from({ length: 1001 }, (_, i) => ({ ...server, name: `s${i}` })),
+      }),
+      'malformed inventory frame',
+    ],
+    [
+      'an rpc without server',
+      '{"type":"rpc","message":{"jsonrpc":"2.0","id":1,"result":{}}}',
+      'malformed rpc frame',
+    ],
+    [
+      'an rpc message that is neither',
+      '{"type":"rpc","server":"echo","message":{"jsonrpc":"2.0","id":1}}',
+      'rpc message is neither a response nor a notification',
+    ],
+    [
+      'a JSON-RPC 1.0 message',
+      '{"type":"rpc","server":"echo","message":{"id":1,"result":{}}}',
+      'malformed rpc frame',
+    ],
+  ])('calls %s invalid', (_case, text, reason) => {
+    expect(parseAgentFrame(text)).toEqual({ kind: 'invalid', reason });
+  });
+});

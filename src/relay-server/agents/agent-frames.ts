@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { ProtocolServer } from '../../agent/relay/relay-protocol.js';
+
+/**
+ * The frames an agent sends (docs/agent-protocol.md), parsed and checked on the relay side.
+ * An agent is a peer like any other: every field is bounded, and a frame that does not fit is
+ * reported as invalid so the gateway can drop that connection (never throw).
+ */
+
+const MAX_SERVERS = 1000;
+const MAX_TOOLS = 10_000;
+
+const tool = z.looseObject({
+  name: z.string().min(1).max(256),
+  description: z.string().optional(),
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
+});
+
+const server = z.object({
+  name: z.string().min(1).max(64),
+  state: z.enum(['starting', 'up', 'down']),
+  tools: z.array(tool).max(MAX_TOOLS),
+});
+
+const servers = z.array(server).max(MAX_SERVERS);
+
+const hello = z.object({
+  type: z.literal('hello'),
+  agent: z.object({ id: z.string().min(1).max(253), version: z.string().max(64) }),
+  servers,
+});
+
+const inventory = z.object({ type: z.literal('inventory'), servers });
+
+const jsonRpcId = z.union([z.string(), z.number()]);
+
+const rpc = z.object({
+  type: z.literal('rpc'),
+  server: z.string().min(1).max(64),
+  message: z.looseObject({ jsonrpc: z.literal('2.0') }),
+});
+
+const responseMessage = z.looseObject({
+  jsonrpc: z.literal('2.0'),
+  id: jsonRpcId,
+});
+
+export type AgentFrame =
+  | { kind: 'hello'; agentId: string; version: string; servers: ProtocolServer[] }
+  | { kind: 'inventory'; servers: ProtocolServer[] }
+  | {
+      kind: 'response';
+      server: string;
+      id: string | number;
+      message: Record<string, unknown>;
+    }
+  | { kind: 'notification'; server: string; message: Record<string, unknown> }
+  /** A frame type this relay does not know: ignored, so agents can add frames later. */
+  | { kind: 'unknown'; type: string }
+  | { kind: 'invalid'; reason: string };
+
+/** Parses one text frame from an agent. Never throws. */
+export function parseAgentFrame(text: string): AgentFrame {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { kind: 'invalid', reason: 'frame is not JSON' };
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    return { kind: 'invalid', reason: 'frame is not a JSON object' };
+  }
+  const type = (json as { type?: unknown }).type;
+  switch (type) {
+    case 'hello': {
+      const frame = hello.safeParse(json);
+      if (!frame.success) return { kind: 'invalid', reason: 'malformed hello frame' };
+      return {
+        kind: 'hello',
+        agentId: frame.data.agent.id,
+        version: frame.data.agent.version,
+        servers: frame.data.servers as ProtocolServer[],
+      };
+    }
+    case 'inventory': {
+      const frame = inventory.safeParse(json);
+      if (!frame.success) return { kind: 'invalid', reason: 'malformed inventory frame' };
+      return { kind: 'inventory', servers: frame.data.servers as ProtocolServer[] };
+    }
+    case 'rpc': {
+      const frame = rpc.safeParse(json);
+      if (!frame.success) return { kind: 'invalid', reason: 'malformed rpc frame' };
+      const { message } = frame.data;
+      if (typeof message.method === 'string') {
+        return { kind: 'notification', server: frame.data.server, message };
+      }
+      const response = responseMessage.safeParse(message);
+      if (!response.success || (!('result' in message) && !('error' in message))) {
+        return { kind: 'invalid', reason: 'rpc message is neither a response nor a notification' };
+      }
+      return { kind: 'response', server: frame.data.server, id: response.data.id, message };
+    }
+    default:
+      return typeof type === 'string'
+        ? { kind: 'unknown', type: type.slice(0, 64) }
+        : { kind: 'invalid', reason: 'frame has no type' };
+  }
+}

@@ -1,0 +1,83 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Gauge } from 'prom-client';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import type { AgentConnection } from './agent-connection.js';
+
+type NotificationListener = (
+  connection: AgentConnection,
+  server: string,
+  message: Record<string, unknown>,
+) => void;
+
+/**
+ * The open, greeted connections of every configured agent. Several pods of one deployment
+ * connect with the same token: each is its own entry with its own inventory, and requests are
+ * spread over the ones that have the wanted MCP server up.
+ */
+@Injectable()
+export class AgentRegistry {
+  private readonly connections = new Map<string, Set<AgentConnection>>();
+  private turn = 0;
+  private readonly disconnectListeners: ((connection: AgentConnection) => void)[] = [];
+  private readonly notificationListeners: NotificationListener[] = [];
+
+  constructor(
+    @Inject(RELAY_CONFIG) config: RelayConfig,
+    @InjectMetric('relay_agent_connections') private readonly gauge: Gauge<'agent'>,
+  ) {
+    for (const agent of config.agents) {
+      this.connections.set(agent.name, new Set());
+      this.gauge.set({ agent: agent.name }, 0);
+    }
+  }
+
+  add(connection: AgentConnection): void {
+    this.connections.get(connection.agent)?.add(connection);
+    this.updateGauge(connection.agent);
+  }
+
+  remove(connection: AgentConnection): void {
+    this.connections.get(connection.agent)?.delete(connection);
+    this.updateGauge(connection.agent);
+    for (const listener of this.disconnectListeners) listener(connection);
+  }
+
+  /** A notification an MCP server sent about no particular request (list changes, logs). */
+  notification(
+    connection: AgentConnection,
+    server: string,
+    message: Record<string, unknown>,
+  ): void {
+    for (const listener of this.notificationListeners) listener(connection, server, message);
+  }
+
+  onNotification(listener: NotificationListener): void {
+    this.notificationListeners.push(listener);
+  }
+
+  /** Called for every greeted connection that closes (sessions pinned to it end). */
+  onDisconnect(listener: (connection: AgentConnection) => void): void {
+    this.disconnectListeners.push(listener);
+  }
+
+  of(agent: string): AgentConnection[] {
+    return [...(this.connections.get(agent) ?? [])];
+  }
+
+  all(): AgentConnection[] {
+    return [...this.connections.values()].flatMap((set) => [...set]);
+  }
+
+  /** One open connection of `agent` with `server` up, taken in turn; undefined when none. */
+  pick(agent: string, server: string): AgentConnection | undefined {
+    const candidates = this.of(agent).filter((c) => c.open && c.serves(server));
+    if (candidates.length === 0) return undefined;
+    this.turn = (this.turn + 1) % Number.MAX_SAFE_INTEGER;
+    return candidates[this.turn % candidates.length];
+  }
+
+  private updateGauge(agent: string): void {
+    this.gauge.set({ agent }, this.connections.get(agent)?.size ?? 0);
+  }
+}

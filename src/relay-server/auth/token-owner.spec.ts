@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { bearerToken, ownerOf } from './token-owner.js';
+
+const digest = (token: string) => createHash('sha256').update(token).digest();
+
+describe('bearerToken', () => {
+  it.each([
+    ['Bearer abc', 'abc'],
+    ['bearer abc', 'abc'],
+    ['Bearer  abc ', 'abc'],
+    ['Basic abc', undefined],
+    ['Bearer', undefined],
+    ['Bearer a b', undefined],
+    [undefined, undefined],
+  ])('%j → %j', (header, token) => {
+    expect(bearerToken(header)).toBe(token);
+  });
+});
+
+describe('ownerOf', () => {
+  const owners = [
+    { name: 'shop', tokenDigests: [digest('one'), digest('two')] },
+    { name: 'lab', tokenDigests: [digest('three')] },
+  ];
+  it('finds the owner of any of its tokens, and nobody for others', () => {
+    expect(ownerOf('two', owners)?.name).toBe('shop');
+    expect(ownerOf('three', owners)?.name).toBe('lab');
+    expect(ownerOf('four', owners)).toBeUndefined();
+    expect(ownerOf(undefined, owners)).toBeUndefined();
+  });
+});

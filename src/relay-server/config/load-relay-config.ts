@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { parseApiTokens } from '../../auth/api-tokens.js';
+import { ConfigError } from '../../config/config-error.js';
+import { formatIssues } from '../../config/issue-path.js';
+import { APP_VERSION } from '../../config/version.js';
+import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
+import { relayEnvSchema } from './relay-env.schema.js';
+
+/**
+ * Validates the relay server's environment and returns its typed config, or throws one
+ * ConfigError listing every problem (main exits 78), each naming its variable and entry.
+ */
+export function loadRelayConfig(
+  environment: Readonly<Record<string, string | undefined>>,
+): RelayConfig {
+  const problems: string[] = [];
+  const parsed = relayEnvSchema.safeParse(environment);
+  if (!parsed.success) problems.push(...formatIssues(parsed.error.issues));
+  const env = parsed.success ? parsed.data : undefined;
+
+  // Agents and clients are checked field by field, so a bad port elsewhere does not hide a
+  // bad token entry: every problem is listed at once.
+  const fields = relayEnvSchema.shape;
+  const agentsField = fields.RELAY_AGENTS.safeParse(environment.RELAY_AGENTS);
+  const clientsField = fields.RELAY_CLIENTS.safeParse(environment.RELAY_CLIENTS);
+  const agents: RelayAgentConfig[] = Object.entries(agentsField.data ?? {}).map(
+    ([name, tokens]) => ({ name, tokenDigests: digests(tokens, `RELAY_AGENTS.${name}`, problems) }),
+  );
+  const clients: RelayClientConfig[] = Object.entries(clientsField.data ?? {}).map(
+    ([name, client]) => ({
+      name,
+      tokenDigests: digests(client.tokens, `RELAY_CLIENTS.${name}.tokens`, problems),
+      agents: new Set(client.agents),
+    }),
+  );
+  if (agentsField.success && clientsField.success) problems.push(...crossCheck(agents, clients));
+
+  const tls =
+    env?.RELAY_TLS_CERT_FILE && env.RELAY_TLS_KEY_FILE
+      ? readTls(env.RELAY_TLS_CERT_FILE, env.RELAY_TLS_KEY_FILE, problems)
+      : undefined;
+
+  if (!env || problems.length > 0) throw new ConfigError(problems);
+  return {
+    http: { host: env.RELAY_HOST, port: env.RELAY_PORT },
+    health: { port: env.RELAY_HEALTH_CHECK_PORT },
+    metrics: { port: env.RELAY_METRICS_PORT },
+    basePath: env.RELAY_BASE_PATH,
+    logLevel: env.RELAY_LOG_LEVEL,
+    tls,
+    agents,
+    clients,
+    maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
+    requestTimeoutMs: env.RELAY_REQUEST_TIMEOUT_SECONDS * 1000,
+    maxInFlightPerAgent: env.RELAY_MAX_IN_FLIGHT_PER_AGENT,
+    maxInFlightPerClient: env.RELAY_MAX_IN_FLIGHT_PER_CLIENT,
+    agentPingMs: env.RELAY_AGENT_PING_SECONDS * 1000,
+    sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
+    maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
+    version: APP_VERSION,
+  };
+}
+
+function digests(value: string, label: string, problems: string[]): Buffer[] {
+  const parsed = parseApiTokens(value, label);
+  problems.push(...parsed.problems);
+  if (parsed.problems.length === 0 && parsed.digests.length === 0) {
+    problems.push(`${label} must list at least one token entry`);
+  }
+  return parsed.digests;
+}
+
+/**
+ * A token identifies exactly one agent or one client: an agent token is never a client token
+ * (an agent must not reach other agents' servers), and no token names two agents.
+ */
+function crossCheck(agents: RelayAgentConfig[], clients: RelayClientConfig[]): string[] {
+  const problems: string[] = [];
+  const owners = new Map<string, string>();
+  const claim = (digest: Buffer, owner: string) => {
+    const key = digest.toString('hex');
+    const previous = owners.get(key);
+    if (previous !== undefined && previous !== owner) {
+      problems.push(`${owner} has a token that ${previous} also has: each token belongs to one`);
+    }
+    owners.set(key, owner);
+  };
+  for (const agent of agents) agent.tokenDigests.forEach((d) => claim(d, `agent "${agent.name}"`));
+  for (const client of clients) {
+    client.tokenDigests.forEach((d) => claim(d, `client "${client.name}"`));
+    for (const agent of client.agents) {
+      if (!agents.some((a) => a.name === agent)) {
+        problems.push(
+          `RELAY_CLIENTS.${client.name}.agents names "${agent}", which is not in RELAY_AGENTS`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+function readTls(certFile: string, keyFile: string, problems: string[]) {
+  const read = (file: string, name: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+      problems.push(`${name}: ${file} cannot be read (${code})`);
+      return undefined;
+    }
+  };
+  const cert = read(certFile, 'RELAY_TLS_CERT_FILE');
+  const key = read(keyFile, 'RELAY_TLS_KEY_FILE');
+  return cert !== undefined && key !== undefined ? { cert, key } : undefined;
+}

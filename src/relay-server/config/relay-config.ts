@@ -1,0 +1,43 @@
+import type { LogLevel } from '../../config/app-config.js';
+
+/** One agent deployment: every pod of it connects with one of these tokens. */
+export interface RelayAgentConfig {
+  name: string;
+  /** SHA-256 digests of the accepted agent tokens. */
+  tokenDigests: Buffer[];
+}
+
+/** An MCP client (a person, a team, an application) and the agents it may reach. */
+export interface RelayClientConfig {
+  name: string;
+  tokenDigests: Buffer[];
+  agents: ReadonlySet<string>;
+}
+
+/** The relay server's one typed, validated configuration. Code reads this, never process.env. */
+export interface RelayConfig {
+  http: { host: string; port: number };
+  health: { port: number };
+  metrics: { port: number };
+  /** '' or a path like `/relay`: the agent and MCP endpoints live under it. */
+  basePath: string;
+  logLevel: LogLevel;
+  /** PEM certificate chain and key, read at start; undefined serves plain HTTP (behind TLS). */
+  tls: { cert: string; key: string } | undefined;
+  agents: RelayAgentConfig[];
+  clients: RelayClientConfig[];
+  /** Largest WebSocket frame from an agent and largest MCP request body from a client. */
+  maxFrameBytes: number;
+  requestTimeoutMs: number;
+  maxInFlightPerAgent: number;
+  maxInFlightPerClient: number;
+  /** The relay pings each agent connection this often; no pong by the next ping drops it. */
+  agentPingMs: number;
+  /** A session without a request for this long ends. */
+  sessionIdleMs: number;
+  /** Past this many sessions a client's least recently used one ends. */
+  maxSessionsPerClient: number;
+  version: string;
+}
+
+export const RELAY_CONFIG = Symbol('RELAY_CONFIG');

@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { LOG_LEVELS } from '../../config/env.schema.js';
+
+/**
+ * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
+ * `src/config/env.schema.ts`: empty means unset, messages name the variable and never echo a
+ * value. `RELAY_AGENTS` and `RELAY_CLIENTS` are JSON objects; their token lists are checked by
+ * the same parser as `API_TOKENS` in `load-relay-config.ts`.
+ */
+
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+const wholeNumber = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,10}$/, `${name} must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, `${name} must be a whole number from ${min} to ${max}`)
+        .max(max, `${name} must be a whole number from ${min} to ${max}`),
+    );
+
+const port = (name: string) => wholeNumber(name, 1, 65535);
+
+/** Agent and client names appear in URL paths, logs and metric labels. */
+export const RELAY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const nameMessage = 'names are 1 to 64 of A-Z a-z 0-9 . _ - and start with a letter or digit';
+
+/** JSON in an environment variable: a parse failure names the variable, not the text. */
+const requiredJsonObject = <T extends z.ZodType>(name: string, what: string, schema: T) =>
+  z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string({ error: `${name} is required: a JSON object mapping ${what}` })
+      .transform((text, ctx) => {
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `${name} must be a JSON object` });
+          return z.NEVER;
+        }
+      })
+      .pipe(schema),
+  );
+
+const agentsSchema = z.record(
+  z.string().regex(RELAY_NAME, `agent ${nameMessage}`),
+  z.string({ error: 'must be a string of comma-separated token entries (as API_TOKENS)' }),
+  { error: 'must be a JSON object mapping agent names to token entries' },
+);
+
+const clientsSchema = z.record(
+  z.string().regex(RELAY_NAME, `client ${nameMessage}`),
+  z.strictObject(
+    {
+      tokens: z.string({ error: 'must be a string of comma-separated token entries' }),
+      agents: z
+        .array(z.string({ error: 'must be an agent name' }), {
+          error: 'must be an array of agent names',
+        })
+        .min(1, 'must name at least one agent'),
+    },
+    { error: 'must be an object with "tokens" and "agents"' },
+  ),
+  { error: 'must be a JSON object mapping client names to {"tokens", "agents"}' },
+);
+
+export const relayEnvSchema = z
+  .object({
+    RELAY_HOST: optional(z.string()).default('0.0.0.0'),
+    RELAY_PORT: optional(port('RELAY_PORT')).default(8443),
+    RELAY_HEALTH_CHECK_PORT: optional(port('RELAY_HEALTH_CHECK_PORT')).default(8081),
+    RELAY_METRICS_PORT: optional(port('RELAY_METRICS_PORT')).default(9091),
+    RELAY_BASE_PATH: optional(
+      z
+        .string()
+        .regex(
+          /^(\/[A-Za-z0-9._~-]+)+$/,
+          'RELAY_BASE_PATH must be a path like /relay (segments of A-Z a-z 0-9 . _ ~ -, no trailing /)',
+        ),
+    ).default(''),
+    RELAY_LOG_LEVEL: optional(
+      z.enum(LOG_LEVELS, { error: `RELAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }),
+    ).default('info'),
+    RELAY_TLS_CERT_FILE: optional(z.string()),
+    RELAY_TLS_KEY_FILE: optional(z.string()),
+    RELAY_AGENTS: requiredJsonObject('RELAY_AGENTS', 'agent names to token entries', agentsSchema),
+    RELAY_CLIENTS: requiredJsonObject(
+      'RELAY_CLIENTS',
+      'client names to {"tokens", "agents"}',
+      clientsSchema,
+    ),
+    RELAY_MAX_FRAME_BYTES: optional(
+      wholeNumber('RELAY_MAX_FRAME_BYTES', 1024, 268_435_456),
+    ).default(8 * 1024 * 1024),
+    RELAY_REQUEST_TIMEOUT_SECONDS: optional(
+      wholeNumber('RELAY_REQUEST_TIMEOUT_SECONDS', 1, 3600),
+    ).default(70),
+    RELAY_MAX_IN_FLIGHT_PER_AGENT: optional(
+      wholeNumber('RELAY_MAX_IN_FLIGHT_PER_AGENT', 1, 100_000),
+    ).default(256),
+    RELAY_MAX_IN_FLIGHT_PER_CLIENT: optional(
+      wholeNumber('RELAY_MAX_IN_FLIGHT_PER_CLIENT', 1, 100_000),
+    ).default(32),
+    RELAY_AGENT_PING_SECONDS: optional(wholeNumber('RELAY_AGENT_PING_SECONDS', 1, 3600)).default(
+      30,
+    ),
+    RELAY_SESSION_IDLE_SECONDS: optional(
+      wholeNumber('RELAY_SESSION_IDLE_SECONDS', 1, 604_800),
+    ).default(3600),
+    RELAY_MAX_SESSIONS_PER_CLIENT: optional(
+      wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000),
+    ).default(100),
+  })
+  .superRefine(
+    (env, ctx) => {
+      const ports: [string, unknown][] = [
+        ['RELAY_PORT', env.RELAY_PORT],
+        ['RELAY_HEALTH_CHECK_PORT', env.RELAY_HEALTH_CHECK_PORT],
+        ['RELAY_METRICS_PORT', env.RELAY_METRICS_PORT],
+      ];
+      for (const [i, [name, value]] of ports.entries()) {
+        if (typeof value !== 'number') continue;
+        const clash = ports.slice(0, i).find(([, other]) => other === value);
+        if (clash) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [name],
+            message: `${name} must differ from ${clash[0]} (both are ${value})`,
+          });
+        }
+      }
+      if ((env.RELAY_TLS_CERT_FILE === undefined) !== (env.RELAY_TLS_KEY_FILE === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['RELAY_TLS_KEY_FILE'],
+          message: 'RELAY_TLS_CERT_FILE and RELAY_TLS_KEY_FILE must be set together',
+        });
+      }
+    },
+    // Run even when a field above is invalid, so every problem is listed at once.
+    { when: () => true },
+  );
+
+export type RelayEnv = z.infer<typeof relayEnvSchema>;

@@ -1,0 +1,28 @@
+/**
+ * Counts requests in flight per key (an agent name, a client name) against a cap. `acquire`
+ * returns a release function, or undefined when the key is at its cap; release is idempotent
+ * so a double settle cannot drive a count below zero.
+ */
+export class InFlightLimiter {
+  private readonly counts = new Map<string, number>();
+
+  constructor(readonly max: number) {}
+
+  acquire(key: string): (() => void) | undefined {
+    const count = this.counts.get(key) ?? 0;
+    if (count >= this.max) return undefined;
+    this.counts.set(key, count + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const now = (this.counts.get(key) ?? 1) - 1;
+      if (now === 0) this.counts.delete(key);
+      else this.counts.set(key, now);
+    };
+  }
+
+  count(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+}

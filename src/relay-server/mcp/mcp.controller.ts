@@ -1,0 +1,145 @@
+import {
+  Controller,
+  Delete,
+  Get,
+  HttpStatus,
+  NotFoundException,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Response } from 'express';
+import type { Counter, Gauge } from 'prom-client';
+import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
+import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { Inject } from '@nestjs/common';
+import { JsonRpcCode, jsonRpcError } from './json-rpc.js';
+import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
+import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
+import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
+
+const SESSION_HEADER = 'mcp-session-id';
+
+/**
+ * `<base>/mcp/<agent>/<server>`: one Streamable HTTP endpoint per agent and MCP server. Every
+ * route needs a client token (ClientAuthGuard); an agent the client may not reach is answered
+ * exactly like an agent that does not exist (404), so a token reveals no other agent names.
+ */
+@UseGuards(ClientAuthGuard)
+@Controller('mcp/:agent/:server')
+export class McpController {
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    private readonly relay: McpRelayService,
+    @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
+    @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
+  ) {}
+
+  @Post()
+  async post(
+    @Req() request: ClientRequest,
+    @Res() response: Response,
+    @Param('agent') agent: string,
+    @Param('server') server: string,
+  ): Promise<void> {
+    const target = this.target(request, agent, server);
+    const message = await readJsonBody(request, this.config.maxFrameBytes);
+    if (message === PARSE_ERROR) {
+      write(response, {
+        status: 400,
+        body: jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON'),
+      });
+      return;
+    }
+    const hungUp = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) hungUp.abort();
+    });
+    const stream = acceptsEventStream(request)
+      ? new LazyEventStream(response, this.config.maxFrameBytes, () => this.dropped.inc({ agent }))
+      : undefined;
+    const answer = await this.relay.post(target, message, hungUp.signal, stream?.sink);
+    if (stream?.started) stream.finish(answer.body);
+    else write(response, answer);
+  }
+
+  /**
+   * The session's event stream: notifications the MCP server sends about no request
+   * (`notifications/tools/list_changed`, logging). Held open until the client, the session or
+   * the agent connection ends it; a client that does not read loses events past the frame limit.
+   */
+  @Get()
+  stream(
+    @Req() request: ClientRequest,
+    @Res() response: Response,
+    @Param('agent') agent: string,
+    @Param('server') server: string,
+  ): void {
+    const target = this.target(request, agent, server);
+    if (!acceptsEventStream(request)) {
+      throw new HttpExceptionWithHeaders(
+        HttpStatus.NOT_ACCEPTABLE,
+        'the event stream needs Accept: text/event-stream',
+        {},
+      );
+    }
+    const events = new LazyEventStream(response, this.config.maxFrameBytes, () =>
+      this.dropped.inc({ agent }),
+    );
+    const opened = this.relay.openStream(target, {
+      send: events.sink,
+      end: () => events.finish(undefined),
+    });
+    if (opened.answer) {
+      write(response, opened.answer);
+      return;
+    }
+    events.start();
+    this.streams.inc({ agent });
+    response.once('close', () => {
+      this.streams.dec({ agent });
+      opened.close?.();
+    });
+  }
+
+  @Delete()
+  end(
+    @Req() request: ClientRequest,
+    @Res() response: Response,
+    @Param('agent') agent: string,
+    @Param('server') server: string,
+  ): void {
+    write(response, this.relay.end(this.target(request, agent, server)));
+  }
+
+  private target(request: ClientRequest, agent: string, server: string): RelayTarget {
+    const client = request.relayClient;
+    if (!client?.agents.has(agent)) {
+      throw new NotFoundException('no such MCP endpoint');
+    }
+    const sessionId = request.headers[SESSION_HEADER];
+    return {
+      client: client.name,
+      agent,
+      server,
+      sessionId: typeof sessionId === 'string' && sessionId !== '' ? sessionId : undefined,
+    };
+  }
+}
+
+function write(response: Response, answer: RelayAnswer): void {
+  if (response.destroyed) return;
+  response.status(answer.status);
+  if (answer.sessionId) response.setHeader('Mcp-Session-Id', answer.sessionId);
+  for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
+  if (answer.body === undefined) {
+    response.end();
+    return;
+  }
+  response.setHeader('Content-Type', 'application/json');
+  response.end(JSON.stringify(answer.body));
+}

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { AgentConnection } from '../agents/agent-connection.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+
+/** One MCP session (`Mcp-Session-Id`), pinned to the agent connection that initialized it. */
+export interface RelaySession {
+  id: string;
+  client: string;
+  agent: string;
+  server: string;
+  connection: AgentConnection;
+  /** Client request id (as JSON) → the relay id on the connection, for cancellation. */
+  inFlight: Map<string, number>;
+  lastUsed: number;
+  /** The client's open GET event stream, for notifications about no request. */
+  stream?: { send: (message: Record<string, unknown>) => void; end: () => void };
+}
+
+/**
+ * The sessions the relay handed out. A session lives on one agent connection because the MCP
+ * session state (initialize, subscriptions) is that pod's; when the connection closes the
+ * session is gone, and the client's next request gets 404, which tells an MCP client to start
+ * a new session (Streamable HTTP, 2025-11-25).
+ *
+ * Bounded two ways, since clients often never send DELETE: a session idle (no request, none
+ * in flight) for RELAY_SESSION_IDLE_SECONDS ends, and a client holding
+ * RELAY_MAX_SESSIONS_PER_CLIENT sessions loses its least recently used one to a new one, so a
+ * client that leaks sessions only ever hurts itself.
+ */
+@Injectable()
+export class SessionStore implements OnModuleInit, OnModuleDestroy {
+  /** Map order is use order: a session used is moved to the end. */
+  private readonly sessions = new Map<string, RelaySession>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(@Inject(RELAY_CONFIG) private readonly config: RelayConfig) {}
+
+  onModuleInit(): void {
+    const every = Math.min(60_000, Math.max(1000, this.config.sessionIdleMs / 2));
+    this.sweeper = setInterval(() => this.sweep(), every);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.sweeper);
+  }
+
+  create(client: string, agent: string, server: string, connection: AgentConnection): RelaySession {
+    const mine = [...this.sessions.values()].filter((s) => s.client === client);
+    if (mine.length >= this.config.maxSessionsPerClient) {
+      const oldest = mine.find((s) => s.inFlight.size === 0) ?? mine[0];
+      if (oldest) this.delete(oldest.id);
+    }
+    const session: RelaySession = {
+      id: randomUUID(),
+      client,
+      agent,
+      server,
+      connection,
+      inFlight: new Map(),
+      lastUsed: Date.now(),
+    };
+    this.sessions.set(session.id, session);
+    return session;
+  }
+
+  /**
+   * The session, only for the client, agent and server it was made for: another client
+   * holding the id learns nothing (the same 404 as an unknown id). Finding it counts as use.
+   */
+  find(id: string, client: string, agent: string, server: string): RelaySession | undefined {
+    const session = this.sessions.get(id);
+    if (!session || session.client !== client || session.agent !== agent) return undefined;
+    if (session.server !== server) return undefined;
+    if (!session.connection.open) {
+      this.sessions.delete(id);
+      return undefined;
+    }
+    session.lastUsed = Date.now();
+    this.sessions.delete(id);
+    this.sessions.set(id, session);
+    return session;
+  }
+
+  delete(id: string): void {
+    const session = this.sessions.get(id);
+    this.sessions.delete(id);
+    session?.stream?.end();
+  }
+
+  /** Drops every session of a closed connection (called when an agent pod disconnects). */
+  dropConnection(connection: AgentConnection): void {
+    for (const [id, session] of this.sessions) {
+      if (session.connection === connection) this.delete(id);
+    }
+  }
+
+  /** Sends a notification to every open stream of `server`'s sessions on `connection`. */
+  broadcast(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
+    for (const session of this.sessions.values()) {
+      if (session.connection === connection && session.server === server) {
+        session.stream?.send(message);
+      }
+    }
+  }
+
+  /**
+   * Ends sessions idle longer than the limit. A request in flight or an open event stream
+   * (a client listening for changes) is use.
+   */
+  sweep(): void {
+    const cutoff = Date.now() - this.config.sessionIdleMs;
+    for (const [id, session] of this.sessions) {
+      if (session.lastUsed < cutoff && session.inFlight.size === 0 && !session.stream) {
+        this.delete(id);
+      }
+    }
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+}

@@ -1,0 +1,53 @@
+import {
+  makeCounterProvider,
+  makeGaugeProvider,
+  makeHistogramProvider,
+} from '@willsoto/nestjs-prometheus';
+
+/**
+ * The relay server's own metrics. Labels are configured names only (agents from RELAY_AGENTS,
+ * outcomes from a fixed list), never tokens, pod ids, session ids or server names an agent
+ * chose, so cardinality stays bounded by the configuration.
+ */
+export const relayMetricProviders = [
+  makeGaugeProvider({
+    name: 'relay_agent_connections',
+    help: 'Open, greeted WebSocket connections per configured agent (one per pod).',
+    labelNames: ['agent'],
+  }),
+  makeCounterProvider({
+    name: 'relay_agent_rejections_total',
+    help: 'Agent connections refused or dropped, by reason.',
+    labelNames: ['reason'],
+  }),
+  makeCounterProvider({
+    name: 'relay_mcp_requests_total',
+    help: 'MCP requests relayed to agents, by agent and outcome.',
+    labelNames: ['agent', 'outcome'],
+  }),
+  makeHistogramProvider({
+    name: 'relay_mcp_request_duration_seconds',
+    help: 'Time from a client request to the agent answer (or the relay error), by agent.',
+    labelNames: ['agent'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  }),
+  makeGaugeProvider({
+    name: 'relay_mcp_requests_in_flight',
+    help: 'MCP requests waiting for an agent answer, by agent.',
+    labelNames: ['agent'],
+  }),
+  makeGaugeProvider({
+    name: 'relay_mcp_event_streams',
+    help: 'Open GET event streams of MCP client sessions, by agent.',
+    labelNames: ['agent'],
+  }),
+  makeCounterProvider({
+    name: 'relay_progress_dropped_total',
+    help: 'Progress notifications not sent to a client that was not reading its stream, by agent.',
+    labelNames: ['agent'],
+  }),
+  makeCounterProvider({
+    name: 'relay_client_auth_failures_total',
+    help: 'MCP client requests refused for a missing or unknown bearer token.',
+  }),
+];

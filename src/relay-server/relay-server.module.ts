@@ -1,0 +1,67 @@
+import {
+  type DynamicModule,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+} from '@nestjs/common';
+import { APP_FILTER, RouterModule } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
+import type { Logger } from 'pino';
+import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
+import { LoggingModule } from '../common/logging/logging.module.js';
+import { RequestLogMiddleware } from '../common/logging/request-log.middleware.js';
+import { AgentGateway } from './agents/agent-gateway.service.js';
+import { AgentRegistry } from './agents/agent-registry.service.js';
+import { ClientAuthGuard } from './auth/client-auth.guard.js';
+import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
+import { AgentsHealthIndicator } from './health/agents.health.js';
+import { RelayHealthController } from './health/relay-health.controller.js';
+import { McpController } from './mcp/mcp.controller.js';
+import { McpRelayService } from './mcp/mcp-relay.service.js';
+import { SessionStore } from './mcp/session-store.service.js';
+import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
+
+/** The MCP endpoints, mounted under RELAY_BASE_PATH by RouterModule. */
+@Module({
+  controllers: [McpController],
+  providers: [McpRelayService, SessionStore, ClientAuthGuard],
+})
+class McpEndpointModule {}
+
+/**
+ * The relay server: the other end of docs/agent-protocol.md. Agents dial in over WebSocket
+ * (AgentGateway); MCP clients reach their servers over Streamable HTTP (McpController).
+ * Shares the plant service's logging, error filter and config conventions, nothing else.
+ */
+@Module({})
+export class RelayServerModule implements NestModule {
+  static forRoot(config: RelayConfig, logger: Logger): DynamicModule {
+    return {
+      module: RelayServerModule,
+      global: true,
+      imports: [
+        LoggingModule.forRoot(logger),
+        RelayMetricsModule,
+        TerminusModule,
+        McpEndpointModule,
+        RouterModule.register([{ path: config.basePath || '/', module: McpEndpointModule }]),
+      ],
+      controllers: [RelayHealthController],
+      providers: [
+        { provide: RELAY_CONFIG, useValue: config },
+        AgentRegistry,
+        AgentGateway,
+        AgentsHealthIndicator,
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+      exports: [RELAY_CONFIG, AgentRegistry],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(RequestLogMiddleware)
+      .exclude('health', 'health/*path', 'metrics')
+      .forRoutes('*path');
+  }
+}
