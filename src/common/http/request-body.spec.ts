@@ -23,6 +23,10 @@ describe('checkBodyHeaders', () => {
     ['application/json; charset="utf-8"', undefined, undefined, 200],
     ['application/json; charset=latin1', undefined, undefined, 415],
     ['application/json; charset=utf-16', undefined, undefined, 415],
+    // MIMEType keeps only the first parameter of a name: every charset must be UTF-8.
+    ['application/json; charset=utf-8; charset=latin1', undefined, undefined, 415],
+    ['application/json; charset=', undefined, undefined, 415],
+    ['application/json; Charset = "UTF-8"', undefined, undefined, 200],
     ['application/json', 'gzip', undefined, 200],
     ['application/json', 'compress', undefined, 415],
     ['application/json', 'gzip, br', undefined, 415],

@@ -35,19 +35,28 @@ const tooLarge = () =>
   new BodyReadError(413, `the request body must be at most ${MAX_BODY_BYTES / 1024} KiB`);
 
 /**
+ * Every `charset` parameter of a media type as written ("" for an empty one). MIMEType keeps
+ * only the first of a name and drops empty ones, so `charset=utf-8; charset=latin1` would pass.
+ */
+function charsetsOf(type: string): string[] {
+  return [...type.matchAll(/;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/gi)].map(
+    (match) => match[1] ?? match[2] ?? '',
+  );
+}
+
+/**
  * Refuses, before reading anything, what the headers already condemn: a charset other than
  * UTF-8 (RFC 8259: JSON is UTF-8), an unknown Content-Encoding, a Content-Length over the limit.
  */
 export function checkBodyHeaders(request: IncomingMessage): void {
   const type = request.headers['content-type'];
   if (type !== undefined) {
-    let charset: string | null;
     try {
-      charset = new MIMEType(type).params.get('charset');
+      new MIMEType(type);
     } catch {
       throw new BodyReadError(415, 'the request body must be application/json');
     }
-    if (charset !== null && !/^utf-?8$/i.test(charset)) {
+    if (charsetsOf(type).some((charset) => !/^utf-?8$/i.test(charset))) {
       throw new BodyReadError(415, 'the request body must be UTF-8 (charset=utf-8 or none)');
     }
   }
