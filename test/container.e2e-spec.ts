@@ -56,6 +56,10 @@ function snapshot(root: string): string[] {
   return entries;
 }
 
+const CONTAINER_ROOT_PREFIX = 'plant-store-container-';
+let containerRoot = '';
+const ownRoot = (file: string): boolean => file === containerRoot;
+
 /** Files and folders under dir owned by the app user, skipping the folders it may write. */
 function ownedByApp(dir: string, allowed: string[]): string[] {
   const found: string[] = [];
@@ -69,6 +73,9 @@ function ownedByApp(dir: string, allowed: string[]): string[] {
     for (const name of names) {
       const file = path.join(current, name);
       if (allowed.includes(file)) continue;
+      // Another run of this very test on the same machine (a second checkout, CI beside a
+      // developer) writes into its own root as uid 1000 too: not this app's doing.
+      if (current === dir && name.startsWith(CONTAINER_ROOT_PREFIX) && !ownRoot(file)) continue;
       let st;
       try {
         st = lstatSync(file);
@@ -102,7 +109,8 @@ describe.skipIf(skipReason !== undefined)(
       if (!existsSync(mainJs)) throw new Error(`${mainJs} is missing: run npm run build first`);
 
       // The image's layout: /app (root-owned, read-only), /app/config, and the writable mounts.
-      root = mkdtempSync(path.join(tmpdir(), 'plant-store-container-'));
+      root = mkdtempSync(path.join(tmpdir(), CONTAINER_ROOT_PREFIX));
+      containerRoot = root;
       chmodSync(root, 0o755);
       appDir = path.join(root, 'app');
       configDir = path.join(root, 'config');

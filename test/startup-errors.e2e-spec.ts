@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAIN, newToken, startApp, tempDir } from './support/app-process.js';
 import { freePort } from './support/free-port.js';
@@ -9,6 +9,15 @@ import { RefusingPostgres } from './support/refusing-postgres.js';
 import { startOutcome } from './support/start-outcome.js';
 
 const SECRET = 'hunter2hunter2';
+
+/** Whether users other than the owner may run `file`: every folder on its path searchable. */
+function reachableByOthers(file: string): boolean {
+  if ((statSync(file).mode & 0o001) === 0) return false;
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dir === dirname(dir)) return true;
+  }
+}
 
 describe('DATA_DIR that cannot hold the embedded store', () => {
   const cases: { name: string; dataDir: () => string }[] = [
@@ -38,9 +47,16 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
   });
 
   // The case operators meet: a volume the service's uid may not write. Root writes anywhere,
-  // so the service runs as `nobody` here; that needs root to start it.
-  it.skipIf(process.getuid?.() !== 0)(
-    'exits 1 naming DATA_DIR and the path: a folder this uid may not write',
+  // so the service runs as `nobody` here; that needs root to start it, and a Node binary that
+  // `nobody` may run (CI's Node 24 lives under /root, which only root may enter).
+  it.skipIf(process.getuid?.() !== 0 || !reachableByOthers(process.execPath))(
+    `exits 1 naming DATA_DIR and the path: a folder this uid may not write${
+      process.getuid?.() !== 0
+        ? ' (skipped: needs root)'
+        : reachableByOthers(process.execPath)
+          ? ''
+          : ` (skipped: ${process.execPath} is not reachable by other users)`
+    }`,
     async () => {
       const base = tempDir('read-only');
       chmodSync(base, 0o755);
@@ -67,7 +83,10 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const code = await new Promise((resolve) => child.on('exit', resolve));
+      const code = await new Promise((resolve, reject) => {
+        child.on('error', reject);
+        child.on('exit', resolve);
+      });
       expect(output).toContain(
         `DATA_DIR (${dataDir}) must be a directory this process can write (uid 65534)`,
       );
