@@ -19,7 +19,7 @@ export function createLogger(level: LogLevel): Logger {
       censor: '[redacted]',
     },
   };
-  if (process.stdout.isTTY && process.env.NO_COLOR === undefined) {
+  if (prettyLogs(process.stdout.isTTY, process.env.NO_COLOR)) {
     return pino({
       ...options,
       transport: {
@@ -29,4 +29,12 @@ export function createLogger(level: LogLevel): Logger {
     });
   }
   return pino(options, pino.destination({ dest: 1, sync: false }));
+}
+
+/**
+ * Pretty lines on a terminal unless NO_COLOR says otherwise. no-color.org: NO_COLOR "present and
+ * not an empty string" disables colour; an empty value (`NO_COLOR=` in an env file) does not.
+ */
+export function prettyLogs(stdoutIsTty: boolean | undefined, noColor: string | undefined): boolean {
+  return stdoutIsTty === true && (noColor === undefined || noColor === '');
 }
