@@ -129,3 +129,43 @@ describe('log level', () => {
     expect(app.output()).not.toContain('"route":"/plants"');
   });
 });
+
+describe('start-up output', () => {
+  const startUp = async (level: string) => {
+    // No API_TOKENS outside production: the development token and its banner.
+    const app = await startApp({ env: { API_TOKENS: undefined, SERVICE_LOG_LEVEL: level } });
+    await expect
+      .poll(() => app.output())
+      .toMatch(/Development token \(kept in .*\):\n {4}dev_\S+\n/);
+    return app;
+  };
+
+  it('at info is the "listening" line, then the banner last', async () => {
+    const app = await startUp('info');
+    try {
+      const output = app.output();
+      const messages = output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as { msg: string }).msg)
+        // A new store's schema changes are worth an operator's attention, once.
+        .filter((msg) => msg !== 'migration applied');
+      expect(messages).toEqual(['Plant Store listening']);
+      expect(output.indexOf('Plant Store listening')).toBeLessThan(
+        output.indexOf('Plant Store API'),
+      );
+      expect(output.trimEnd()).toMatch(/\n {4}dev_\S+$/);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("at debug still has Nest's route mapping", async () => {
+    const app = await startUp('debug');
+    try {
+      expect(app.output()).toContain('"msg":"Mapped {/plants, POST} route"');
+    } finally {
+      await app.stop();
+    }
+  });
+});
