@@ -94,6 +94,33 @@ describe('health, metrics and port separation', () => {
     expect(text).not.toMatch(/route="\/health|route="\/metrics/);
   });
 
+  it('labels POST /plants refused for its body (400, 413, 415) with the route, not "unmatched"', async () => {
+    const post = (body: string, contentType = 'application/json') =>
+      call(`${app.apiUrl}/plants`, {
+        method: 'POST',
+        token: app.token,
+        body,
+        headers: { 'content-type': contentType },
+      });
+    expect((await post('{"id": 7, "name": ')).status).toBe(400);
+    expect((await post(`{"tag": "${'x'.repeat(70_000)}"}`)).status).toBe(413);
+    expect((await post('{"id": 7, "name": "x"}', 'text/plain')).status).toBe(415);
+
+    const text = (await call(`${app.metricsUrl}/metrics`)).text;
+    expect(text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="413"\} 1$/m);
+    expect(text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="415"\} 1$/m);
+    expect(text).not.toContain('method="POST",route="unmatched"');
+    const logged = (status: number) =>
+      app
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"method":"POST"') && l.includes(`"status":${status}`))
+        .map((l) => (JSON.parse(l) as { route: string }).route);
+    await expect.poll(() => logged(415)).toEqual(['/plants']);
+    expect(logged(413)).toEqual(['/plants']);
+    expect(logged(400)).not.toContain('unmatched');
+  });
+
   it('logs one line per API request with method, route template, status and duration', async () => {
     await call(`${app.apiUrl}/plants/12345`, { token: app.token });
     await expect
