@@ -11,7 +11,7 @@ import { applyServerLimits } from './common/http/http-server-limits.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { malformedPathHandler } from './common/http/malformed-path.js';
 import { portScopeHandler } from './common/http/port-scope.js';
-import { createLogger } from './common/logging/logger.js';
+import { createLogger, writeAfterLog } from './common/logging/logger.js';
 import { PinoNestLogger } from './common/logging/pino-nest-logger.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigError, EX_CONFIG } from './config/config-error.js';
@@ -108,9 +108,11 @@ function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
     'Plant Store listening',
   );
   // The development token is printed once, to stdout, on purpose: it is the quick start's key.
-  // Real tokens (API_TOKENS) are never printed.
+  // Real tokens (API_TOKENS) are never printed. Written after the log lines before it, so it
+  // comes last instead of among them.
   if (dev.token) {
-    process.stdout.write(
+    writeAfterLog(
+      logger,
       [
         '',
         `  Plant Store API  http://${host}:${config.http.port}  (docs: http://${host}:${config.http.port}/docs)`,

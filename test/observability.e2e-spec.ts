@@ -94,6 +94,33 @@ describe('health, metrics and port separation', () => {
     expect(text).not.toMatch(/route="\/health|route="\/metrics/);
   });
 
+  it('labels POST /plants refused for its body (400, 413, 415) with the route, not "unmatched"', async () => {
+    const post = (body: string, contentType = 'application/json') =>
+      call(`${app.apiUrl}/plants`, {
+        method: 'POST',
+        token: app.token,
+        body,
+        headers: { 'content-type': contentType },
+      });
+    expect((await post('{"id": 7, "name": ')).status).toBe(400);
+    expect((await post(`{"tag": "${'x'.repeat(70_000)}"}`)).status).toBe(413);
+    expect((await post('{"id": 7, "name": "x"}', 'text/plain')).status).toBe(415);
+
+    const text = (await call(`${app.metricsUrl}/metrics`)).text;
+    expect(text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="413"\} 1$/m);
+    expect(text).toMatch(/^http_requests_total\{method="POST",route="\/plants",status="415"\} 1$/m);
+    expect(text).not.toContain('method="POST",route="unmatched"');
+    const logged = (status: number) =>
+      app
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"method":"POST"') && l.includes(`"status":${status}`))
+        .map((l) => (JSON.parse(l) as { route: string }).route);
+    await expect.poll(() => logged(415)).toEqual(['/plants']);
+    expect(logged(413)).toEqual(['/plants']);
+    expect(logged(400)).not.toContain('unmatched');
+  });
+
   it('logs one line per API request with method, route template, status and duration', async () => {
     await call(`${app.apiUrl}/plants/12345`, { token: app.token });
     await expect
@@ -127,5 +154,45 @@ describe('log level', () => {
     expect(await app.stop()).toBe(0);
     await closed;
     expect(app.output()).not.toContain('"route":"/plants"');
+  });
+});
+
+describe('start-up output', () => {
+  const startUp = async (level: string) => {
+    // No API_TOKENS outside production: the development token and its banner.
+    const app = await startApp({ env: { API_TOKENS: undefined, SERVICE_LOG_LEVEL: level } });
+    await expect
+      .poll(() => app.output())
+      .toMatch(/Development token \(kept in .*\):\n {4}dev_\S+\n/);
+    return app;
+  };
+
+  it('at info is the "listening" line, then the banner last', async () => {
+    const app = await startUp('info');
+    try {
+      const output = app.output();
+      const messages = output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => (JSON.parse(line) as { msg: string }).msg)
+        // A new store's schema changes are worth an operator's attention, once.
+        .filter((msg) => msg !== 'migration applied');
+      expect(messages).toEqual(['Plant Store listening']);
+      expect(output.indexOf('Plant Store listening')).toBeLessThan(
+        output.indexOf('Plant Store API'),
+      );
+      expect(output.trimEnd()).toMatch(/\n {4}dev_\S+$/);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("at debug still has Nest's route mapping", async () => {
+    const app = await startUp('debug');
+    try {
+      expect(app.output()).toContain('"msg":"Mapped {/plants, POST} route"');
+    } finally {
+      await app.stop();
+    }
   });
 });

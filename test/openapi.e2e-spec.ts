@@ -69,11 +69,13 @@ describe('OpenAPI document', () => {
     expect(served.info.license.name).toBe('MIT');
     // The upstream document's name and shape: our tokens are not JWTs, so no bearerFormat.
     expect(Object.keys(served.components.securitySchemes)).toEqual(['bearerAuth']);
-    expect(served.components.securitySchemes.bearerAuth).toEqual({
-      type: 'http',
-      scheme: 'bearer',
-      description: 'An API token from API_TOKENS',
-    });
+    const scheme = served.components.securitySchemes.bearerAuth as Record<string, string>;
+    expect(Object.keys(scheme).sort()).toEqual(['description', 'scheme', 'type']);
+    expect(scheme).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // Swagger UI's Authorize dialog shows it: it says where the development token is.
+    expect(scheme.description).toMatch(
+      /^An API token from API_TOKENS\. In development .*dev-token/,
+    );
     const operations = Object.values(served.paths).flatMap((p) => Object.values(p));
     expect(operations.map((o) => o.operationId).sort()).toEqual([
       'createPlant',
@@ -82,6 +84,20 @@ describe('OpenAPI document', () => {
       'listPlants',
     ]);
     for (const operation of operations) expect(operation.security).toEqual([{ bearerAuth: [] }]);
+  });
+
+  it('GET / on the API port points to /docs and /openapi.json, without a token; not on the others', async () => {
+    const index = await call(`${app.apiUrl}/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-type')).toMatch(/^application\/json/);
+    const links = index.json as { docs: string; openapi: string };
+    expect(links).toMatchObject({ docs: '/docs', openapi: '/openapi.json' });
+    expect((await call(`${app.apiUrl}${links.openapi}`)).status).toBe(200);
+    expect((await call(`${app.apiUrl}${links.docs}/`)).status).toBe(200);
+    // The document's operations are the plant API's alone.
+    expect(Object.keys(served.paths)).not.toContain('/');
+    expect((await call(`${app.healthUrl}/`)).status).toBe(404);
+    expect((await call(`${app.metricsUrl}/`)).status).toBe(404);
   });
 
   it('names the seed schemas with their limits', () => {

@@ -10,7 +10,11 @@ import { freePort } from './support/free-port.js';
  * in every Debian) runs the app under a pseudo-terminal, as a developer's shell would.
  */
 describe('logs on a terminal', () => {
-  it('are readable lines, not JSON, and still carry no token', async () => {
+  // `NO_COLOR=` (empty, as an env file may set it) is unset for no-color.org: still pretty.
+  it.each([
+    ['unset', undefined],
+    ['empty', ''],
+  ])('are readable lines, not JSON, and still carry no token (NO_COLOR %s)', async (_, noColor) => {
     const configDir = tempDir('config');
     writeFileSync(join(configDir, 'mcp-servers.json'), '{"mcpServers":{}}');
     const token = newToken();
@@ -25,6 +29,7 @@ describe('logs on a terminal', () => {
       SERVICE_CONFIG_DIR: configDir,
       DATA_DIR: tempDir('data'),
       API_TOKENS: token,
+      ...(noColor === undefined ? {} : { NO_COLOR: noColor }),
     };
     const command = `exec ${process.execPath} ${MAIN}`;
     const child = spawn('script', ['-qec', command, '/dev/null'], {

@@ -34,7 +34,8 @@ interface OpenedStore {
         let opened: OpenedStore;
         if (database.kind === 'sqlite') {
           opened = openSqlite(database.file, config.dataDir);
-          logger.info({ store: 'sqlite', file: database.file }, 'embedded store opened');
+          // Start-up detail: the "listening" line names the store; debug shows the file.
+          logger.debug({ store: 'sqlite', file: database.file }, 'embedded store opened');
         } else {
           const db = openPostgres({ url: database.url.reveal(), logger });
           try {

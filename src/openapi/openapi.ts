@@ -25,7 +25,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addSecurity(BEARER_SCHEME, {
       type: 'http',
       scheme: 'bearer',
-      description: 'An API token from API_TOKENS',
+      // Shown in Swagger UI's Authorize dialog: a newcomer's token is the development one.
+      description:
+        'An API token from API_TOKENS. In development (no API_TOKENS, NODE_ENV not production) the service makes one: printed at start and kept in the file the start-up banner names, dev-token in DATA_DIR (./data/dev-token by default).',
     })
     .build();
   const withWebhooks = { ...config, webhooks: { [PLANT_WEBHOOK]: plantWebhook } };
@@ -53,8 +55,25 @@ function closeRequestBodies(document: OpenAPIObject): void {
   }
 }
 
-/** /openapi.json, /openapi.yaml and Swagger UI at /docs, all public. */
+/** The API port's `GET /`: where the documentation is, instead of a bare 404. */
+export const API_INDEX = {
+  name: 'Plant Store',
+  docs: '/docs',
+  openapi: '/openapi.json',
+  openapiYaml: '/openapi.yaml',
+};
+
+/**
+ * /openapi.json, /openapi.yaml, Swagger UI at /docs and an index at /, all public. Plain Express
+ * routes, like Swagger UI's: no guard, and not operations of the document. The port scope
+ * (mounted before) keeps them to the API port.
+ */
 export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  app
+    .getHttpAdapter()
+    .get('/', (_request: unknown, response: { json(body: unknown): void }) =>
+      response.json(API_INDEX),
+    );
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     yamlDocumentUrl: 'openapi.yaml',

@@ -100,6 +100,15 @@ describe('McpServerRunner', () => {
     expect(alive(pid!)).toBe(false);
   });
 
+  it('logs "MCP server up" with the child pid as serverPid, never a second pid key', async () => {
+    const { runner, logLines } = setup({});
+    await waitFor(() => logLines.some((line) => line.includes('"msg":"MCP server up"')));
+    const line = logLines.find((l) => l.includes('"msg":"MCP server up"'))!;
+    // JSON.parse keeps the last of two equal keys: count them in the raw line.
+    expect(line.match(/"pid":/g)).toHaveLength(1);
+    expect(JSON.parse(line)).toMatchObject({ pid: process.pid, serverPid: runner.status().pid });
+  });
+
   it('relays a request and hands its response to the relay', async () => {
     const { runner, relayed } = setup({});
     await waitFor(() => runner.state === 'up');

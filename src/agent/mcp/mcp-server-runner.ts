@@ -232,7 +232,8 @@ export class McpServerRunner {
     };
     this.#lastError = null;
     this.#setState('up');
-    this.#logger.info({ pid: transport.pid, tools: this.#tools.length }, 'MCP server up');
+    // `pid` is the agent's own (every line's base): the child's gets its own key, not a second `pid`.
+    this.#logger.info({ serverPid: transport.pid, tools: this.#tools.length }, 'MCP server up');
 
     attempt.timers.push(
       setInterval(() => void this.#ping(attempt), timings.pingIntervalMs),

@@ -89,7 +89,11 @@ export class McpSupervisorService
       this.#logger.info(`${this.config.mcp.file} does not exist: no MCP servers`);
     }
     const names = this.config.mcp.servers.map((spec) => spec.name);
-    this.#logger.info({ servers: names }, `starting ${names.length} MCP server(s)`);
+    // None to start is start-up detail (debug), so the default output stays the banner.
+    this.#logger[names.length > 0 ? 'info' : 'debug'](
+      { servers: names },
+      `starting ${names.length} MCP server(s)`,
+    );
     void this.supervisor.apply(this.config.mcp.servers);
     this.#watcher.start();
   }

@@ -19,14 +19,42 @@ export function createLogger(level: LogLevel): Logger {
       censor: '[redacted]',
     },
   };
-  if (process.stdout.isTTY && process.env.NO_COLOR === undefined) {
+  if (prettyLogs(process.stdout.isTTY, process.env.NO_COLOR)) {
     return pino({
       ...options,
       transport: {
         target: 'pino-pretty',
-        options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid' },
+        // Synchronous in its worker: a line read there is on the terminal, so the start-up
+        // banner (written after a flush) comes after it.
+        options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid', sync: true },
       },
     });
   }
-  return pino(options, pino.destination({ dest: 1, sync: false }));
+  const destination = pino.destination({ dest: 1, sync: false });
+  const logger = pino(options, destination);
+  destinations.set(logger, destination);
+  return logger;
+}
+
+/** The asynchronous stdout destination of each JSON logger, for writeAfterLog. */
+const destinations = new WeakMap<Logger, { write(text: string): boolean }>();
+
+/**
+ * Writes raw text to stdout after every line logged so far. The log is written asynchronously,
+ * so a plain stdout write overtakes the lines still queued (the start-up banner came before the
+ * "listening" line). JSON: the text joins the same queue. Pretty: the flush waits until the
+ * worker has read the lines, which it writes synchronously.
+ */
+export function writeAfterLog(logger: Logger, text: string): void {
+  const destination = destinations.get(logger);
+  if (destination) destination.write(text);
+  else logger.flush(() => process.stdout.write(text));
+}
+
+/**
+ * Pretty lines on a terminal unless NO_COLOR says otherwise. no-color.org: NO_COLOR "present and
+ * not an empty string" disables colour; an empty value (`NO_COLOR=` in an env file) does not.
+ */
+export function prettyLogs(stdoutIsTty: boolean | undefined, noColor: string | undefined): boolean {
+  return stdoutIsTty === true && (noColor === undefined || noColor === '');
 }

@@ -1,12 +1,29 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Logger } from 'pino';
 
+/**
+ * Nest's start-up narration (modules initialised, every route mapped: ~35 lines) is detail for
+ * debugging; at info it buried the start-up banner. The service's own "listening" line says it
+ * started.
+ */
+const START_UP_DETAIL = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
+
 /** Nest's own log lines (module init, route mapping) through the same pino logger. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    if (context !== undefined && START_UP_DETAIL.has(context)) {
+      this.logger.debug({ context }, String(message));
+    } else {
+      this.logger.info({ context }, String(message));
+    }
   }
   error(message: unknown, trace?: string, context?: string): void {
     this.logger.error({ context, trace }, String(message));

@@ -13,7 +13,8 @@ import { getMetadataStorage } from 'class-validator';
  * - unknown properties (body and query) are refused by name, `__proto__` and `constructor` included
  *   (class-transformer silently drops those two, so they are checked on the raw object);
  * - no implicit conversion: no field is ever coerced from one JSON type to another;
- * - one message per field, all fields at once.
+ * - one message per field, every field and unknown property in one answer
+ *   (`3 problems: id must be an integer; ...; property color is not allowed`).
  */
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
@@ -28,8 +29,7 @@ export class ApiValidationPipe extends ValidationPipe {
       transformOptions: { enableImplicitConversion: false },
       stopAtFirstError: true,
       validationError: { target: false, value: false },
-      exceptionFactory: (errors: ValidationError[]) =>
-        new BadRequestException(flatten(errors).join('; ')),
+      exceptionFactory: (errors: ValidationError[]) => new FieldProblems(flatten(errors)),
     });
   }
 
@@ -43,7 +43,21 @@ export class ApiValidationPipe extends ValidationPipe {
       // The query too: `?__proto__=1` was dropped silently where `?colour=1` is refused.
       const known = this.knownProperties(metatype);
       const unknown = Object.keys(value).filter((key) => !known.has(key));
-      if (unknown.length > 0) throw new BadRequestException(unknownPropertiesMessage(unknown));
+      // The known fields are validated without the unknown ones (class-validator would name
+      // each of those itself, uncapped), and both kinds of problem are reported together.
+      const knownOnly =
+        unknown.length === 0
+          ? value
+          : Object.fromEntries(Object.entries(value).filter(([key]) => known.has(key)));
+      let fields: string[] = [];
+      try {
+        const valid: unknown = await super.transform(knownOnly, metadata);
+        if (unknown.length === 0) return valid;
+      } catch (error) {
+        if (!(error instanceof FieldProblems)) throw error;
+        fields = error.problems;
+      }
+      throw new BadRequestException(problemsMessage(fields, unknown));
     }
     return super.transform(value, metadata);
   }
@@ -69,6 +83,24 @@ export class ApiValidationPipe extends ValidationPipe {
   }
 }
 
+/** The field problems thrown by the pipe's exceptionFactory, before unknown properties join them. */
+class FieldProblems extends BadRequestException {
+  constructor(readonly problems: string[]) {
+    super(problemsMessage(problems, []));
+  }
+}
+
+/**
+ * Every problem of a body in one message: field problems first, then unknown properties (named
+ * up to the cap). One problem is its message alone; several are counted in front.
+ */
+export function problemsMessage(fields: string[], unknown: string[]): string {
+  const parts = [...fields];
+  if (unknown.length > 0) parts.push(unknownPropertiesMessage(unknown));
+  const count = fields.length + unknown.length;
+  return count === 1 ? parts.join('; ') : `${count} problems: ${parts.join('; ')}`;
+}
+
 /** Unknown properties named in an error message; past it, only their count. */
 export const NAMED_UNKNOWN_PROPERTIES = 5;
 const MAX_NAME_IN_MESSAGE = 64;
@@ -80,7 +112,7 @@ const MAX_NAME_IN_MESSAGE = 64;
 export function unknownPropertiesMessage(unknown: string[]): string {
   const named = unknown.slice(0, NAMED_UNKNOWN_PROPERTIES).map((key) => {
     const name = key.length > MAX_NAME_IN_MESSAGE ? `${key.slice(0, MAX_NAME_IN_MESSAGE)}...` : key;
-    return `property ${name} should not exist`;
+    return `property ${name} is not allowed`;
   });
   const more = unknown.length - named.length;
   if (more > 0) named.push(`and ${more} more unknown properties (${unknown.length} in all)`);

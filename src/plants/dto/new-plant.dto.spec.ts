@@ -39,17 +39,32 @@ describe('NewPlantDto through ApiValidationPipe', () => {
     ['{"id": 1, "name": "\\ud800"}', 'name must be well-formed Unicode text'],
     ['{"id": 1, "name": "x", "tag": null}', 'tag must be a string'],
     [`{"id": 1, "name": "x", "tag": "${'t'.repeat(65)}"}`, 'tag must be at most 64 characters'],
-    ['{"id": 1, "name": "x", "__proto__": {}}', 'property __proto__ should not exist'],
-    ['{"id": 1, "name": "x", "constructor": 1}', 'property constructor should not exist'],
+    ['{"id": 1, "name": "x", "__proto__": {}}', 'property __proto__ is not allowed'],
+    ['{"id": 1, "name": "x", "constructor": 1}', 'property constructor is not allowed'],
     ['[]', 'the request body must be a JSON object'],
     ['null', 'the request body must be a JSON object'],
   ])('refuses %s: %s', async (json, message) => {
     await expect(validate(json)).rejects.toThrow(message);
   });
 
-  it('names every bad field at once', async () => {
+  it('names every bad field at once, counted', async () => {
     await expect(validate('{"id": "1", "name": 2, "tag": 3}')).rejects.toThrow(
-      'id must be an integer from -9223372036854775808 to 9223372036854775807; name must be a string; tag must be a string',
+      '3 problems: id must be an integer from -9223372036854775808 to 9223372036854775807; name must be a string; tag must be a string',
+    );
+  });
+
+  it('names bad fields and unknown properties together', async () => {
+    await expect(validate('{"id": 1.5, "name": "", "color": "red"}')).rejects.toThrow(
+      /^3 problems: id must be an integer[^;]*; name must be at least 1 character; property color is not allowed$/,
+    );
+  });
+
+  it('counts every unknown property but names only the first 5', async () => {
+    const extra = Array.from({ length: 7 }, (_, i) => `"p${i}": 0`).join(', ');
+    await expect(validate(`{"id": 1, "name": "", ${extra}}`)).rejects.toThrow(
+      '8 problems: name must be at least 1 character; property p0 is not allowed; ' +
+        'property p1 is not allowed; property p2 is not allowed; property p3 is not allowed; ' +
+        'property p4 is not allowed; and 2 more unknown properties (7 in all)',
     );
   });
 });
