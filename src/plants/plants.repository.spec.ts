@@ -12,6 +12,7 @@ import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import type { Plant } from './plant.js';
+import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
 import { PlantsRepository } from './plants.repository.js';
 
 const logger = pino({ level: 'silent' });
@@ -41,8 +42,12 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
   beforeAll(async () => {
     db = await store.open();
     await migrateToLatest(db, logger);
-    const config = { database: { kind: store.kind } } as AppConfig;
-    repository = new PlantsRepository(db, config, new DatabasePingService(db));
+    const config = {
+      database: { kind: store.kind },
+      webhooks: { receivers: [], retrySchedule: [] },
+    } as unknown as AppConfig;
+    const outbox = new WebhookOutboxRepository(db, config);
+    repository = new PlantsRepository(db, config, new DatabasePingService(db), outbox);
   });
   afterAll(async () => {
     await db.destroy();

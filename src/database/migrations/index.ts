@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { createPlants } from './2026-11-23-001-create-plants.js';
+import { createWebhookOutbox } from './2026-11-23-002-create-webhook-outbox.js';
 
 /**
  * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
@@ -7,6 +8,7 @@ import { createPlants } from './2026-11-23-001-create-plants.js';
  */
 const migrations: Record<string, Migration> = {
   '2026-11-23-001-create-plants': createPlants,
+  '2026-11-23-002-create-webhook-outbox': createWebhookOutbox,
 };
 
 export const migrationProvider: MigrationProvider = {

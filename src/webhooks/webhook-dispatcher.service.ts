@@ -1,0 +1,213 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import type { Logger } from 'pino';
+import { LOGGER } from '../common/logging/logger.token.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { WebhookReceiver } from './webhook-config.js';
+import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import { signWebhook } from './webhook-signature.js';
+
+/** Per attempt, as the issue and Svix say. */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+/** Longer than an attempt, so a live replica's lease never runs out mid-delivery. */
+const LEASE_MS = 60_000;
+/** Notices one receiver's lane delivers at once. */
+const LANE_BATCH = 8;
+/** How often a lane looks for due retries and for rows another replica wrote. */
+const POLL_MS = 1_000;
+/** A Retry-After longer than this is cut to it. */
+const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+
+type Outcome =
+  | { kind: 'delivered'; status: number }
+  | { kind: 'gone' }
+  | { kind: 'retry'; error: string; retryAfterMs?: number };
+
+/**
+ * Delivers the plant webhook's outbox: one lane per receiver, so a slow or dead receiver only
+ * ever delays its own notices, never another receiver's and never POST /plants (which only
+ * writes the outbox row). Each lane claims due notices with a lease, POSTs each signed per
+ * Standard Webhooks, and records the outcome: 2xx delivered; 410 stops the receiver; anything
+ * else (timeout, connection error, 429, 5xx, other statuses) is retried on the schedule,
+ * honouring Retry-After, until the schedule runs out and the notice is kept as `failed`.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly owner = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  private readonly abort = new AbortController();
+  private readonly lanes: Promise<void>[] = [];
+  private readonly wakers = new Set<() => void>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly outbox: WebhookOutboxRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const receivers = this.config.webhooks.receivers;
+    if (receivers.length === 0) return;
+    this.unsubscribe = this.outbox.onCommitted(() => this.wakeAll());
+    for (const receiver of receivers) this.lanes.push(this.runLane(receiver));
+    this.logger.info(
+      { receivers: receivers.map((r) => r.host) },
+      'plant webhook dispatcher started',
+    );
+  }
+
+  /** In-flight attempts are aborted; their leases run out and the notices go out later. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.unsubscribe?.();
+    this.abort.abort();
+    this.wakeAll();
+    await Promise.all(this.lanes);
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.wakers]) wake();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakers.add(done);
+    });
+  }
+
+  private async runLane(receiver: WebhookReceiver): Promise<void> {
+    const log = this.logger.child({ receiver: receiver.host });
+    while (!this.abort.signal.aborted) {
+      let notices: ClaimedNotice[];
+      try {
+        notices = await this.outbox.claim(receiver.id, LANE_BATCH, LEASE_MS, this.owner);
+      } catch (error) {
+        log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
+        await this.sleep(POLL_MS);
+        continue;
+      }
+      if (notices.length === 0) {
+        await this.sleep(POLL_MS);
+        continue;
+      }
+      const outcomes = await Promise.all(
+        notices.map(async (notice) => {
+          const outcome = await this.attempt(receiver, notice);
+          if (this.abort.signal.aborted) return outcome; // shutting down: the lease runs out
+          try {
+            await this.record(receiver, notice, outcome, log);
+          } catch (error) {
+            log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record an outcome');
+          }
+          return outcome;
+        }),
+      );
+      if (outcomes.some((o) => o.kind === 'gone')) {
+        log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
+        return;
+      }
+    }
+  }
+
+  private async attempt(receiver: WebhookReceiver, notice: ClaimedNotice): Promise<Outcome> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    try {
+      const response = await fetch(receiver.url.reveal(), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': notice.eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(
+            receiver.keys.reveal(),
+            notice.eventId,
+            timestamp,
+            notice.payload,
+          ),
+        },
+        body: notice.payload,
+        signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
+      });
+      // The receiver's body is never read: only its status counts.
+      await response.body?.cancel().catch(() => undefined);
+      if (response.status >= 200 && response.status < 300) {
+        return { kind: 'delivered', status: response.status };
+      }
+      if (response.status === 410) return { kind: 'gone' };
+      return {
+        kind: 'retry',
+        error: `HTTP ${response.status}`,
+        retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
+      };
+    } catch (error) {
+      const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+      return { kind: 'retry', error: timedOut ? 'timeout after 15 s' : reasonOf(error) };
+    }
+  }
+
+  private async record(
+    receiver: WebhookReceiver,
+    notice: ClaimedNotice,
+    outcome: Outcome,
+    log: Logger,
+  ): Promise<void> {
+    const attempts = notice.attempts + 1;
+    if (outcome.kind === 'delivered') {
+      await this.outbox.delivered(notice.id, attempts);
+      return;
+    }
+    if (outcome.kind === 'gone') {
+      await this.outbox.stopReceiver(receiver.id);
+      return;
+    }
+    const schedule = this.config.webhooks.retrySchedule;
+    const delaySeconds = schedule[attempts - 1];
+    if (delaySeconds === undefined) {
+      await this.outbox.failed(notice.id, attempts, outcome.error);
+      log.warn(
+        { event: notice.eventId, attempts, reason: outcome.error },
+        'plant webhook notice failed: retries exhausted',
+      );
+      return;
+    }
+    const delayMs = outcome.retryAfterMs ?? delaySeconds * 1000;
+    await this.outbox.retryAt(notice.id, attempts, Date.now() + delayMs, outcome.error);
+    log.info(
+      { event: notice.eventId, attempts, reason: outcome.error, retryInMs: delayMs },
+      'plant webhook attempt failed; retrying',
+    );
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date, cut to a day; undefined when absent or invalid. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    const date = Date.parse(trimmed);
+    if (Number.isNaN(date)) return undefined;
+    ms = date - now;
+  }
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+/** An error's message without the URL (which may carry credentials). */
+function reasonOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  if (cause?.code) return cause.code;
+  return error instanceof Error ? error.name : 'error';
+}

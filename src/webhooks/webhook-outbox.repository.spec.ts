@@ -1,0 +1,108 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppConfig } from '../config/app-config.js';
+import { DatabasePingService } from '../database/database-ping.service.js';
+import type { Database } from '../database/database.types.js';
+import { migrateToLatest } from '../database/migrate.js';
+import { openPostgres } from '../database/postgres.connection.js';
+import { openSqlite } from '../database/sqlite.connection.js';
+import { PlantsRepository } from '../plants/plants.repository.js';
+import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
+import { parseWebhookReceivers } from './webhook-config.js';
+import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
+
+const logger = pino({ level: 'silent' });
+const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+const stores = [
+  {
+    kind: 'sqlite' as const,
+    open: () =>
+      Promise.resolve(openSqlite(join(mkdtempSync(join(tmpdir(), 'outbox-repo-')), 'p.sqlite'))),
+  },
+  ...(postgresAvailable
+    ? [
+        {
+          kind: 'postgres' as const,
+          open: async () => openPostgres({ url: await createTestDatabase(), logger }),
+        },
+      ]
+    : []),
+];
+
+/** The outbox against a real database file or server, written through the plants repository. */
+describe.each(stores)('the webhook outbox on $kind', (store) => {
+  let db: Kysely<Database>;
+  let plants: PlantsRepository;
+  let outbox: WebhookOutboxRepository;
+  const [a, b] = parseWebhookReceivers(
+    'http://127.0.0.1:1/a,http://127.0.0.1:1/b',
+    `${secret},${secret}`,
+  ).receivers;
+  const rows = () => db.selectFrom('webhook_outbox').selectAll().orderBy('id').execute();
+
+  beforeAll(async () => {
+    db = await store.open();
+    await migrateToLatest(db, logger);
+    const config = {
+      database: { kind: store.kind },
+      webhooks: { receivers: [a, b], retrySchedule: [1] },
+    } as unknown as AppConfig;
+    outbox = new WebhookOutboxRepository(db, config);
+    plants = new PlantsRepository(db, config, new DatabasePingService(db), outbox);
+  });
+  afterAll(async () => {
+    await db.destroy();
+  });
+
+  it('writes one notice per created plant and receiver, none for a duplicate or a refused row', async () => {
+    const outcomes = await Promise.all([
+      plants.insert({ id: 9007199254740993n, name: 'Monstera', tag: 'aroid' }),
+      plants.insert({ id: 2n, name: 'Fern', tag: undefined }),
+    ]);
+    expect(outcomes).toEqual(['created', 'created']);
+    expect(await plants.insert({ id: 2n, name: 'Fern again', tag: undefined })).toBe('duplicate');
+    const refused = { id: 3n, name: null as unknown as string, tag: undefined };
+    await expect(plants.insert(refused)).rejects.toThrow();
+    const written = await rows();
+    expect(written).toHaveLength(4);
+    expect(written.map((r) => `${r.receiver} ${r.payload}`).sort()).toEqual(
+      [
+        `${a!.id} {"id":2,"name":"Fern"}`,
+        `${a!.id} {"id":9007199254740993,"name":"Monstera","tag":"aroid"}`,
+        `${b!.id} {"id":2,"name":"Fern"}`,
+        `${b!.id} {"id":9007199254740993,"name":"Monstera","tag":"aroid"}`,
+      ].sort(),
+    );
+    // One event id per plant, shared by its receivers.
+    expect(new Set(written.map((r) => r.event_id)).size).toBe(2);
+    expect(written.every((r) => r.state === 'pending')).toBe(true);
+  });
+
+  it('leases a due notice to one claimer until the lease runs out', async () => {
+    const now = Date.now();
+    const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
+    expect(first).toHaveLength(2);
+    expect(await outbox.claim(a!.id, 10, 60_000, 'two', now)).toEqual([]);
+    // A claimer that died: its lease runs out and the notices are claimable again.
+    const later = await outbox.claim(a!.id, 10, 60_000, 'two', now + 60_001);
+    expect(later.map((n) => n.eventId)).toEqual(first.map((n) => n.eventId));
+  });
+
+  it('records delivered, retried and stopped notices', async () => {
+    const now = Date.now();
+    const [one, two] = await outbox.claim(b!.id, 10, 1, 'x', now);
+    await outbox.delivered(one!.id, 1, now);
+    await outbox.retryAt(two!.id, 1, now + 5_000, 'HTTP 503');
+    expect(await outbox.claim(b!.id, 10, 1, 'x', now + 10)).toEqual([]);
+    const due = await outbox.claim(b!.id, 10, 1, 'x', now + 5_000);
+    expect(due.map((n) => [n.id, n.attempts])).toEqual([[two!.id, 1]]);
+    await outbox.stopReceiver(b!.id, now);
+    const states = (await rows()).filter((r) => r.receiver === b!.id).map((r) => r.state);
+    expect(states.sort()).toEqual(['delivered', 'stopped']);
+    expect(outbox.receivers().map((r) => r.id)).toEqual([a!.id]);
+  });
+});

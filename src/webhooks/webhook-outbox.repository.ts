@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Kysely } from 'kysely';
+import { stringifyJson } from '../common/json/lossless-json.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { Database } from '../database/database.types.js';
+import { KYSELY } from '../database/database.tokens.js';
+import type { Plant } from '../plants/plant.js';
+import type { WebhookReceiver } from './webhook-config.js';
+
+/** A notice the dispatcher holds a lease on. */
+export interface ClaimedNotice {
+  id: bigint;
+  eventId: string;
+  payload: string;
+  attempts: number;
+  createdAt: number;
+}
+
+/**
+ * The only place with SQL for the plant webhook's outbox. Rows are written by the plants
+ * repository inside the transaction that inserts the plants (`insertEvents` takes that
+ * transaction), so a committed plant always has its notices and a rolled-back one never has.
+ *
+ * The dispatcher claims rows with a lease (`lease_until`, `leased_by`): on PostgreSQL with
+ * `FOR UPDATE SKIP LOCKED`, so replicas never claim the same row at once, and a replica that
+ * dies mid-delivery leaves a lease that runs out, after which another replica takes the row.
+ */
+@Injectable()
+export class WebhookOutboxRepository {
+  /** Receivers that answered 410 Gone: no new notices for them until the service restarts. */
+  private readonly stopped = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+  private readonly postgres: boolean;
+
+  constructor(
+    @Inject(KYSELY) private readonly db: Kysely<Database>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.postgres = config.database.kind === 'postgres';
+  }
+
+  receivers(): WebhookReceiver[] {
+    return this.config.webhooks.receivers.filter((r) => !this.stopped.has(r.id));
+  }
+
+  /** False without receivers: then nothing is stored and plants commit as before. */
+  get enabled(): boolean {
+    return this.receivers().length > 0;
+  }
+
+  /** One notice per plant and receiver; one event id per plant, the same for every receiver. */
+  async insertEvents(trx: Kysely<Database>, plants: Plant[], now = Date.now()): Promise<void> {
+    const receivers = this.receivers();
+    if (plants.length === 0 || receivers.length === 0) return;
+    const rows = plants.flatMap((plant) => {
+      const eventId = `msg_${randomBytes(16).toString('base64url')}`;
+      const payload = stringifyJson(
+        plant.tag === undefined
+          ? { id: plant.id, name: plant.name }
+          : { id: plant.id, name: plant.name, tag: plant.tag },
+      );
+      return receivers.map((receiver) => ({
+        event_id: eventId,
+        receiver: receiver.id,
+        payload,
+        state: 'pending' as const,
+        created_at: now,
+        next_attempt_at: now,
+      }));
+    });
+    await trx.insertInto('webhook_outbox').values(rows).execute();
+  }
+
+  /** Called after a transaction with notices committed: wakes the dispatcher. */
+  committed(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  onCommitted(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Leases up to `limit` due notices of one receiver, oldest first. */
+  async claim(
+    receiver: string,
+    limit: number,
+    leaseMs: number,
+    owner: string,
+    now = Date.now(),
+  ): Promise<ClaimedNotice[]> {
+    let due = this.db
+      .selectFrom('webhook_outbox')
+      .select('id')
+      .where('receiver', '=', receiver)
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .orderBy('id')
+      .limit(limit);
+    // SQLite has one writer and no row locks; PostgreSQL replicas skip each other's rows.
+    if (this.postgres) due = due.forUpdate().skipLocked();
+    const rows = await this.db
+      .updateTable('webhook_outbox')
+      .set({ lease_until: now + leaseMs, leased_by: owner })
+      .where('id', 'in', due)
+      .returning(['id', 'event_id', 'payload', 'attempts', 'created_at'])
+      .execute();
+    return rows
+      .map((row) => ({
+        id: BigInt(row.id),
+        eventId: row.event_id,
+        payload: row.payload,
+        attempts: Number(row.attempts),
+        createdAt: Number(row.created_at),
+      }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  async delivered(id: bigint, attempts: number, now = Date.now()): Promise<void> {
+    await this.finish(id, 'delivered', attempts, null, now);
+  }
+
+  async failed(id: bigint, attempts: number, error: string, now = Date.now()): Promise<void> {
+    await this.finish(id, 'failed', attempts, error, now);
+  }
+
+  async retryAt(id: bigint, attempts: number, next: number, error: string): Promise<void> {
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ attempts, next_attempt_at: next, last_error: error, lease_until: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /** 410 Gone: this receiver gets nothing more, its pending notices included. */
+  async stopReceiver(receiver: string, now = Date.now()): Promise<void> {
+    this.stopped.add(receiver);
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ state: 'stopped', finished_at: now, lease_until: null, last_error: '410 Gone' })
+      .where('receiver', '=', receiver)
+      .where('state', '=', 'pending')
+      .execute();
+  }
+
+  private async finish(
+    id: bigint,
+    state: 'delivered' | 'failed',
+    attempts: number,
+    error: string | null,
+    now: number,
+  ): Promise<void> {
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ state, attempts, finished_at: now, lease_until: null, last_error: error })
+      .where('id', '=', id)
+      .execute();
+  }
+}

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { WebhookDispatcher } from './webhook-dispatcher.service.js';
+import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
+
+/** The plant webhook: the outbox the plants repository writes, and its dispatcher. */
+@Module({
+  providers: [WebhookOutboxRepository, WebhookDispatcher],
+  exports: [WebhookOutboxRepository],
+})
+export class WebhooksModule {}
