@@ -15,8 +15,11 @@ import { signWebhook } from './webhook-signature.js';
 
 /** Per attempt, as the issue and Svix say. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
-/** Longer than an attempt, so a live replica's lease never runs out mid-delivery. */
-const LEASE_MS = 60_000;
+/**
+ * Twice an attempt's timeout, so a live replica's lease does not run out mid-delivery; a
+ * replica that died holding leases (PostgreSQL) has its notices taken over after this long.
+ */
+export const LEASE_MS = 30_000;
 /** Notices one receiver's lane delivers at once. */
 const LANE_BATCH = 8;
 /** How often a lane looks for due retries and for rows another replica wrote. */
@@ -51,9 +54,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     const receivers = this.config.webhooks.receivers;
     if (receivers.length === 0) return;
+    await this.outbox.releaseLeasesIfSingleProcess();
     this.unsubscribe = this.outbox.onCommitted(() => this.wakeAll());
     for (const receiver of receivers) this.lanes.push(this.runLane(receiver));
     this.logger.info(

@@ -118,6 +118,20 @@ export class WebhookOutboxRepository {
       .sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
+  /**
+   * The embedded store allows one process per DATA_DIR (an exclusive lock), so at start every
+   * lease is a dead process's: release them now rather than after they run out.
+   */
+  async releaseLeasesIfSingleProcess(): Promise<void> {
+    if (this.postgres) return;
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ lease_until: null, leased_by: null })
+      .where('state', '=', 'pending')
+      .where('lease_until', 'is not', null)
+      .execute();
+  }
+
   async delivered(id: bigint, attempts: number, now = Date.now()): Promise<void> {
     await this.finish(id, 'delivered', attempts, null, now);
   }
