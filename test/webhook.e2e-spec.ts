@@ -1,7 +1,8 @@
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningApp, startApp } from './support/app-process.js';
+import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
-import { storeVariants } from './support/postgres.js';
+import { createTestDatabase, postgresAvailable, storeVariants } from './support/postgres.js';
 import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
 
 /** The plant webhook against real receivers on loopback that verify every signature. */
@@ -143,4 +144,59 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     }
     expect(late.rejected).toEqual([]);
   }, 120_000);
+});
+
+describe.skipIf(!postgresAvailable)('plant webhook with two replicas on one PostgreSQL', () => {
+  it('delivers each notice once in the normal case', async () => {
+    const hook = await new WebhookReceiver().listen();
+    const url = await createTestDatabase();
+    const token = newToken();
+    const env = {
+      DATABASE_URL: url,
+      API_TOKENS: token,
+      WEBHOOK_URLS: hook.url,
+      WEBHOOK_SECRETS: hook.secret,
+    };
+    const replicas = [await startApp({ env }), await startApp({ env })];
+    try {
+      const ids = Array.from({ length: 100 }, (_, i) => i + 1);
+      const answers = await Promise.all(
+        ids.map((id) =>
+          call(`${replicas[id % 2]!.apiUrl}/plants`, {
+            method: 'POST',
+            token,
+            body: `{"id": ${id}, "name": "p${id}"}`,
+          }),
+        ),
+      );
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      await waitFor('every notice', () => hook.distinctBodies().length === ids.length);
+      // Once every outbox row is delivered no replica has anything left to send: a duplicate
+      // would have arrived by then.
+      const db = new pg.Client({ connectionString: url });
+      await db.connect();
+      try {
+        const undelivered = async () =>
+          Number(
+            (
+              await db.query<{ n: string }>(
+                "SELECT count(*) AS n FROM webhook_outbox WHERE state <> 'delivered'",
+              )
+            ).rows[0]!.n,
+          );
+        const deadline = Date.now() + 20_000;
+        while ((await undelivered()) > 0 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(await undelivered()).toBe(0);
+      } finally {
+        await db.end();
+      }
+      expect(hook.deliveries).toHaveLength(ids.length);
+      expect(hook.rejected).toEqual([]);
+    } finally {
+      await Promise.all(replicas.map((app) => app.stop('SIGKILL')));
+      await hook.close();
+    }
+  });
 });

@@ -82,6 +82,18 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     expect(written.every((r) => r.state === 'pending')).toBe(true);
   });
 
+  it('stores nothing when no receiver is configured', async () => {
+    const config = {
+      database: { kind: store.kind },
+      webhooks: { receivers: [], retrySchedule: [1] },
+    } as unknown as AppConfig;
+    const none = new WebhookOutboxRepository(db, config);
+    const quiet = new PlantsRepository(db, config, new DatabasePingService(db), none);
+    const before = (await rows()).length;
+    expect(await quiet.insert({ id: 500n, name: 'Unseen', tag: undefined })).toBe('created');
+    expect((await rows()).length).toBe(before);
+  });
+
   it('leases a due notice to one claimer until the lease runs out', async () => {
     const now = Date.now();
     const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
