@@ -57,6 +57,28 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     }
     // The same event carries the same webhook-id to every receiver.
     expect(new Set(a.deliveries.map((d) => d.id))).toEqual(new Set(b.deliveries.map((d) => d.id)));
+    // Visible: metrics by receiver host and outcome, /health details; never a secret or URL.
+    const metrics = (await call(`${app.metricsUrl}/metrics`)).text;
+    for (const r of [a, b]) {
+      const host = new URL(r.url).host;
+      expect(metrics).toMatch(
+        new RegExp(`webhook_delivery_attempts_total\\{receiver="${host}",result="2xx"\\} \\d+`),
+      );
+      expect(metrics).toContain(`webhook_delivery_duration_seconds_count{receiver="${host}"}`);
+    }
+    expect(metrics).toContain('webhook_pending_notices');
+    const health = (await call(`${app.healthUrl}/health`)).json as {
+      status: string;
+      details: { plantWebhook: { status: string; receivers: string[] } };
+    };
+    expect(health.status).toBe('ok');
+    expect(health.details.plantWebhook.receivers.sort()).toEqual(
+      [a, b].map((r) => new URL(r.url).host).sort(),
+    );
+    for (const r of [a, b]) {
+      expect(app.output()).not.toContain(r.secret.slice(6));
+      expect(app.output()).not.toContain(r.url);
+    }
   });
 
   it('gives a receiver that was down everything once it answers again (Retry-After honoured)', async () => {

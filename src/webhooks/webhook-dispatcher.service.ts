@@ -6,7 +6,9 @@ import {
   Injectable,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
+import type { Counter, Gauge, Histogram } from 'prom-client';
 import { LOGGER } from '../common/logging/logger.token.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from './webhook-config.js';
@@ -24,6 +26,11 @@ export const LEASE_MS = 30_000;
 const LANE_BATCH = 8;
 /** How often a lane looks for due retries and for rows another replica wrote. */
 const POLL_MS = 1_000;
+/** How often the backlog metrics and /health details are refreshed. */
+const BACKLOG_REFRESH_MS = 5_000;
+/** Finished notices (delivered, failed, stopped) are kept this long, then deleted. */
+export const RETENTION_MS = 7 * 24 * 3600_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
 /** A Retry-After longer than this is cut to it. */
 const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 
@@ -47,12 +54,36 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly lanes: Promise<void>[] = [];
   private readonly wakers = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
+  private readonly stoppedHosts = new Set<string>();
+  private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
 
   constructor(
     private readonly outbox: WebhookOutboxRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @InjectMetric('webhook_deliveries_total') private readonly finished: Counter,
+    @InjectMetric('webhook_delivery_attempts_total') private readonly attempts: Counter,
+    @InjectMetric('webhook_delivery_duration_seconds') private readonly duration: Histogram,
+    @InjectMetric('webhook_pending_notices') private readonly pending: Gauge,
+    @InjectMetric('webhook_oldest_pending_age_seconds') private readonly oldestAge: Gauge,
   ) {}
+
+  /** For /health details: never fails readiness. */
+  status(): {
+    receivers: string[];
+    stopped: string[];
+    pending?: number;
+    oldestPendingAgeSeconds?: number;
+  } {
+    return {
+      receivers: this.config.webhooks.receivers.map((r) => r.host),
+      stopped: [...this.stoppedHosts],
+      ...(this.lastBacklog && {
+        pending: this.lastBacklog.pending,
+        oldestPendingAgeSeconds: this.lastBacklog.oldestAgeSeconds,
+      }),
+    };
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const receivers = this.config.webhooks.receivers;
@@ -60,6 +91,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     await this.outbox.releaseLeasesIfSingleProcess();
     this.unsubscribe = this.outbox.onCommitted(() => this.wakeAll());
     for (const receiver of receivers) this.lanes.push(this.runLane(receiver));
+    this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshBacklog()));
+    this.lanes.push(this.every(PRUNE_EVERY_MS, () => this.prune()));
     this.logger.info(
       { receivers: receivers.map((r) => r.host) },
       'plant webhook dispatcher started',
@@ -90,6 +123,47 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     });
   }
 
+  private async every(ms: number, task: () => Promise<void>): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      try {
+        await task();
+      } catch (error) {
+        this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: outbox maintenance failed');
+      }
+      await this.sleepUnlessWoken(ms);
+    }
+  }
+
+  /** Like sleep, but only shutdown wakes it, not every commit. */
+  private sleepUnlessWoken(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async refreshBacklog(): Promise<void> {
+    const { pending, oldestCreatedAt } = await this.outbox.backlog();
+    const oldestAgeSeconds =
+      oldestCreatedAt === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAt) / 1000);
+    this.pending.set(pending);
+    this.oldestAge.set(oldestAgeSeconds);
+    this.lastBacklog = { pending, oldestAgeSeconds: Math.round(oldestAgeSeconds) };
+  }
+
+  private async prune(): Promise<void> {
+    const configured = this.config.webhooks.receivers.map((r) => r.id);
+    let deleted = 0;
+    for (let batch = 1000; batch === 1000 && !this.abort.signal.aborted;) {
+      batch = await this.outbox.prune(Date.now() - RETENTION_MS, configured);
+      deleted += batch;
+    }
+    if (deleted > 0) this.logger.info({ deleted }, 'plant webhook: old notices pruned');
+  }
+
   private async runLane(receiver: WebhookReceiver): Promise<void> {
     const log = this.logger.child({ receiver: receiver.host });
     while (!this.abort.signal.aborted) {
@@ -107,7 +181,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       }
       const outcomes = await Promise.all(
         notices.map(async (notice) => {
+          const stopTimer = this.duration.startTimer({ receiver: receiver.host });
           const outcome = await this.attempt(receiver, notice);
+          stopTimer();
+          this.attempts.inc({
+            receiver: receiver.host,
+            result:
+              outcome.kind === 'delivered' ? '2xx' : outcome.kind === 'gone' ? '410' : 'retry',
+          });
           if (this.abort.signal.aborted) return outcome; // shutting down: the lease runs out
           try {
             await this.record(receiver, notice, outcome, log);
@@ -118,6 +199,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         }),
       );
       if (outcomes.some((o) => o.kind === 'gone')) {
+        this.stoppedHosts.add(receiver.host);
         log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
         return;
       }
@@ -170,16 +252,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const attempts = notice.attempts + 1;
     if (outcome.kind === 'delivered') {
       await this.outbox.delivered(notice.id, attempts);
+      this.finished.inc({ receiver: receiver.host, outcome: 'delivered' });
       return;
     }
     if (outcome.kind === 'gone') {
       await this.outbox.stopReceiver(receiver.id);
+      this.finished.inc({ receiver: receiver.host, outcome: 'stopped' });
       return;
     }
     const schedule = this.config.webhooks.retrySchedule;
     const delaySeconds = schedule[attempts - 1];
     if (delaySeconds === undefined) {
       await this.outbox.failed(notice.id, attempts, outcome.error);
+      this.finished.inc({ receiver: receiver.host, outcome: 'failed' });
       log.warn(
         { event: notice.eventId, attempts, reason: outcome.error },
         'plant webhook notice failed: retries exhausted',

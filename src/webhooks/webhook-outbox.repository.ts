@@ -159,6 +159,46 @@ export class WebhookOutboxRepository {
       .execute();
   }
 
+  /** Pending notices of every replica, and the creation time of the oldest. */
+  async backlog(): Promise<{ pending: number; oldestCreatedAt: number | undefined }> {
+    const row = await this.db
+      .selectFrom('webhook_outbox')
+      .select((eb) => [eb.fn.countAll().as('pending'), eb.fn.min('created_at').as('oldest')])
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    const oldest = row?.oldest;
+    return {
+      pending: Number(row?.pending ?? 0),
+      oldestCreatedAt: oldest === null || oldest === undefined ? undefined : Number(oldest),
+    };
+  }
+
+  /**
+   * Deletes finished notices (delivered, or failed and stopped ones kept for inspection) older
+   * than `before`, a bounded batch at a time; returns how many went. Rows of receivers no longer
+   * configured are pending forever otherwise, so those are deleted at the same age.
+   */
+  async prune(before: number, configured: string[], limit = 1000): Promise<number> {
+    const old = this.db
+      .selectFrom('webhook_outbox')
+      .select('id')
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('state', '<>', 'pending'), eb('finished_at', '<', before)]),
+          eb.and([
+            eb('created_at', '<', before),
+            ...(configured.length > 0 ? [eb('receiver', 'not in', configured)] : []),
+          ]),
+        ]),
+      )
+      .limit(limit);
+    const result = await this.db
+      .deleteFrom('webhook_outbox')
+      .where('id', 'in', old)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   private async finish(
     id: bigint,
     state: 'delivered' | 'failed',
