@@ -125,6 +125,30 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it('stops promptly on SIGTERM while an attempt hangs; the notice goes out after the restart', async () => {
+    const hook = await receiver();
+    let hang = true;
+    hook.behaviour = (_request, response) => {
+      if (!hang) response.writeHead(200).end();
+    };
+    const app = await start([hook]);
+    expect((await create(app, 1)).status).toBe(200);
+    await waitFor('the attempt in flight', () => hook.deliveries.length === 1);
+    const stopping = Date.now();
+    expect(await app.stop('SIGTERM')).toBe(0);
+    // Far below the 15 s the attempt could still wait: the dispatcher aborted it.
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+    hang = false;
+    const again = await startApp({
+      env: { ...envs.get(app), API_TOKENS: app.token },
+      dataDir: app.dataDir,
+    });
+    apps.push(again);
+    // Well within the 30 s lease: the stopping process handed its notice back.
+    await waitFor('the redelivery', () => hook.deliveries.length >= 2, 15_000);
+    expect(hook.deliveries[1]!.id).toBe(hook.deliveries[0]!.id);
+  }, 90_000);
+
   it('loses no notice to kill -9 under load: every acknowledged plant is delivered after the restart, and only committed ones', async () => {
     const late = await receiver();
     let up = false;

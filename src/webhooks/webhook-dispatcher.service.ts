@@ -99,12 +99,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     );
   }
 
-  /** In-flight attempts are aborted; their leases run out and the notices go out later. */
+  /** In-flight attempts are aborted and their notices released, to go out later. */
   async beforeApplicationShutdown(): Promise<void> {
     this.unsubscribe?.();
     this.abort.abort();
     this.wakeAll();
     await Promise.all(this.lanes);
+    if (this.lanes.length === 0) return;
+    // Before the database closes (onApplicationShutdown): another replica, or the next start,
+    // takes the aborted notices at once rather than after the lease.
+    await this.outbox.releaseLeasesOf(this.owner).catch((error: unknown) => {
+      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
+    });
   }
 
   private wakeAll(): void {

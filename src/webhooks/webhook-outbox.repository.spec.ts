@@ -117,4 +117,21 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     expect(states.sort()).toEqual(['delivered', 'stopped']);
     expect(outbox.receivers().map((r) => r.id)).toEqual([a!.id]);
   });
+
+  it('prunes finished notices and orphans older than the cut, never pending ones of a receiver', async () => {
+    const now = Date.now();
+    await plants.insert({ id: 600n, name: 'Fresh', tag: undefined });
+    const pendingBefore = (await rows()).filter((r) => r.state === 'pending').length;
+    expect(pendingBefore).toBeGreaterThan(0);
+    // Everything finished is older than a cut in the future; pending rows of configured
+    // receivers stay whatever their age.
+    const deleted = await outbox.prune(now + 1_000, [a!.id, b!.id]);
+    const left = await rows();
+    expect(deleted).toBeGreaterThan(0);
+    expect(left.every((r) => r.state === 'pending')).toBe(true);
+    expect(left.length).toBe(pendingBefore);
+    // Once no receiver is configured for them, old pending rows are orphans and go too.
+    expect(await outbox.prune(now + 1_000, ['someone-else'])).toBe(pendingBefore);
+    expect(await rows()).toEqual([]);
+  });
 });

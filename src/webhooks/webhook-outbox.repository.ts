@@ -132,6 +132,16 @@ export class WebhookOutboxRepository {
       .execute();
   }
 
+  /** A clean shutdown hands its leased notices back at once instead of when the lease ends. */
+  async releaseLeasesOf(owner: string): Promise<void> {
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ lease_until: null, leased_by: null })
+      .where('state', '=', 'pending')
+      .where('leased_by', '=', owner)
+      .execute();
+  }
+
   async delivered(id: bigint, attempts: number, now = Date.now()): Promise<void> {
     await this.finish(id, 'delivered', attempts, null, now);
   }
