@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { stringifyJson } from '../common/json/lossless-json.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Database } from '../database/database.types.js';
@@ -139,6 +139,21 @@ export class WebhookOutboxRepository {
       .set({ lease_until: null, leased_by: null })
       .where('state', '=', 'pending')
       .where('leased_by', '=', owner)
+      .execute();
+  }
+
+  /** Several delivered notices in one statement (one commit). */
+  async deliveredAll(ids: bigint[], now = Date.now()): Promise<void> {
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({
+        state: 'delivered',
+        attempts: sql<number>`attempts + 1`,
+        finished_at: now,
+        lease_until: null,
+        last_error: null,
+      })
+      .where('id', 'in', ids)
       .execute();
   }
 
