@@ -112,6 +112,61 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     expect(gone.deliveries).toHaveLength(1);
   });
 
+  it('keeps a 410 receiver stopped after kill -9 and a restart; removed and added again, it starts afresh', async () => {
+    const [gone, fine] = [await receiver(), await receiver()];
+    let status = 410;
+    gone.behaviour = (_request, response) => response.writeHead(status).end();
+    const first = await start([gone, fine]);
+    /** The same store (a token of its own), with `to` as receivers. */
+    const restart = async (to: WebhookReceiver[]) => {
+      const app = await startApp({
+        env: {
+          ...envs.get(first),
+          WEBHOOK_URLS: to.map((r) => r.url).join(','),
+          WEBHOOK_SECRETS: to.map((r) => r.secret).join(','),
+        },
+        dataDir: first.dataDir,
+      });
+      apps.push(app);
+      return app;
+    };
+    const stoppedHosts = async (app: RunningApp) =>
+      (
+        (await call(`${app.healthUrl}/health`)).json as {
+          details: { plantWebhook: { stopped: string[] } };
+        }
+      ).details.plantWebhook.stopped;
+    const goneHost = new URL(gone.url).host;
+    expect((await create(first, 1)).status).toBe(200);
+    await waitFor('the 410', () => gone.deliveries.length === 1);
+    // The precondition: the stop is recorded (it is committed before /health shows it).
+    const deadline = Date.now() + 20_000;
+    while (!(await stoppedHosts(first)).includes(goneHost)) {
+      if (Date.now() > deadline) throw new Error('the stop never showed in /health');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
+    status = 200; // were anything sent to it now, it would count as delivered
+
+    const second = await restart([gone, fine]);
+    expect(await stoppedHosts(second)).toEqual([goneHost]);
+    for (const id of [2, 3]) expect((await create(second, id)).status).toBe(200);
+    await waitFor('the other receiver', () => fine.distinctBodies().length === 3);
+    expect(await second.stop('SIGTERM')).toBe(0);
+    // Nothing more reached the stopped receiver, before or after the restart.
+    expect(gone.deliveries.map((d) => d.body)).toEqual([bodyOf(1)]);
+
+    // The operator removes it, then adds it again: it starts afresh.
+    const third = await restart([fine]);
+    expect(await third.stop('SIGTERM')).toBe(0);
+    const fourth = await restart([gone, fine]);
+    expect(await stoppedHosts(fourth)).toEqual([]);
+    expect((await create(fourth, 4)).status).toBe(200);
+    await waitFor('the re-added receiver', () => gone.deliveries.length === 2);
+    expect(gone.deliveries.map((d) => d.body)).toEqual([bodyOf(1), bodyOf(4)]);
+    expect(gone.rejected).toEqual([]);
+  }, 90_000);
+
   it('a receiver that hangs slows neither POST /plants nor the other receivers', async () => {
     const [hung, fine] = [await receiver(), await receiver()];
     hung.behaviour = () => undefined; // never answers (the 15 s timeout is far off)

@@ -26,7 +26,16 @@ export interface WebhookOutboxTable {
   finished_at: ColumnType<number | bigint | null, number | null | undefined, number | null>;
 }
 
+/** Receivers stopped by a 410 Gone (src/webhooks): a row per stopped receiver. */
+export interface WebhookReceiversTable {
+  receiver: string;
+  host: string;
+  stopped_at: ColumnType<number | bigint, number, number>;
+  reason: string;
+}
+
 export interface Database {
   plants: PlantsTable;
   webhook_outbox: WebhookOutboxTable;
+  webhook_receivers: WebhookReceiversTable;
 }

@@ -59,7 +59,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly lanes: Promise<void>[] = [];
   private readonly wakers = new Set<() => void>();
   private unsubscribe: (() => void) | undefined;
-  private readonly stoppedHosts = new Set<string>();
   private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
 
   constructor(
@@ -82,7 +81,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   } {
     return {
       receivers: this.config.webhooks.receivers.map((r) => r.host),
-      stopped: [...this.stoppedHosts],
+      stopped: this.config.webhooks.receivers
+        .filter((r) => this.outbox.isStopped(r.id))
+        .map((r) => r.host),
       ...(this.lastBacklog && {
         pending: this.lastBacklog.pending,
         oldestPendingAgeSeconds: this.lastBacklog.oldestAgeSeconds,
@@ -92,11 +93,21 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     const receivers = this.config.webhooks.receivers;
+    try {
+      // Before any plant is taken: no notice is written for a receiver stopped by a 410.
+      await this.outbox.forgetUnconfigured(receivers.map((r) => r.id));
+      if (receivers.length > 0) await this.outbox.loadStopped();
+    } catch (error) {
+      // The claim checks the table itself, so nothing reaches a stopped receiver meanwhile.
+      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read receivers state');
+    }
     if (receivers.length === 0) return;
     await this.outbox.releaseLeasesIfSingleProcess();
     this.unsubscribe = this.outbox.onCommitted(() => this.wakeAll());
     for (const receiver of receivers) this.lanes.push(this.runLane(receiver));
     this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshBacklog()));
+    // Another replica's 410, or an operator re-enabling a receiver, is seen within this time.
+    this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshStopped()));
     this.lanes.push(this.every(PRUNE_EVERY_MS, () => this.prune()));
     this.logger.info(
       { receivers: receivers.map((r) => r.host) },
@@ -165,6 +176,16 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.lastBacklog = { pending, oldestAgeSeconds: Math.round(oldestAgeSeconds) };
   }
 
+  private async refreshStopped(): Promise<void> {
+    const before = this.config.webhooks.receivers.filter((r) => this.outbox.isStopped(r.id));
+    await this.outbox.loadStopped();
+    for (const receiver of before) {
+      if (!this.outbox.isStopped(receiver.id)) {
+        this.logger.info({ receiver: receiver.host }, 'plant webhook receiver re-enabled');
+      }
+    }
+  }
+
   private async prune(): Promise<void> {
     const configured = this.config.webhooks.receivers.map((r) => r.id);
     let deleted = 0;
@@ -178,6 +199,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private async runLane(receiver: WebhookReceiver): Promise<void> {
     const log = this.logger.child({ receiver: receiver.host });
     while (!this.abort.signal.aborted) {
+      if (this.outbox.isStopped(receiver.id)) {
+        // Stopped by a 410 (here, on another replica, or before a restart): idle until an
+        // operator re-enables it.
+        await this.sleep(POLL_MS);
+        continue;
+      }
       let notices: ClaimedNotice[];
       try {
         notices = await this.outbox.claim(receiver.id, LANE_BATCH, LEASE_MS, this.owner);
@@ -215,9 +242,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
       }
       if (outcomes.some((o) => o.kind === 'gone')) {
-        this.stoppedHosts.add(receiver.host);
         log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
-        return;
       }
     }
   }
@@ -272,7 +297,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     if (outcome.kind === 'gone') {
-      await this.outbox.stopReceiver(receiver.id);
+      await this.outbox.stopReceiver(receiver);
       this.finished.inc({ receiver: receiver.host, outcome: 'stopped' });
       return;
     }

@@ -38,6 +38,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
   let db: Kysely<Database>;
   let plants: PlantsRepository;
   let outbox: WebhookOutboxRepository;
+  let config: AppConfig;
   const [a, b] = parseWebhookReceivers(
     'http://127.0.0.1:1/a,http://127.0.0.1:1/b',
     `${secret},${secret}`,
@@ -47,7 +48,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
   beforeAll(async () => {
     db = await store.open();
     await migrateToLatest(db, logger);
-    const config = {
+    config = {
       database: { kind: store.kind },
       webhooks: { receivers: [a, b], retrySchedule: [1] },
     } as unknown as AppConfig;
@@ -112,10 +113,38 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     expect(await outbox.claim(b!.id, 10, 1, 'x', now + 10)).toEqual([]);
     const due = await outbox.claim(b!.id, 10, 1, 'x', now + 5_000);
     expect(due.map((n) => [n.id, n.attempts])).toEqual([[two!.id, 1]]);
-    await outbox.stopReceiver(b!.id, now);
+    await outbox.stopReceiver(b!, now);
     const states = (await rows()).filter((r) => r.receiver === b!.id).map((r) => r.state);
     expect(states.sort()).toEqual(['delivered', 'stopped']);
     expect(outbox.receivers().map((r) => r.id)).toEqual([a!.id]);
+  });
+
+  it('keeps a 410 stop in the database: a restart or another replica sees it, until the receiver is removed', async () => {
+    // b was stopped above: its row names the host, never the URL or the secret.
+    const stops = await db.selectFrom('webhook_receivers').selectAll().execute();
+    expect(stops.map((r) => [r.receiver, r.host, r.reason])).toEqual([
+      [b!.id, '127.0.0.1:1', '410 Gone'],
+    ]);
+    // A new repository (a restart, or a replica that has not refreshed yet) writes b's notice...
+    const other = new WebhookOutboxRepository(db, config);
+    const otherPlants = new PlantsRepository(db, config, new DatabasePingService(db), other);
+    expect(other.isStopped(b!.id)).toBe(false);
+    await otherPlants.insert({ id: 700n, name: 'Late', tag: undefined });
+    const pendingOfB = async () =>
+      (await rows()).filter((r) => r.receiver === b!.id && r.state === 'pending').length;
+    expect(await pendingOfB()).toBe(1);
+    // ...which no claim ever hands out, and which is closed once it reads the table.
+    expect(await other.claim(b!.id, 10, 1, 'y', Date.now() + 10)).toEqual([]);
+    expect(await other.loadStopped()).toEqual(new Set([b!.id]));
+    expect(await pendingOfB()).toBe(0);
+    expect(other.receivers().map((r) => r.id)).toEqual([a!.id]);
+    // b removed from the configuration (at a start): its stop is forgotten, so re-added it
+    // starts afresh.
+    await other.forgetUnconfigured([a!.id, b!.id]);
+    expect(await other.loadStopped()).toEqual(new Set([b!.id]));
+    await other.forgetUnconfigured([a!.id]);
+    expect(await other.loadStopped()).toEqual(new Set());
+    expect(other.receivers().map((r) => r.id)).toEqual([a!.id, b!.id]);
   });
 
   it('prunes finished notices and orphans older than the cut, never pending ones of a receiver', async () => {

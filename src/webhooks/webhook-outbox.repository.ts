@@ -28,8 +28,12 @@ export interface ClaimedNotice {
  */
 @Injectable()
 export class WebhookOutboxRepository {
-  /** Receivers that answered 410 Gone: no new notices for them until the service restarts. */
-  private readonly stopped = new Set<string>();
+  /**
+   * Ids of receivers that answered 410 Gone: no notices are written for them. A copy of the
+   * `webhook_receivers` table (the durable truth, shared by replicas), reloaded by
+   * `loadStopped`.
+   */
+  private stopped = new Set<string>();
   private readonly listeners = new Set<() => void>();
   private readonly postgres: boolean;
 
@@ -97,6 +101,17 @@ export class WebhookOutboxRepository {
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      // A receiver another replica saw answer 410 gets nothing more from this one either.
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_receivers')
+              .select('receiver')
+              .where('webhook_receivers.receiver', '=', receiver),
+          ),
+        ),
+      )
       .orderBy('id')
       .limit(limit);
     // SQLite has one writer and no row locks; PostgreSQL replicas skip each other's rows.
@@ -173,10 +188,58 @@ export class WebhookOutboxRepository {
       .execute();
   }
 
-  /** 410 Gone: this receiver gets nothing more, its pending notices included. */
-  async stopReceiver(receiver: string, now = Date.now()): Promise<void> {
-    this.stopped.add(receiver);
-    await this.db
+  /**
+   * 410 Gone: this receiver gets nothing more, its pending notices included, on every replica
+   * and after restarts (a row in `webhook_receivers`, in the same transaction as the notices).
+   */
+  async stopReceiver(receiver: WebhookReceiver, now = Date.now()): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('webhook_receivers')
+        .values({ receiver: receiver.id, host: receiver.host, stopped_at: now, reason: '410 Gone' })
+        .onConflict((oc) => oc.column('receiver').doNothing())
+        .execute();
+      await this.finishPendingOf(trx, receiver.id, now);
+    });
+    // Only once committed: /health's "stopped" means it holds after a restart.
+    this.stopped.add(receiver.id);
+  }
+
+  /**
+   * Reloads the stopped receivers from the table (another replica's 410, or an operator's
+   * DELETE re-enabling one) and closes the pending notices of those stopped; returns their ids.
+   */
+  async loadStopped(now = Date.now()): Promise<Set<string>> {
+    const rows = await this.db.selectFrom('webhook_receivers').select('receiver').execute();
+    const stopped = new Set(rows.map((row) => row.receiver));
+    for (const id of stopped) {
+      // Notices written before this replica knew of the stop.
+      if (!this.stopped.has(id)) await this.finishPendingOf(this.db, id, now);
+    }
+    this.stopped = stopped;
+    return stopped;
+  }
+
+  isStopped(receiver: string): boolean {
+    return this.stopped.has(receiver);
+  }
+
+  /**
+   * Forgets the stops of receivers no longer configured, so one the operator removes and later
+   * adds again starts afresh. Run at start: the configuration is the operator's current word.
+   */
+  async forgetUnconfigured(configured: string[]): Promise<void> {
+    let query = this.db.deleteFrom('webhook_receivers');
+    if (configured.length > 0) query = query.where('receiver', 'not in', configured);
+    await query.execute();
+  }
+
+  private async finishPendingOf(
+    db: Kysely<Database>,
+    receiver: string,
+    now: number,
+  ): Promise<void> {
+    await db
       .updateTable('webhook_outbox')
       .set({ state: 'stopped', finished_at: now, lease_until: null, last_error: '410 Gone' })
       .where('receiver', '=', receiver)
