@@ -7,15 +7,20 @@
  *
  *   npm run build && node bench/webhook-overhead.mjs [--rounds 5] [--duration 4] [--stores sqlite,pg]
  *   pg uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a new database per run).
+ *   --dist-b <dir>: a copy of an older build's dist/, run with one receiver as `one-b` in the
+ *     same rounds (none, one, one-b, ...): a change measured before and after in one run.
+ *   --profile <dir>: the `one` (and `one-b`) runs under node --cpu-prof; each profile is summarized (main
+ *     thread only) into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { summarizeProfile } from './lib/cpuprofile.mjs';
 
 const ROOT = join(import.meta.dirname, '..');
 const { values } = parseArgs({
@@ -24,6 +29,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '4' },
     stores: { type: 'string', default: 'sqlite' },
     connections: { type: 'string', default: '16' },
+    'dist-b': { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const rounds = Number(values.rounds);
@@ -61,7 +68,7 @@ async function newDatabase() {
   return url.toString();
 }
 
-async function startService(store, withReceiver) {
+async function startService(store, withReceiver, dist = join(ROOT, 'dist'), profileDir) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-webhook-'));
   mkdirSync(join(dir, 'config'));
   writeFileSync(join(dir, 'config/mcp-servers.json'), '{"mcpServers":{}}');
@@ -88,7 +95,8 @@ async function startService(store, withReceiver) {
         }
       : {}),
   };
-  const child = spawn(process.execPath, [join(ROOT, 'dist/main.js')], { env, stdio: 'ignore' });
+  const args = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...args, join(dist, 'main.js')], { env, stdio: 'ignore' });
   for (let i = 0; i < 200; i++) {
     const ok = await fetch(`http://127.0.0.1:${health}/health`).then(
       (r) => r.status === 200,
@@ -145,7 +153,7 @@ async function load({ port, token }) {
     }),
   );
   agent.destroy();
-  return { rps: ok / ((Date.now() - started) / 1000), errors: other };
+  return { rps: ok / ((Date.now() - started) / 1000), errors: other, served: ok };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -155,14 +163,39 @@ for (const store of values.stores.split(',')) {
     console.log('pg: no BENCH_DATABASE_URL or TEST_DATABASE_URL, skipped');
     continue;
   }
-  const results = { none: [], one: [] };
+  const variants = values['dist-b'] ? ['none', 'one', 'one-b'] : ['none', 'one'];
+  const results = Object.fromEntries(variants.map((v) => [v, []]));
   let fsType = '';
   for (let round = 0; round < rounds; round++) {
-    for (const variant of ['none', 'one']) {
-      const service = await startService(store, variant === 'one');
+    for (const variant of variants) {
+      const profileDir =
+        values.profile && variant !== 'none'
+          ? mkdtempSync(join(tmpdir(), 'bench-webhook-prof-'))
+          : undefined;
+      const service = await startService(
+        store,
+        variant !== 'none',
+        variant === 'one-b' ? values['dist-b'] : undefined,
+        profileDir,
+      );
       fsType ||= execFileSync('stat', ['-f', '-c', '%T', service.dir]).toString().trim();
-      const { rps, errors } = await load(service);
-      service.child.kill('SIGKILL');
+      const { rps, errors, served } = await load(service);
+      if (profileDir) {
+        // A clean exit writes the profile.
+        const exited = new Promise((resolve) => service.child.once('exit', resolve));
+        service.child.kill('SIGTERM');
+        await exited;
+        const [file] = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
+        mkdirSync(values.profile, { recursive: true });
+        writeFileSync(
+          join(values.profile, `webhook-${store}-${variant}-${round + 1}.md`),
+          summarizeProfile(join(profileDir, file), {
+            title: `POST /plants c=${connections} with one webhook receiver (${variant}), ${store}, round ${round + 1}`,
+            requests: served,
+            note: 'Includes start-up and shutdown; per-request figures divide by the 200s served.',
+          }),
+        );
+      } else service.child.kill('SIGKILL');
       results[variant].push(rps);
       console.log(
         `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}`,
@@ -173,6 +206,12 @@ for (const store of values.stores.split(',')) {
   console.log(
     `${store} (data folder on ${fsType}): median ${none.toFixed(0)} req/s without a receiver, ${one.toFixed(0)} with one: ${(one / none).toFixed(3)}x`,
   );
+  if (results['one-b']) {
+    const oneB = median(results['one-b']);
+    console.log(
+      `${store}: one-b (${values['dist-b']}) median ${oneB.toFixed(0)} req/s: ${(oneB / none).toFixed(3)}x of none`,
+    );
+  }
 }
 console.log(`notices delivered to the receiver during the runs: ${delivered}`);
 receiver.close();

@@ -13,6 +13,7 @@ import { LOGGER } from '../common/logging/logger.token.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from './webhook-config.js';
 import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import { WebhookPoster } from './webhook-http.js';
 import { signWebhook } from './webhook-signature.js';
 
 /** Per attempt, as the issue and Svix say. */
@@ -58,6 +59,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly abort = new AbortController();
   private readonly lanes: Promise<void>[] = [];
   private readonly wakers = new Set<() => void>();
+  private readonly posters = new Map<string, WebhookPoster>();
   private unsubscribe: (() => void) | undefined;
   private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
 
@@ -121,6 +123,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     this.abort.abort();
     this.wakeAll();
     await Promise.all(this.lanes);
+    for (const poster of this.posters.values()) poster.close();
     if (this.lanes.length === 0) return;
     // Before the database closes (onApplicationShutdown): another replica, or the next start,
     // takes the aborted notices at once rather than after the lease.
@@ -249,11 +252,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
 
   private async attempt(receiver: WebhookReceiver, notice: ClaimedNotice): Promise<Outcome> {
     const timestamp = Math.floor(Date.now() / 1000);
+    let poster = this.posters.get(receiver.id);
+    if (!poster) {
+      poster = new WebhookPoster(new URL(receiver.url.reveal()), LANE_CONCURRENCY);
+      this.posters.set(receiver.id, poster);
+    }
+    const timeout = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
     try {
-      const response = await fetch(receiver.url.reveal(), {
-        method: 'POST',
-        redirect: 'manual',
-        headers: {
+      const response = await poster.post(
+        {
           'content-type': 'application/json',
           'webhook-id': notice.eventId,
           'webhook-timestamp': String(timestamp),
@@ -264,11 +271,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
             notice.payload,
           ),
         },
-        body: notice.payload,
-        signal: AbortSignal.any([this.abort.signal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
-      });
-      // The receiver's body is never read: only its status counts.
-      await response.body?.cancel().catch(() => undefined);
+        notice.payload,
+        AbortSignal.any([this.abort.signal, timeout]),
+      );
       if (response.status >= 200 && response.status < 300) {
         return { kind: 'delivered', status: response.status };
       }
@@ -276,11 +281,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       return {
         kind: 'retry',
         error: `HTTP ${response.status}`,
-        retryAfterMs: retryAfterMs(response.headers.get('retry-after')),
+        retryAfterMs: retryAfterMs(response.retryAfter ?? null),
       };
     } catch (error) {
-      const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
-      return { kind: 'retry', error: timedOut ? 'timeout after 15 s' : reasonOf(error) };
+      return { kind: 'retry', error: timeout.aborted ? 'timeout after 15 s' : reasonOf(error) };
     }
   }
 
@@ -355,6 +359,8 @@ export function retryAfterMs(value: string | null, now = Date.now()): number | u
 
 /** An error's message without the URL (which may carry credentials). */
 function reasonOf(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
   const cause = (error as { cause?: { code?: string } }).cause;
   if (cause?.code) return cause.code;
   return error instanceof Error ? error.name : 'error';

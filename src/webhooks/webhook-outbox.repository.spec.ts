@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../config/app-config.js';
@@ -95,14 +95,45 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     expect((await rows()).length).toBe(before);
   });
 
-  it('leases a due notice to one claimer until the lease runs out', async () => {
-    const now = Date.now();
-    const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
-    expect(first).toHaveLength(2);
-    expect(await outbox.claim(a!.id, 10, 60_000, 'two', now)).toEqual([]);
-    // A claimer that died: its lease runs out and the notices are claimable again.
-    const later = await outbox.claim(a!.id, 10, 60_000, 'two', now + 60_001);
-    expect(later.map((n) => n.eventId)).toEqual(first.map((n) => n.eventId));
+  it.runIf(store.kind === 'postgres')(
+    'leases a due notice to one claimer until the lease runs out',
+    async () => {
+      const now = Date.now();
+      const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
+      expect(first).toHaveLength(2);
+      expect(await outbox.claim(a!.id, 10, 60_000, 'two', now)).toEqual([]);
+      // A claimer that died: its lease runs out and the notices are claimable again.
+      const later = await outbox.claim(a!.id, 10, 60_000, 'two', now + 60_001);
+      expect(later.map((n) => n.eventId)).toEqual(first.map((n) => n.eventId));
+    },
+  );
+
+  it.runIf(store.kind === 'sqlite')(
+    'claims without writing on the embedded store (one process, one lane per receiver)',
+    async () => {
+      const now = Date.now();
+      const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
+      expect(first).toHaveLength(2);
+      expect(await outbox.claim(a!.id, 10, 60_000, 'one', now)).toEqual(first);
+      expect((await rows()).every((r) => r.lease_until === null)).toBe(true);
+    },
+  );
+
+  it('marks delivered notices in one statement, and leaves SQLite synchronous=FULL', async () => {
+    const [one, two] = await outbox.claim(a!.id, 10, 1, 'x', Date.now() + 120_000);
+    await outbox.deliveredAll([one!.id, two!.id]);
+    const marked = (await rows()).filter((r) => r.id === one!.id || r.id === two!.id);
+    expect(marked.map((r) => [r.state, Number(r.attempts)])).toEqual([
+      ['delivered', 1],
+      ['delivered', 1],
+    ]);
+    if (store.kind === 'sqlite') {
+      // Plants' commits must still be flushed: 2 is FULL.
+      const { rows: mode } = await sql<{
+        synchronous: bigint;
+      }>`PRAGMA synchronous`.execute(db);
+      expect(Number(mode[0]!.synchronous)).toBe(2);
+    }
   });
 
   it('records delivered, retried and stopped notices', async () => {

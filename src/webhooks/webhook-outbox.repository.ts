@@ -94,7 +94,7 @@ export class WebhookOutboxRepository {
     owner: string,
     now = Date.now(),
   ): Promise<ClaimedNotice[]> {
-    let due = this.db
+    const due = this.db
       .selectFrom('webhook_outbox')
       .select('id')
       .where('receiver', '=', receiver)
@@ -114,23 +114,24 @@ export class WebhookOutboxRepository {
       )
       .orderBy('id')
       .limit(limit);
-    // SQLite has one writer and no row locks; PostgreSQL replicas skip each other's rows.
-    if (this.postgres) due = due.forUpdate().skipLocked();
+    if (!this.postgres) {
+      // One process per store, and one lane per receiver that claims again only once its last
+      // batch is recorded: no lease is needed, so the claim writes (and fsyncs) nothing. A
+      // notice sent but not yet recorded when the process dies is sent again after the start.
+      const rows = await due.select(['event_id', 'payload', 'attempts', 'created_at']).execute();
+      return rows.map(toNotice);
+    }
+    // PostgreSQL replicas skip each other's rows. The lease's commit is not waited for
+    // (asynchronous commit): lost only if PostgreSQL itself crashes, and then the notice is at
+    // worst sent twice, which at-least-once allows.
     const rows = await this.db
       .updateTable('webhook_outbox')
       .set({ lease_until: now + leaseMs, leased_by: owner })
-      .where('id', 'in', due)
+      .where('id', 'in', due.forUpdate().skipLocked())
+      .where(asynchronousCommit)
       .returning(['id', 'event_id', 'payload', 'attempts', 'created_at'])
       .execute();
-    return rows
-      .map((row) => ({
-        id: BigInt(row.id),
-        eventId: row.event_id,
-        payload: row.payload,
-        attempts: Number(row.attempts),
-        createdAt: Number(row.created_at),
-      }))
-      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    return rows.map(toNotice).sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   /**
@@ -157,19 +158,38 @@ export class WebhookOutboxRepository {
       .execute();
   }
 
-  /** Several delivered notices in one statement (one commit). */
+  /**
+   * Several delivered notices in one statement, whose commit is not flushed to disk on its own:
+   * the next plant commit flushes it (SQLite's WAL, PostgreSQL's asynchronous commit). A crash
+   * before that only forgets the mark, and the notice is sent again: at least once holds, and
+   * the plants' commits do not queue behind these.
+   */
   async deliveredAll(ids: bigint[], now = Date.now()): Promise<void> {
-    await this.db
-      .updateTable('webhook_outbox')
-      .set({
-        state: 'delivered',
-        attempts: sql<number>`attempts + 1`,
-        finished_at: now,
-        lease_until: null,
-        last_error: null,
-      })
-      .where('id', 'in', ids)
-      .execute();
+    const update = (db: Kysely<Database>) =>
+      db
+        .updateTable('webhook_outbox')
+        .set({
+          state: 'delivered',
+          attempts: sql<number>`attempts + 1`,
+          finished_at: now,
+          lease_until: null,
+          last_error: null,
+        })
+        .where('id', 'in', ids);
+    if (this.postgres) {
+      await update(this.db).where(asynchronousCommit).execute();
+      return;
+    }
+    // synchronous is per connection and cannot change inside a transaction: the one
+    // connection is held (no plant commit runs in between) and set back to FULL at once.
+    await this.db.connection().execute(async (connection) => {
+      await sql`PRAGMA synchronous = NORMAL`.execute(connection);
+      try {
+        await update(connection).execute();
+      } finally {
+        await sql`PRAGMA synchronous = FULL`.execute(connection);
+      }
+    });
   }
 
   async delivered(id: bigint, attempts: number, now = Date.now()): Promise<void> {
@@ -301,3 +321,25 @@ export class WebhookOutboxRepository {
       .execute();
   }
 }
+
+function toNotice(row: {
+  id: bigint | number | string;
+  event_id: string;
+  payload: string;
+  attempts: number | bigint;
+  created_at: number | bigint;
+}): ClaimedNotice {
+  return {
+    id: BigInt(row.id),
+    eventId: row.event_id,
+    payload: row.payload,
+    attempts: Number(row.attempts),
+    createdAt: Number(row.created_at),
+  };
+}
+
+/**
+ * PostgreSQL: this statement's own commit does not wait for its WAL flush (SET LOCAL
+ * synchronous_commit = off, evaluated once per statement), for the dispatcher's bookkeeping only.
+ */
+const asynchronousCommit = sql<boolean>`(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;
