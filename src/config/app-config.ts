@@ -1,4 +1,5 @@
 import type { CorsOrigins } from './cors-origins.js';
+import type { WebhookConfig } from '../webhooks/webhook-config.js';
 import type { McpServerSpec } from './mcp-servers.schema.js';
 import type { Env } from './env.schema.js';
 import type { Secret } from './secret.js';
@@ -31,6 +32,8 @@ export interface AppConfig {
   rateLimitPerMinute: number;
   /** Browser origins allowed by CORS (`CORS_ORIGINS`); 'off' by default. */
   corsOrigins: CorsOrigins;
+  /** Receivers of the plant webhook (WEBHOOK_URLS, WEBHOOK_SECRETS); none by default. */
+  webhooks: WebhookConfig;
   agent: { token: Secret; serverUrl: URL } | undefined;
   mcp: {
     configDir: string;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
+import { parseRetrySchedule } from '../webhooks/webhook-config.js';
 
 /**
  * The process environment, as one zod schema: it validates every variable at start and gives
@@ -62,6 +63,16 @@ export const envSchema = z
       .optional()
       .refine((v) => parseCorsOrigins(v) !== undefined, CORS_ORIGINS_MESSAGE)
       .transform((v) => parseCorsOrigins(v)!),
+    // Checked with WEBHOOK_URLS in load-config.ts (parseWebhookReceivers); secret.
+    WEBHOOK_URLS: z.string().optional(),
+    WEBHOOK_SECRETS: z.string().optional(),
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: z
+      .string()
+      .optional()
+      .refine(
+        (v) => parseRetrySchedule(v) !== undefined,
+        'WEBHOOK_RETRY_SCHEDULE_SECONDS must be comma-separated whole numbers of seconds',
+      ),
     SERVICE_AGENT_TOKEN: optional(
       z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
     ),

@@ -138,6 +138,32 @@ describe('loadConfig: each environment problem names its variable, without its v
       'CORS_ORIGINS must be "*" or comma-separated origins',
     ],
     [
+      'WEBHOOK_SECRETS',
+      {
+        WEBHOOK_URLS: 'https://hooks.example.com/a,https://hooks.example.com/b',
+        WEBHOOK_SECRETS: `whsec_${Buffer.alloc(32).toString('base64')}`,
+      },
+      'WEBHOOK_SECRETS must have one entry per WEBHOOK_URLS entry (2 URLs, 1 secrets)',
+    ],
+    [
+      'WEBHOOK_SECRETS',
+      { WEBHOOK_URLS: 'https://hooks.example.com/a', WEBHOOK_SECRETS: 'whsec_short-token' },
+      'WEBHOOK_SECRETS entry 1 must be whsec_ followed by base64 of 24 to 64 bytes',
+    ],
+    [
+      'WEBHOOK_URLS',
+      {
+        WEBHOOK_URLS: 'ftp://hooks.example.com/a',
+        WEBHOOK_SECRETS: `whsec_${Buffer.alloc(32).toString('base64')}`,
+      },
+      'WEBHOOK_URLS entry 1 must be an absolute http(s) URL',
+    ],
+    [
+      'WEBHOOK_RETRY_SCHEDULE_SECONDS',
+      { WEBHOOK_RETRY_SCHEDULE_SECONDS: '5,soon' },
+      'WEBHOOK_RETRY_SCHEDULE_SECONDS must be comma-separated whole numbers of seconds',
+    ],
+    [
       'API_TOKENS',
       { API_TOKENS: 'short-token' },
       'API_TOKENS entry 1 must be sha256:<64 hex> or a plain token of at least 32 characters',

@@ -6,6 +6,7 @@ import { envSchema } from './env.schema.js';
 import { formatIssues } from './issue-path.js';
 import { loadMcpServers } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
+import { parseRetrySchedule, parseWebhookReceivers } from '../webhooks/webhook-config.js';
 import { APP_VERSION } from './version.js';
 
 export const DEFAULT_CONFIG_DIR = '/app/config';
@@ -21,6 +22,8 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
 
   const tokens = parseApiTokens(environment.API_TOKENS);
   problems.push(...tokens.problems);
+  const webhooks = parseWebhookReceivers(environment.WEBHOOK_URLS, environment.WEBHOOK_SECRETS);
+  problems.push(...webhooks.problems);
 
   const configDirExplicit = (environment.SERVICE_CONFIG_DIR ?? '') !== '';
   const configDir = resolve(
@@ -62,6 +65,10 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     apiTokenDigests: tokens.digests,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     corsOrigins: env.CORS_ORIGINS,
+    webhooks: {
+      receivers: webhooks.receivers,
+      retrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_SECONDS)!,
+    },
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
         ? { token: new Secret(env.SERVICE_AGENT_TOKEN), serverUrl: new URL(env.SERVICE_SERVER_URL) }

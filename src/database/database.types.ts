@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /**
  * The one typed schema both dialects share. ids are 64-bit integers in the database (SQLite
@@ -10,6 +10,32 @@ export interface PlantsTable {
   tag: string | null;
 }
 
+/** The plant webhook's outbox (src/webhooks). Integers may read back as bigint: use Number(). */
+export interface WebhookOutboxTable {
+  id: Generated<bigint>;
+  event_id: string;
+  receiver: string;
+  payload: string;
+  state: 'pending' | 'delivered' | 'failed' | 'stopped';
+  attempts: ColumnType<number | bigint, number | undefined, number>;
+  created_at: ColumnType<number | bigint, number, number>;
+  next_attempt_at: ColumnType<number | bigint, number, number>;
+  lease_until: ColumnType<number | bigint | null, number | null | undefined, number | null>;
+  leased_by: string | null;
+  last_error: string | null;
+  finished_at: ColumnType<number | bigint | null, number | null | undefined, number | null>;
+}
+
+/** Receivers stopped by a 410 Gone (src/webhooks): a row per stopped receiver. */
+export interface WebhookReceiversTable {
+  receiver: string;
+  host: string;
+  stopped_at: ColumnType<number | bigint, number, number>;
+  reason: string;
+}
+
 export interface Database {
   plants: PlantsTable;
+  webhook_outbox: WebhookOutboxTable;
+  webhook_receivers: WebhookReceiversTable;
 }

@@ -13,6 +13,7 @@ import { openSqlite } from '../database/sqlite.connection.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import type { Plant } from './plant.js';
+import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
 import { PlantsRepository } from './plants.repository.js';
 
 const logger = pino({ level: 'silent' });
@@ -49,12 +50,17 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
     const opened = await store.open();
     db = opened.db;
     await migrateToLatest(db, logger);
-    const config = { database: { kind: store.kind } } as AppConfig;
+    const config = {
+      database: { kind: store.kind },
+      webhooks: { receivers: [], retrySchedule: [] },
+    } as unknown as AppConfig;
+    const outbox = new WebhookOutboxRepository(db, config);
     repository = new PlantsRepository(
       db,
       config,
       new DatabasePingService(db, opened.integrity),
       opened.integrity,
+      outbox,
     );
   });
   afterAll(async () => {

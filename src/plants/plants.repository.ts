@@ -7,6 +7,7 @@ import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
 import { GroupCommitQueue } from '../database/group-commit-queue.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
+import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
 import type { InsertOutcome, Plant } from './plant.js';
 
 /**
@@ -37,6 +38,7 @@ export class PlantsRepository {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly health: DatabasePingService,
     private readonly integrity: StoreIntegrityService,
+    private readonly outbox: WebhookOutboxRepository,
   ) {
     this.inserts = new GroupCommitQueue({
       flush: (plants) => this.insertBatch(plants),
@@ -118,8 +120,24 @@ export class PlantsRepository {
         ...this.insertQueryFor(plants.length),
         parameters: plants.flatMap((p) => [p.id, p.name, p.tag ?? null]),
       };
-      const { rows } = await this.db.executeQuery(query);
-      const created = new Set(rows.map((row) => BigInt(row.id)));
+      let created: Set<bigint>;
+      if (!this.outbox.enabled) {
+        const { rows } = await this.db.executeQuery(query);
+        created = new Set(rows.map((row) => BigInt(row.id)));
+      } else {
+        // The webhook's notices ride in the plants' own transaction (one commit, one fsync):
+        // every committed plant has them, and no notice exists for a plant that was not.
+        created = await this.db.transaction().execute(async (trx) => {
+          const { rows } = await trx.executeQuery(query);
+          const ids = new Set(rows.map((row) => BigInt(row.id)));
+          await this.outbox.insertEvents(
+            trx,
+            plants.filter((p) => ids.has(p.id)),
+          );
+          return ids;
+        });
+        this.outbox.committed();
+      }
       return plants.map((p) => (created.has(p.id) ? 'created' : 'duplicate'));
     });
   }

@@ -65,6 +65,9 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       expect(renderError({ set: { 'corsOrigins[0]': 'https://docs.example.com/path' } })).toContain(
         '/corsOrigins/0',
       );
+      expect(renderError({ set: { 'webhook.urls[0]': 'https://hooks.example.com/p' } })).toContain(
+        'webhook.urls is set without webhook.secrets',
+      );
     });
 
     it('refuses Kubernetes older than 1.19', () => {

@@ -390,6 +390,34 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         expect(envOf(container, 'SERVICE_LOG_LEVEL')?.value).toBe('debug');
       });
 
+      it('sends the plant webhook only when receivers are set, secrets from a Secret, ports opened', () => {
+        expect(envOf(appContainer(deployment), 'WEBHOOK_URLS')).toBeUndefined();
+        const secret = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
+        const docs = render({
+          set: {
+            'webhook.urls[0]': 'https://hooks.example.com/plants',
+            'webhook.urls[1]': 'http://receiver.tools.svc:8080/hook',
+            'webhook.secrets[0]': secret,
+            'webhook.secrets[1]': secret,
+            'webhook.egressPorts[0]': 8080,
+          },
+        });
+        const container = appContainer(oneOfKind<Deployment>(docs, 'Deployment'));
+        expect(envOf(container, 'WEBHOOK_URLS')?.value).toBe(
+          'https://hooks.example.com/plants,http://receiver.tools.svc:8080/hook',
+        );
+        expect(envOf(container, 'WEBHOOK_SECRETS')?.valueFrom?.secretKeyRef).toEqual({
+          name: 'plants-plant-store',
+          key: 'webhook-secrets',
+        });
+        const data = oneOfKind(docs, 'Secret', '-plant-store').data!;
+        expect(Buffer.from(data['webhook-secrets']!, 'base64').toString()).toBe(
+          `${secret},${secret}`,
+        );
+        const policy = oneOfKind(docs, 'NetworkPolicy', '-plant-store');
+        expect(policy.spec?.egress).toContainEqual({ ports: [{ port: 8080, protocol: 'TCP' }] });
+      });
+
       it('reads every secret from existing Secrets and makes none', () => {
         const docs = render({ values: [ci('external-db')] });
         expect(allOfKind(docs, 'Secret')).toEqual([]);

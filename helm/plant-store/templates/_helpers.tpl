@@ -98,6 +98,13 @@ Refuse settings that cannot work. Included by the Deployment so every render che
 {{- if and $agentToken (not .Values.agent.serverUrl) }}
 {{- fail "plant-store: agent.token or agent.existingSecret is set without agent.serverUrl; the agent needs both or neither." }}
 {{- end }}
+{{- $webhookSecrets := or .Values.webhook.secrets .Values.webhook.existingSecret }}
+{{- if and .Values.webhook.urls (not $webhookSecrets) }}
+{{- fail "plant-store: webhook.urls is set without webhook.secrets or webhook.existingSecret; every receiver needs a signing secret." }}
+{{- end }}
+{{- if and .Values.webhook.secrets (not .Values.webhook.existingSecret) (ne (len .Values.webhook.secrets) (len .Values.webhook.urls)) }}
+{{- fail "plant-store: webhook.secrets needs one entry per webhook.urls entry." }}
+{{- end }}
 {{- $ports := list (int .Values.ports.api) (int .Values.ports.health) (int .Values.ports.metrics) }}
 {{- if ne (len (uniq $ports)) 3 }}
 {{- fail "plant-store: ports.api, ports.health and ports.metrics must differ." }}

@@ -7,6 +7,7 @@ import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
 import { ConfigHealthIndicator } from './config.health.js';
 import { DatabaseHealthIndicator } from './database.health.js';
 import { McpHealthIndicator } from './mcp.health.js';
+import { WebhookHealthIndicator } from '../../webhooks/webhook.health.js';
 
 /**
  * Probes, served only on SERVICE_HEALTH_CHECK_PORT. /health and /health/ready fail (503) only
@@ -25,6 +26,7 @@ export class HealthController {
     private readonly config: ConfigHealthIndicator,
     private readonly mcp: McpHealthIndicator,
     private readonly agent: AgentConnectionHealthIndicator,
+    private readonly webhook: WebhookHealthIndicator,
   ) {}
 
   @Get()
@@ -35,6 +37,7 @@ export class HealthController {
       () => this.config.check(),
       () => this.mcp.check(),
       () => this.agent.check(),
+      () => this.webhook.check(),
     ]);
   }
 

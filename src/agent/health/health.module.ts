@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { McpModule } from '../mcp/mcp.module.js';
 import { RelayModule } from '../relay/relay.module.js';
+import { WebhookHealthIndicator } from '../../webhooks/webhook.health.js';
+import { WebhooksModule } from '../../webhooks/webhooks.module.js';
 import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
 import { ConfigHealthIndicator } from './config.health.js';
 import { McpHealthIndicator } from './mcp.health.js';
@@ -10,7 +12,12 @@ import { DatabaseWatchService } from './database-watch.service.js';
 import { HealthController } from './health.controller.js';
 
 @Module({
-  imports: [TerminusModule.forRoot({ errorLogStyle: 'json' }), McpModule, RelayModule],
+  imports: [
+    TerminusModule.forRoot({ errorLogStyle: 'json' }),
+    McpModule,
+    RelayModule,
+    WebhooksModule,
+  ],
   controllers: [HealthController],
   providers: [
     DatabaseHealthIndicator,
@@ -18,6 +25,7 @@ import { HealthController } from './health.controller.js';
     McpHealthIndicator,
     AgentConnectionHealthIndicator,
     DatabaseWatchService,
+    WebhookHealthIndicator,
   ],
 })
 export class HealthModule {}

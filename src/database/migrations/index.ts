@@ -1,5 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { createPlants } from './2026-11-23-001-create-plants.js';
+import { createWebhookOutbox } from './2026-11-23-002-create-webhook-outbox.js';
+import { createWebhookReceivers } from './2026-11-23-003-create-webhook-receivers.js';
 
 /**
  * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
@@ -7,6 +9,8 @@ import { createPlants } from './2026-11-23-001-create-plants.js';
  */
 const migrations: Record<string, Migration> = {
   '2026-11-23-001-create-plants': createPlants,
+  '2026-11-23-002-create-webhook-outbox': createWebhookOutbox,
+  '2026-11-23-003-create-webhook-receivers': createWebhookReceivers,
 };
 
 export const migrationProvider: MigrationProvider = {

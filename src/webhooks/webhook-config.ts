@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { Secret } from '../config/secret.js';
+
+/** One receiver of the plant webhook, as the operator configured it. */
+export interface WebhookReceiver {
+  /** Stable across restarts and replicas (a digest of the URL): the outbox rows' `receiver`. */
+  id: string;
+  /** The URL may carry credentials: logs and metrics show `host` only. */
+  url: Secret<string>;
+  host: string;
+  /** HMAC keys, decoded from `whsec_` secrets; several while a secret rotates. */
+  keys: Secret<Buffer[]>;
+}
+
+export interface WebhookConfig {
+  receivers: WebhookReceiver[];
+  /** Seconds to wait after each failed attempt; when they run out the notice is `failed`. */
+  retrySchedule: number[];
+}
+
+/** The Standard Webhooks schedule (as Svix): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+const list = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+
+/**
+ * `WEBHOOK_URLS` (comma-separated) and `WEBHOOK_SECRETS` (comma-separated, the same order; each
+ * entry one or more space-separated `whsec_<base64>` secrets). Returns the receivers or the
+ * problems, naming the variable and entry, never a secret's value.
+ */
+export function parseWebhookReceivers(
+  urls: string | undefined,
+  secrets: string | undefined,
+): { receivers: WebhookReceiver[]; problems: string[] } {
+  const urlEntries = list(urls);
+  const secretEntries = list(secrets);
+  const problems: string[] = [];
+  if (urlEntries.length !== secretEntries.length) {
+    problems.push(
+      `WEBHOOK_SECRETS must have one entry per WEBHOOK_URLS entry (${urlEntries.length} URLs, ${secretEntries.length} secrets)`,
+    );
+  }
+  const receivers: WebhookReceiver[] = [];
+  urlEntries.forEach((entry, index) => {
+    const url = URL.canParse(entry) ? new URL(entry) : undefined;
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash !== '') {
+      problems.push(`WEBHOOK_URLS entry ${index + 1} must be an absolute http(s) URL`);
+      return;
+    }
+    const keys: Buffer[] = [];
+    for (const secret of (secretEntries[index] ?? '').split(/\s+/).filter(Boolean)) {
+      const key = decodeSecret(secret);
+      if (!key) {
+        problems.push(
+          `WEBHOOK_SECRETS entry ${index + 1} must be whsec_ followed by base64 of 24 to 64 bytes`,
+        );
+        return;
+      }
+      keys.push(key);
+    }
+    if (keys.length === 0) return;
+    receivers.push({
+      id: createHash('sha256').update(url.href).digest('hex').slice(0, 16),
+      url: new Secret(url.href),
+      host: url.host,
+      keys: new Secret(keys),
+    });
+  });
+  const ids = new Set(receivers.map((r) => r.id));
+  if (ids.size !== receivers.length) problems.push('WEBHOOK_URLS must not repeat a URL');
+  return { receivers, problems };
+}
+
+function decodeSecret(secret: string): Buffer | undefined {
+  const match = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(secret);
+  if (!match) return undefined;
+  const key = Buffer.from(match[1]!, 'base64');
+  return key.length >= 24 && key.length <= 64 ? key : undefined;
+}
+
+export function parseRetrySchedule(value: string | undefined): number[] | undefined {
+  const entries = list(value);
+  if (entries.length === 0) return DEFAULT_RETRY_SCHEDULE;
+  if (!entries.every((e) => /^\d{1,6}$/.test(e))) return undefined;
+  return entries.map(Number);
+}

@@ -1,0 +1,367 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Logger } from 'pino';
+import type { Counter, Gauge, Histogram } from 'prom-client';
+import { LOGGER } from '../common/logging/logger.token.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { WebhookReceiver } from './webhook-config.js';
+import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import { WebhookPoster } from './webhook-http.js';
+import { signWebhook } from './webhook-signature.js';
+
+/** Per attempt, as the issue and Svix say. */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+/**
+ * Twice an attempt's timeout, so a live replica's lease does not run out mid-delivery; a
+ * replica that died holding leases (PostgreSQL) has its notices taken over after this long.
+ */
+export const LEASE_MS = 30_000;
+/**
+ * Notices one receiver's lane claims at once, and how many of them are in flight together.
+ * Their delivered outcomes are recorded in one UPDATE (one commit) per batch: a commit per
+ * notice cost as much as the plant's own.
+ */
+const LANE_BATCH = 64;
+const LANE_CONCURRENCY = 16;
+/** How often a lane looks for due retries and for rows another replica wrote. */
+const POLL_MS = 1_000;
+/** How often the backlog metrics and /health details are refreshed. */
+const BACKLOG_REFRESH_MS = 5_000;
+/** Finished notices (delivered, failed, stopped) are kept this long, then deleted. */
+export const RETENTION_MS = 7 * 24 * 3600_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
+/** A Retry-After longer than this is cut to it. */
+const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+
+type Outcome =
+  | { kind: 'delivered'; status: number }
+  | { kind: 'gone' }
+  | { kind: 'retry'; error: string; retryAfterMs?: number };
+
+/**
+ * Delivers the plant webhook's outbox: one lane per receiver, so a slow or dead receiver only
+ * ever delays its own notices, never another receiver's and never POST /plants (which only
+ * writes the outbox row). Each lane claims due notices with a lease, POSTs each signed per
+ * Standard Webhooks, and records the outcome: 2xx delivered; 410 stops the receiver; anything
+ * else (timeout, connection error, 429, 5xx, other statuses) is retried on the schedule,
+ * honouring Retry-After, until the schedule runs out and the notice is kept as `failed`.
+ */
+@Injectable()
+export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly owner = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  private readonly abort = new AbortController();
+  private readonly lanes: Promise<void>[] = [];
+  private readonly wakers = new Set<() => void>();
+  private readonly posters = new Map<string, WebhookPoster>();
+  private unsubscribe: (() => void) | undefined;
+  private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
+
+  constructor(
+    private readonly outbox: WebhookOutboxRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @InjectMetric('webhook_deliveries_total') private readonly finished: Counter,
+    @InjectMetric('webhook_delivery_attempts_total') private readonly attempts: Counter,
+    @InjectMetric('webhook_delivery_duration_seconds') private readonly duration: Histogram,
+    @InjectMetric('webhook_pending_notices') private readonly pending: Gauge,
+    @InjectMetric('webhook_oldest_pending_age_seconds') private readonly oldestAge: Gauge,
+  ) {}
+
+  /** For /health details: never fails readiness. */
+  status(): {
+    receivers: string[];
+    stopped: string[];
+    pending?: number;
+    oldestPendingAgeSeconds?: number;
+  } {
+    return {
+      receivers: this.config.webhooks.receivers.map((r) => r.host),
+      stopped: this.config.webhooks.receivers
+        .filter((r) => this.outbox.isStopped(r.id))
+        .map((r) => r.host),
+      ...(this.lastBacklog && {
+        pending: this.lastBacklog.pending,
+        oldestPendingAgeSeconds: this.lastBacklog.oldestAgeSeconds,
+      }),
+    };
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const receivers = this.config.webhooks.receivers;
+    try {
+      // Before any plant is taken: no notice is written for a receiver stopped by a 410.
+      await this.outbox.forgetUnconfigured(receivers.map((r) => r.id));
+      if (receivers.length > 0) await this.outbox.loadStopped();
+    } catch (error) {
+      // The claim checks the table itself, so nothing reaches a stopped receiver meanwhile.
+      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read receivers state');
+    }
+    if (receivers.length === 0) return;
+    await this.outbox.releaseLeasesIfSingleProcess();
+    this.unsubscribe = this.outbox.onCommitted(() => this.wakeAll());
+    for (const receiver of receivers) this.lanes.push(this.runLane(receiver));
+    this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshBacklog()));
+    // Another replica's 410, or an operator re-enabling a receiver, is seen within this time.
+    this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshStopped()));
+    this.lanes.push(this.every(PRUNE_EVERY_MS, () => this.prune()));
+    this.logger.info(
+      { receivers: receivers.map((r) => r.host) },
+      'plant webhook dispatcher started',
+    );
+  }
+
+  /** In-flight attempts are aborted and their notices released, to go out later. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.unsubscribe?.();
+    this.abort.abort();
+    this.wakeAll();
+    await Promise.all(this.lanes);
+    for (const poster of this.posters.values()) poster.close();
+    if (this.lanes.length === 0) return;
+    // Before the database closes (onApplicationShutdown): another replica, or the next start,
+    // takes the aborted notices at once rather than after the lease.
+    await this.outbox.releaseLeasesOf(this.owner).catch((error: unknown) => {
+      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
+    });
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.wakers]) wake();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakers.add(done);
+    });
+  }
+
+  private async every(ms: number, task: () => Promise<void>): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      try {
+        await task();
+      } catch (error) {
+        this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: outbox maintenance failed');
+      }
+      await this.sleepUnlessWoken(ms);
+    }
+  }
+
+  /** Like sleep, but only shutdown wakes it, not every commit. */
+  private sleepUnlessWoken(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async refreshBacklog(): Promise<void> {
+    const { pending, oldestCreatedAt } = await this.outbox.backlog();
+    const oldestAgeSeconds =
+      oldestCreatedAt === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAt) / 1000);
+    this.pending.set(pending);
+    this.oldestAge.set(oldestAgeSeconds);
+    this.lastBacklog = { pending, oldestAgeSeconds: Math.round(oldestAgeSeconds) };
+  }
+
+  private async refreshStopped(): Promise<void> {
+    const before = this.config.webhooks.receivers.filter((r) => this.outbox.isStopped(r.id));
+    await this.outbox.loadStopped();
+    for (const receiver of before) {
+      if (!this.outbox.isStopped(receiver.id)) {
+        this.logger.info({ receiver: receiver.host }, 'plant webhook receiver re-enabled');
+      }
+    }
+  }
+
+  private async prune(): Promise<void> {
+    const configured = this.config.webhooks.receivers.map((r) => r.id);
+    let deleted = 0;
+    for (let batch = 1000; batch === 1000 && !this.abort.signal.aborted;) {
+      batch = await this.outbox.prune(Date.now() - RETENTION_MS, configured);
+      deleted += batch;
+    }
+    if (deleted > 0) this.logger.info({ deleted }, 'plant webhook: old notices pruned');
+  }
+
+  private async runLane(receiver: WebhookReceiver): Promise<void> {
+    const log = this.logger.child({ receiver: receiver.host });
+    while (!this.abort.signal.aborted) {
+      if (this.outbox.isStopped(receiver.id)) {
+        // Stopped by a 410 (here, on another replica, or before a restart): idle until an
+        // operator re-enables it.
+        await this.sleep(POLL_MS);
+        continue;
+      }
+      let notices: ClaimedNotice[];
+      try {
+        notices = await this.outbox.claim(receiver.id, LANE_BATCH, LEASE_MS, this.owner);
+      } catch (error) {
+        log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
+        await this.sleep(POLL_MS);
+        continue;
+      }
+      if (notices.length === 0) {
+        await this.sleep(POLL_MS);
+        continue;
+      }
+      const outcomes = await mapLimited(notices, LANE_CONCURRENCY, async (notice) => {
+        const stopTimer = this.duration.startTimer({ receiver: receiver.host });
+        const outcome = await this.attempt(receiver, notice);
+        stopTimer();
+        this.attempts.inc({
+          receiver: receiver.host,
+          result: outcome.kind === 'delivered' ? '2xx' : outcome.kind === 'gone' ? '410' : 'retry',
+        });
+        return outcome;
+      });
+      if (this.abort.signal.aborted) return; // shutting down: the notices are released
+      try {
+        const delivered = notices.filter((_, i) => outcomes[i]!.kind === 'delivered');
+        if (delivered.length > 0) {
+          await this.outbox.deliveredAll(delivered.map((n) => n.id));
+          this.finished.inc({ receiver: receiver.host, outcome: 'delivered' }, delivered.length);
+        }
+        for (const [i, notice] of notices.entries()) {
+          const outcome = outcomes[i]!;
+          if (outcome.kind !== 'delivered') await this.record(receiver, notice, outcome, log);
+        }
+      } catch (error) {
+        log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
+      }
+      if (outcomes.some((o) => o.kind === 'gone')) {
+        log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
+      }
+    }
+  }
+
+  private async attempt(receiver: WebhookReceiver, notice: ClaimedNotice): Promise<Outcome> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    let poster = this.posters.get(receiver.id);
+    if (!poster) {
+      poster = new WebhookPoster(new URL(receiver.url.reveal()), LANE_CONCURRENCY);
+      this.posters.set(receiver.id, poster);
+    }
+    const timeout = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+    try {
+      const response = await poster.post(
+        {
+          'content-type': 'application/json',
+          'webhook-id': notice.eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(
+            receiver.keys.reveal(),
+            notice.eventId,
+            timestamp,
+            notice.payload,
+          ),
+        },
+        notice.payload,
+        AbortSignal.any([this.abort.signal, timeout]),
+      );
+      if (response.status >= 200 && response.status < 300) {
+        return { kind: 'delivered', status: response.status };
+      }
+      if (response.status === 410) return { kind: 'gone' };
+      return {
+        kind: 'retry',
+        error: `HTTP ${response.status}`,
+        retryAfterMs: retryAfterMs(response.retryAfter ?? null),
+      };
+    } catch (error) {
+      return { kind: 'retry', error: timeout.aborted ? 'timeout after 15 s' : reasonOf(error) };
+    }
+  }
+
+  private async record(
+    receiver: WebhookReceiver,
+    notice: ClaimedNotice,
+    outcome: Outcome,
+    log: Logger,
+  ): Promise<void> {
+    const attempts = notice.attempts + 1;
+    if (outcome.kind === 'delivered') {
+      await this.outbox.delivered(notice.id, attempts);
+      this.finished.inc({ receiver: receiver.host, outcome: 'delivered' });
+      return;
+    }
+    if (outcome.kind === 'gone') {
+      await this.outbox.stopReceiver(receiver);
+      this.finished.inc({ receiver: receiver.host, outcome: 'stopped' });
+      return;
+    }
+    const schedule = this.config.webhooks.retrySchedule;
+    const delaySeconds = schedule[attempts - 1];
+    if (delaySeconds === undefined) {
+      await this.outbox.failed(notice.id, attempts, outcome.error);
+      this.finished.inc({ receiver: receiver.host, outcome: 'failed' });
+      log.warn(
+        { event: notice.eventId, attempts, reason: outcome.error },
+        'plant webhook notice failed: retries exhausted',
+      );
+      return;
+    }
+    const delayMs = outcome.retryAfterMs ?? delaySeconds * 1000;
+    await this.outbox.retryAt(notice.id, attempts, Date.now() + delayMs, outcome.error);
+    log.info(
+      { event: notice.eventId, attempts, reason: outcome.error, retryInMs: delayMs },
+      'plant webhook attempt failed; retrying',
+    );
+  }
+}
+
+/** `task` over `items`, at most `limit` at a time; results in the items' order. */
+async function mapLimited<T, R>(
+  items: T[],
+  limit: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** Retry-After in seconds or as an HTTP date, cut to a day; undefined when absent or invalid. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    const date = Date.parse(trimmed);
+    if (Number.isNaN(date)) return undefined;
+    ms = date - now;
+  }
+  return Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS);
+}
+
+/** An error's message without the URL (which may carry credentials). */
+function reasonOf(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
+  const cause = (error as { cause?: { code?: string } }).cause;
+  if (cause?.code) return cause.code;
+  return error instanceof Error ? error.name : 'error';
+}

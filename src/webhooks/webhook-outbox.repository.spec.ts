@@ -1,0 +1,216 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Kysely, sql } from 'kysely';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppConfig } from '../config/app-config.js';
+import { DatabasePingService } from '../database/database-ping.service.js';
+import type { Database } from '../database/database.types.js';
+import { migrateToLatest } from '../database/migrate.js';
+import { openPostgres } from '../database/postgres.connection.js';
+import { openSqlite } from '../database/sqlite.connection.js';
+import { StoreIntegrityService } from '../database/store-integrity.service.js';
+import { PlantsRepository } from '../plants/plants.repository.js';
+import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
+import { parseWebhookReceivers } from './webhook-config.js';
+import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
+
+const logger = pino({ level: 'silent' });
+const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+const stores = [
+  {
+    kind: 'sqlite' as const,
+    open: () => {
+      const dir = mkdtempSync(join(tmpdir(), 'outbox-repo-'));
+      return Promise.resolve(openSqlite(join(dir, 'p.sqlite'), dir).db);
+    },
+  },
+  ...(postgresAvailable
+    ? [
+        {
+          kind: 'postgres' as const,
+          open: async () => openPostgres({ url: await createTestDatabase(), logger }),
+        },
+      ]
+    : []),
+];
+
+/** The plants repository that writes the outbox; the file-identity check is not under test. */
+function plantsRepository(
+  db: Kysely<Database>,
+  config: AppConfig,
+  outbox: WebhookOutboxRepository,
+): PlantsRepository {
+  const integrity = new StoreIntegrityService(undefined, logger);
+  return new PlantsRepository(
+    db,
+    config,
+    new DatabasePingService(db, integrity),
+    integrity,
+    outbox,
+  );
+}
+
+/** The outbox against a real database file or server, written through the plants repository. */
+describe.each(stores)('the webhook outbox on $kind', (store) => {
+  let db: Kysely<Database>;
+  let plants: PlantsRepository;
+  let outbox: WebhookOutboxRepository;
+  let config: AppConfig;
+  const [a, b] = parseWebhookReceivers(
+    'http://127.0.0.1:1/a,http://127.0.0.1:1/b',
+    `${secret},${secret}`,
+  ).receivers;
+  const rows = () => db.selectFrom('webhook_outbox').selectAll().orderBy('id').execute();
+
+  beforeAll(async () => {
+    db = await store.open();
+    await migrateToLatest(db, logger);
+    config = {
+      database: { kind: store.kind },
+      webhooks: { receivers: [a, b], retrySchedule: [1] },
+    } as unknown as AppConfig;
+    outbox = new WebhookOutboxRepository(db, config);
+    plants = plantsRepository(db, config, outbox);
+  });
+  afterAll(async () => {
+    await db.destroy();
+  });
+
+  it('writes one notice per created plant and receiver, none for a duplicate or a refused row', async () => {
+    const outcomes = await Promise.all([
+      plants.insert({ id: 9007199254740993n, name: 'Monstera', tag: 'aroid' }),
+      plants.insert({ id: 2n, name: 'Fern', tag: undefined }),
+    ]);
+    expect(outcomes).toEqual(['created', 'created']);
+    expect(await plants.insert({ id: 2n, name: 'Fern again', tag: undefined })).toBe('duplicate');
+    const refused = { id: 3n, name: null as unknown as string, tag: undefined };
+    await expect(plants.insert(refused)).rejects.toThrow();
+    const written = await rows();
+    expect(written).toHaveLength(4);
+    expect(written.map((r) => `${r.receiver} ${r.payload}`).sort()).toEqual(
+      [
+        `${a!.id} {"id":2,"name":"Fern"}`,
+        `${a!.id} {"id":9007199254740993,"name":"Monstera","tag":"aroid"}`,
+        `${b!.id} {"id":2,"name":"Fern"}`,
+        `${b!.id} {"id":9007199254740993,"name":"Monstera","tag":"aroid"}`,
+      ].sort(),
+    );
+    // One event id per plant, shared by its receivers.
+    expect(new Set(written.map((r) => r.event_id)).size).toBe(2);
+    expect(written.every((r) => r.state === 'pending')).toBe(true);
+  });
+
+  it('stores nothing when no receiver is configured', async () => {
+    const config = {
+      database: { kind: store.kind },
+      webhooks: { receivers: [], retrySchedule: [1] },
+    } as unknown as AppConfig;
+    const none = new WebhookOutboxRepository(db, config);
+    const quiet = plantsRepository(db, config, none);
+    const before = (await rows()).length;
+    expect(await quiet.insert({ id: 500n, name: 'Unseen', tag: undefined })).toBe('created');
+    expect((await rows()).length).toBe(before);
+  });
+
+  it.runIf(store.kind === 'postgres')(
+    'leases a due notice to one claimer until the lease runs out',
+    async () => {
+      const now = Date.now();
+      const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
+      expect(first).toHaveLength(2);
+      expect(await outbox.claim(a!.id, 10, 60_000, 'two', now)).toEqual([]);
+      // A claimer that died: its lease runs out and the notices are claimable again.
+      const later = await outbox.claim(a!.id, 10, 60_000, 'two', now + 60_001);
+      expect(later.map((n) => n.eventId)).toEqual(first.map((n) => n.eventId));
+    },
+  );
+
+  it.runIf(store.kind === 'sqlite')(
+    'claims without writing on the embedded store (one process, one lane per receiver)',
+    async () => {
+      const now = Date.now();
+      const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
+      expect(first).toHaveLength(2);
+      expect(await outbox.claim(a!.id, 10, 60_000, 'one', now)).toEqual(first);
+      expect((await rows()).every((r) => r.lease_until === null)).toBe(true);
+    },
+  );
+
+  it('marks delivered notices in one statement, and leaves SQLite synchronous=FULL', async () => {
+    const [one, two] = await outbox.claim(a!.id, 10, 1, 'x', Date.now() + 120_000);
+    await outbox.deliveredAll([one!.id, two!.id]);
+    const marked = (await rows()).filter((r) => r.id === one!.id || r.id === two!.id);
+    expect(marked.map((r) => [r.state, Number(r.attempts)])).toEqual([
+      ['delivered', 1],
+      ['delivered', 1],
+    ]);
+    if (store.kind === 'sqlite') {
+      // Plants' commits must still be flushed: 2 is FULL.
+      const { rows: mode } = await sql<{
+        synchronous: bigint;
+      }>`PRAGMA synchronous`.execute(db);
+      expect(Number(mode[0]!.synchronous)).toBe(2);
+    }
+  });
+
+  it('records delivered, retried and stopped notices', async () => {
+    const now = Date.now();
+    const [one, two] = await outbox.claim(b!.id, 10, 1, 'x', now);
+    await outbox.delivered(one!.id, 1, now);
+    await outbox.retryAt(two!.id, 1, now + 5_000, 'HTTP 503');
+    expect(await outbox.claim(b!.id, 10, 1, 'x', now + 10)).toEqual([]);
+    const due = await outbox.claim(b!.id, 10, 1, 'x', now + 5_000);
+    expect(due.map((n) => [n.id, n.attempts])).toEqual([[two!.id, 1]]);
+    await outbox.stopReceiver(b!, now);
+    const states = (await rows()).filter((r) => r.receiver === b!.id).map((r) => r.state);
+    expect(states.sort()).toEqual(['delivered', 'stopped']);
+    expect(outbox.receivers().map((r) => r.id)).toEqual([a!.id]);
+  });
+
+  it('keeps a 410 stop in the database: a restart or another replica sees it, until the receiver is removed', async () => {
+    // b was stopped above: its row names the host, never the URL or the secret.
+    const stops = await db.selectFrom('webhook_receivers').selectAll().execute();
+    expect(stops.map((r) => [r.receiver, r.host, r.reason])).toEqual([
+      [b!.id, '127.0.0.1:1', '410 Gone'],
+    ]);
+    // A new repository (a restart, or a replica that has not refreshed yet) writes b's notice...
+    const other = new WebhookOutboxRepository(db, config);
+    const otherPlants = plantsRepository(db, config, other);
+    expect(other.isStopped(b!.id)).toBe(false);
+    await otherPlants.insert({ id: 700n, name: 'Late', tag: undefined });
+    const pendingOfB = async () =>
+      (await rows()).filter((r) => r.receiver === b!.id && r.state === 'pending').length;
+    expect(await pendingOfB()).toBe(1);
+    // ...which no claim ever hands out, and which is closed once it reads the table.
+    expect(await other.claim(b!.id, 10, 1, 'y', Date.now() + 10)).toEqual([]);
+    expect(await other.loadStopped()).toEqual(new Set([b!.id]));
+    expect(await pendingOfB()).toBe(0);
+    expect(other.receivers().map((r) => r.id)).toEqual([a!.id]);
+    // b removed from the configuration (at a start): its stop is forgotten, so re-added it
+    // starts afresh.
+    await other.forgetUnconfigured([a!.id, b!.id]);
+    expect(await other.loadStopped()).toEqual(new Set([b!.id]));
+    await other.forgetUnconfigured([a!.id]);
+    expect(await other.loadStopped()).toEqual(new Set());
+    expect(other.receivers().map((r) => r.id)).toEqual([a!.id, b!.id]);
+  });
+
+  it('prunes finished notices and orphans older than the cut, never pending ones of a receiver', async () => {
+    const now = Date.now();
+    await plants.insert({ id: 600n, name: 'Fresh', tag: undefined });
+    const pendingBefore = (await rows()).filter((r) => r.state === 'pending').length;
+    expect(pendingBefore).toBeGreaterThan(0);
+    // Everything finished is older than a cut in the future; pending rows of configured
+    // receivers stay whatever their age.
+    const deleted = await outbox.prune(now + 1_000, [a!.id, b!.id]);
+    const left = await rows();
+    expect(deleted).toBeGreaterThan(0);
+    expect(left.every((r) => r.state === 'pending')).toBe(true);
+    expect(left.length).toBe(pendingBefore);
+    // Once no receiver is configured for them, old pending rows are orphans and go too.
+    expect(await outbox.prune(now + 1_000, ['someone-else'])).toBe(pendingBefore);
+    expect(await rows()).toEqual([]);
+  });
+});

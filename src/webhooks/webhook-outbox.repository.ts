@@ -1,0 +1,345 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { type Kysely, sql } from 'kysely';
+import { stringifyJson } from '../common/json/lossless-json.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { Database } from '../database/database.types.js';
+import { KYSELY } from '../database/database.tokens.js';
+import type { Plant } from '../plants/plant.js';
+import type { WebhookReceiver } from './webhook-config.js';
+
+/** A notice the dispatcher holds a lease on. */
+export interface ClaimedNotice {
+  id: bigint;
+  eventId: string;
+  payload: string;
+  attempts: number;
+  createdAt: number;
+}
+
+/**
+ * The only place with SQL for the plant webhook's outbox. Rows are written by the plants
+ * repository inside the transaction that inserts the plants (`insertEvents` takes that
+ * transaction), so a committed plant always has its notices and a rolled-back one never has.
+ *
+ * The dispatcher claims rows with a lease (`lease_until`, `leased_by`): on PostgreSQL with
+ * `FOR UPDATE SKIP LOCKED`, so replicas never claim the same row at once, and a replica that
+ * dies mid-delivery leaves a lease that runs out, after which another replica takes the row.
+ */
+@Injectable()
+export class WebhookOutboxRepository {
+  /**
+   * Ids of receivers that answered 410 Gone: no notices are written for them. A copy of the
+   * `webhook_receivers` table (the durable truth, shared by replicas), reloaded by
+   * `loadStopped`.
+   */
+  private stopped = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+  private readonly postgres: boolean;
+
+  constructor(
+    @Inject(KYSELY) private readonly db: Kysely<Database>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.postgres = config.database.kind === 'postgres';
+  }
+
+  receivers(): WebhookReceiver[] {
+    return this.config.webhooks.receivers.filter((r) => !this.stopped.has(r.id));
+  }
+
+  /** False without receivers: then nothing is stored and plants commit as before. */
+  get enabled(): boolean {
+    return this.receivers().length > 0;
+  }
+
+  /** One notice per plant and receiver; one event id per plant, the same for every receiver. */
+  async insertEvents(trx: Kysely<Database>, plants: Plant[], now = Date.now()): Promise<void> {
+    const receivers = this.receivers();
+    if (plants.length === 0 || receivers.length === 0) return;
+    const rows = plants.flatMap((plant) => {
+      const eventId = `msg_${randomBytes(16).toString('base64url')}`;
+      const payload = stringifyJson(
+        plant.tag === undefined
+          ? { id: plant.id, name: plant.name }
+          : { id: plant.id, name: plant.name, tag: plant.tag },
+      );
+      return receivers.map((receiver) => ({
+        event_id: eventId,
+        receiver: receiver.id,
+        payload,
+        state: 'pending' as const,
+        created_at: now,
+        next_attempt_at: now,
+      }));
+    });
+    await trx.insertInto('webhook_outbox').values(rows).execute();
+  }
+
+  /** Called after a transaction with notices committed: wakes the dispatcher. */
+  committed(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  onCommitted(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Leases up to `limit` due notices of one receiver, oldest first. */
+  async claim(
+    receiver: string,
+    limit: number,
+    leaseMs: number,
+    owner: string,
+    now = Date.now(),
+  ): Promise<ClaimedNotice[]> {
+    const due = this.db
+      .selectFrom('webhook_outbox')
+      .select('id')
+      .where('receiver', '=', receiver)
+      .where('state', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      // A receiver another replica saw answer 410 gets nothing more from this one either.
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_receivers')
+              .select('receiver')
+              .where('webhook_receivers.receiver', '=', receiver),
+          ),
+        ),
+      )
+      .orderBy('id')
+      .limit(limit);
+    if (!this.postgres) {
+      // One process per store, and one lane per receiver that claims again only once its last
+      // batch is recorded: no lease is needed, so the claim writes (and fsyncs) nothing. A
+      // notice sent but not yet recorded when the process dies is sent again after the start.
+      const rows = await due.select(['event_id', 'payload', 'attempts', 'created_at']).execute();
+      return rows.map(toNotice);
+    }
+    // PostgreSQL replicas skip each other's rows. The lease's commit is not waited for
+    // (asynchronous commit): lost only if PostgreSQL itself crashes, and then the notice is at
+    // worst sent twice, which at-least-once allows.
+    const rows = await this.db
+      .updateTable('webhook_outbox')
+      .set({ lease_until: now + leaseMs, leased_by: owner })
+      .where('id', 'in', due.forUpdate().skipLocked())
+      .where(asynchronousCommit)
+      .returning(['id', 'event_id', 'payload', 'attempts', 'created_at'])
+      .execute();
+    return rows.map(toNotice).sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  /**
+   * The embedded store allows one process per DATA_DIR (an exclusive lock), so at start every
+   * lease is a dead process's: release them now rather than after they run out.
+   */
+  async releaseLeasesIfSingleProcess(): Promise<void> {
+    if (this.postgres) return;
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ lease_until: null, leased_by: null })
+      .where('state', '=', 'pending')
+      .where('lease_until', 'is not', null)
+      .execute();
+  }
+
+  /** A clean shutdown hands its leased notices back at once instead of when the lease ends. */
+  async releaseLeasesOf(owner: string): Promise<void> {
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ lease_until: null, leased_by: null })
+      .where('state', '=', 'pending')
+      .where('leased_by', '=', owner)
+      .execute();
+  }
+
+  /**
+   * Several delivered notices in one statement, whose commit is not flushed to disk on its own:
+   * the next plant commit flushes it (SQLite's WAL, PostgreSQL's asynchronous commit). A crash
+   * before that only forgets the mark, and the notice is sent again: at least once holds, and
+   * the plants' commits do not queue behind these.
+   */
+  async deliveredAll(ids: bigint[], now = Date.now()): Promise<void> {
+    const update = (db: Kysely<Database>) =>
+      db
+        .updateTable('webhook_outbox')
+        .set({
+          state: 'delivered',
+          attempts: sql<number>`attempts + 1`,
+          finished_at: now,
+          lease_until: null,
+          last_error: null,
+        })
+        .where('id', 'in', ids);
+    if (this.postgres) {
+      await update(this.db).where(asynchronousCommit).execute();
+      return;
+    }
+    // synchronous is per connection and cannot change inside a transaction: the one
+    // connection is held (no plant commit runs in between) and set back to FULL at once.
+    await this.db.connection().execute(async (connection) => {
+      await sql`PRAGMA synchronous = NORMAL`.execute(connection);
+      try {
+        await update(connection).execute();
+      } finally {
+        await sql`PRAGMA synchronous = FULL`.execute(connection);
+      }
+    });
+  }
+
+  async delivered(id: bigint, attempts: number, now = Date.now()): Promise<void> {
+    await this.finish(id, 'delivered', attempts, null, now);
+  }
+
+  async failed(id: bigint, attempts: number, error: string, now = Date.now()): Promise<void> {
+    await this.finish(id, 'failed', attempts, error, now);
+  }
+
+  async retryAt(id: bigint, attempts: number, next: number, error: string): Promise<void> {
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ attempts, next_attempt_at: next, last_error: error, lease_until: null })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  /**
+   * 410 Gone: this receiver gets nothing more, its pending notices included, on every replica
+   * and after restarts (a row in `webhook_receivers`, in the same transaction as the notices).
+   */
+  async stopReceiver(receiver: WebhookReceiver, now = Date.now()): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('webhook_receivers')
+        .values({ receiver: receiver.id, host: receiver.host, stopped_at: now, reason: '410 Gone' })
+        .onConflict((oc) => oc.column('receiver').doNothing())
+        .execute();
+      await this.finishPendingOf(trx, receiver.id, now);
+    });
+    // Only once committed: /health's "stopped" means it holds after a restart.
+    this.stopped.add(receiver.id);
+  }
+
+  /**
+   * Reloads the stopped receivers from the table (another replica's 410, or an operator's
+   * DELETE re-enabling one) and closes the pending notices of those stopped; returns their ids.
+   */
+  async loadStopped(now = Date.now()): Promise<Set<string>> {
+    const rows = await this.db.selectFrom('webhook_receivers').select('receiver').execute();
+    const stopped = new Set(rows.map((row) => row.receiver));
+    for (const id of stopped) {
+      // Notices written before this replica knew of the stop.
+      if (!this.stopped.has(id)) await this.finishPendingOf(this.db, id, now);
+    }
+    this.stopped = stopped;
+    return stopped;
+  }
+
+  isStopped(receiver: string): boolean {
+    return this.stopped.has(receiver);
+  }
+
+  /**
+   * Forgets the stops of receivers no longer configured, so one the operator removes and later
+   * adds again starts afresh. Run at start: the configuration is the operator's current word.
+   */
+  async forgetUnconfigured(configured: string[]): Promise<void> {
+    let query = this.db.deleteFrom('webhook_receivers');
+    if (configured.length > 0) query = query.where('receiver', 'not in', configured);
+    await query.execute();
+  }
+
+  private async finishPendingOf(
+    db: Kysely<Database>,
+    receiver: string,
+    now: number,
+  ): Promise<void> {
+    await db
+      .updateTable('webhook_outbox')
+      .set({ state: 'stopped', finished_at: now, lease_until: null, last_error: '410 Gone' })
+      .where('receiver', '=', receiver)
+      .where('state', '=', 'pending')
+      .execute();
+  }
+
+  /** Pending notices of every replica, and the creation time of the oldest. */
+  async backlog(): Promise<{ pending: number; oldestCreatedAt: number | undefined }> {
+    const row = await this.db
+      .selectFrom('webhook_outbox')
+      .select((eb) => [eb.fn.countAll().as('pending'), eb.fn.min('created_at').as('oldest')])
+      .where('state', '=', 'pending')
+      .executeTakeFirst();
+    const oldest = row?.oldest;
+    return {
+      pending: Number(row?.pending ?? 0),
+      oldestCreatedAt: oldest === null || oldest === undefined ? undefined : Number(oldest),
+    };
+  }
+
+  /**
+   * Deletes finished notices (delivered, or failed and stopped ones kept for inspection) older
+   * than `before`, a bounded batch at a time; returns how many went. Rows of receivers no longer
+   * configured are pending forever otherwise, so those are deleted at the same age.
+   */
+  async prune(before: number, configured: string[], limit = 1000): Promise<number> {
+    const old = this.db
+      .selectFrom('webhook_outbox')
+      .select('id')
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('state', '<>', 'pending'), eb('finished_at', '<', before)]),
+          eb.and([
+            eb('created_at', '<', before),
+            ...(configured.length > 0 ? [eb('receiver', 'not in', configured)] : []),
+          ]),
+        ]),
+      )
+      .limit(limit);
+    const result = await this.db
+      .deleteFrom('webhook_outbox')
+      .where('id', 'in', old)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  private async finish(
+    id: bigint,
+    state: 'delivered' | 'failed',
+    attempts: number,
+    error: string | null,
+    now: number,
+  ): Promise<void> {
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ state, attempts, finished_at: now, lease_until: null, last_error: error })
+      .where('id', '=', id)
+      .execute();
+  }
+}
+
+function toNotice(row: {
+  id: bigint | number | string;
+  event_id: string;
+  payload: string;
+  attempts: number | bigint;
+  created_at: number | bigint;
+}): ClaimedNotice {
+  return {
+    id: BigInt(row.id),
+    eventId: row.event_id,
+    payload: row.payload,
+    attempts: Number(row.attempts),
+    createdAt: Number(row.created_at),
+  };
+}
+
+/**
+ * PostgreSQL: this statement's own commit does not wait for its WAL flush (SET LOCAL
+ * synchronous_commit = off, evaluated once per statement), for the dispatcher's bookkeeping only.
+ */
+const asynchronousCommit = sql<boolean>`(SELECT set_config('synchronous_commit', 'off', true)) = 'off'`;

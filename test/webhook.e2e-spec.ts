@@ -1,0 +1,303 @@
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { newToken, type RunningApp, startApp } from './support/app-process.js';
+import { call } from './support/http.js';
+import { createTestDatabase, postgresAvailable, storeVariants } from './support/postgres.js';
+import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
+
+/** The plant webhook against real receivers on loopback that verify every signature. */
+describe.each(storeVariants)('plant webhook on $name', (store) => {
+  const apps: RunningApp[] = [];
+  const receivers: WebhookReceiver[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.stop('SIGKILL')));
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+
+  const receiver = async () => {
+    const r = await new WebhookReceiver().listen();
+    receivers.push(r);
+    return r;
+  };
+  /** The app with `to` as receivers; the environment it got is kept for a restart. */
+  const envs = new Map<RunningApp, Record<string, string>>();
+  const start = async (to: WebhookReceiver[], dataDir?: string) => {
+    const env = {
+      ...(await store.env()),
+      WEBHOOK_URLS: to.map((r) => r.url).join(','),
+      WEBHOOK_SECRETS: to.map((r) => r.secret).join(','),
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1,1,1',
+    };
+    const app = await startApp({ env, dataDir });
+    apps.push(app);
+    envs.set(app, env);
+    return app;
+  };
+  const create = (app: RunningApp, id: bigint | number, name = `p${id}`) =>
+    call(`${app.apiUrl}/plants`, {
+      method: 'POST',
+      token: app.token,
+      body: `{"id": ${id}, "name": "${name}"}`,
+    });
+  const bodyOf = (id: bigint | number, name = `p${id}`) => `{"id":${id},"name":"${name}"}`;
+
+  it('delivers every created plant to every receiver, signed, once per event id', async () => {
+    const [a, b] = [await receiver(), await receiver()];
+    const app = await start([a, b]);
+    const ids = [...Array.from({ length: 40 }, (_, i) => i + 1), 9007199254740993n];
+    const answers = await Promise.all(ids.map((id) => create(app, id)));
+    expect(answers.map((x) => x.status)).toEqual(ids.map(() => 200));
+    // A duplicate is a 409 and no notice.
+    expect((await create(app, 1, 'again')).status).toBe(409);
+    const expected = ids.map((id) => bodyOf(id)).sort();
+    for (const r of [a, b]) {
+      await waitFor('every notice', () => r.distinctBodies().length >= ids.length);
+      expect(r.distinctBodies().sort()).toEqual(expected);
+      expect(r.rejected).toEqual([]);
+    }
+    // The same event carries the same webhook-id to every receiver.
+    expect(new Set(a.deliveries.map((d) => d.id))).toEqual(new Set(b.deliveries.map((d) => d.id)));
+    // Visible: metrics by receiver host and outcome, /health details; never a secret or URL.
+    const metrics = (await call(`${app.metricsUrl}/metrics`)).text;
+    for (const r of [a, b]) {
+      const host = new URL(r.url).host;
+      expect(metrics).toMatch(
+        new RegExp(`webhook_delivery_attempts_total\\{receiver="${host}",result="2xx"\\} \\d+`),
+      );
+      expect(metrics).toContain(`webhook_delivery_duration_seconds_count{receiver="${host}"}`);
+    }
+    expect(metrics).toContain('webhook_pending_notices');
+    const health = (await call(`${app.healthUrl}/health`)).json as {
+      status: string;
+      details: { plantWebhook: { status: string; receivers: string[] } };
+    };
+    expect(health.status).toBe('ok');
+    expect(health.details.plantWebhook.receivers.sort()).toEqual(
+      [a, b].map((r) => new URL(r.url).host).sort(),
+    );
+    for (const r of [a, b]) {
+      expect(app.output()).not.toContain(r.secret.slice(6));
+      expect(app.output()).not.toContain(r.url);
+    }
+  });
+
+  it('gives a receiver that was down everything once it answers again (Retry-After honoured)', async () => {
+    const down = await receiver();
+    let up = false;
+    down.behaviour = (_request, response) =>
+      up ? response.writeHead(204).end() : response.writeHead(503, { 'retry-after': '1' }).end();
+    const app = await start([down]);
+    for (const id of [1, 2, 3]) expect((await create(app, id)).status).toBe(200);
+    await waitFor('failed attempts', () => down.deliveries.length >= 3);
+    up = true;
+    await waitFor('redelivery', () =>
+      [1, 2, 3].every((id) => down.deliveries.slice(3).some((d) => d.body === bodyOf(id))),
+    );
+    expect(down.distinctBodies().sort()).toEqual([1, 2, 3].map((id) => bodyOf(id)).sort());
+    // Retries of one event keep its webhook-id.
+    const first = down.deliveries[0]!;
+    expect(
+      down.deliveries.filter((d) => d.body === first.body).every((d) => d.id === first.id),
+    ).toBe(true);
+  });
+
+  it('stops sending to a receiver that answers 410, and keeps serving the others', async () => {
+    const [gone, fine] = [await receiver(), await receiver()];
+    gone.behaviour = (_request, response) => response.writeHead(410).end();
+    const app = await start([gone, fine]);
+    expect((await create(app, 1)).status).toBe(200);
+    await waitFor('the 410', () => gone.deliveries.length === 1);
+    for (const id of [2, 3, 4]) expect((await create(app, id)).status).toBe(200);
+    await waitFor('the others', () => fine.distinctBodies().length === 4);
+    expect(gone.deliveries).toHaveLength(1);
+  });
+
+  it('keeps a 410 receiver stopped after kill -9 and a restart; removed and added again, it starts afresh', async () => {
+    const [gone, fine] = [await receiver(), await receiver()];
+    let status = 410;
+    gone.behaviour = (_request, response) => response.writeHead(status).end();
+    const first = await start([gone, fine]);
+    /** The same store (a token of its own), with `to` as receivers. */
+    const restart = async (to: WebhookReceiver[]) => {
+      const app = await startApp({
+        env: {
+          ...envs.get(first),
+          WEBHOOK_URLS: to.map((r) => r.url).join(','),
+          WEBHOOK_SECRETS: to.map((r) => r.secret).join(','),
+        },
+        dataDir: first.dataDir,
+      });
+      apps.push(app);
+      return app;
+    };
+    const stoppedHosts = async (app: RunningApp) =>
+      (
+        (await call(`${app.healthUrl}/health`)).json as {
+          details: { plantWebhook: { stopped: string[] } };
+        }
+      ).details.plantWebhook.stopped;
+    const goneHost = new URL(gone.url).host;
+    expect((await create(first, 1)).status).toBe(200);
+    await waitFor('the 410', () => gone.deliveries.length === 1);
+    // The precondition: the stop is recorded (it is committed before /health shows it).
+    const deadline = Date.now() + 20_000;
+    while (!(await stoppedHosts(first)).includes(goneHost)) {
+      if (Date.now() > deadline) throw new Error('the stop never showed in /health');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
+    status = 200; // were anything sent to it now, it would count as delivered
+
+    const second = await restart([gone, fine]);
+    expect(await stoppedHosts(second)).toEqual([goneHost]);
+    for (const id of [2, 3]) expect((await create(second, id)).status).toBe(200);
+    await waitFor('the other receiver', () => fine.distinctBodies().length === 3);
+    expect(await second.stop('SIGTERM')).toBe(0);
+    // Nothing more reached the stopped receiver, before or after the restart.
+    expect(gone.deliveries.map((d) => d.body)).toEqual([bodyOf(1)]);
+
+    // The operator removes it, then adds it again: it starts afresh.
+    const third = await restart([fine]);
+    expect(await third.stop('SIGTERM')).toBe(0);
+    const fourth = await restart([gone, fine]);
+    expect(await stoppedHosts(fourth)).toEqual([]);
+    expect((await create(fourth, 4)).status).toBe(200);
+    await waitFor('the re-added receiver', () => gone.deliveries.length === 2);
+    expect(gone.deliveries.map((d) => d.body)).toEqual([bodyOf(1), bodyOf(4)]);
+    expect(gone.rejected).toEqual([]);
+  }, 90_000);
+
+  it('a receiver that hangs slows neither POST /plants nor the other receivers', async () => {
+    const [hung, fine] = [await receiver(), await receiver()];
+    hung.behaviour = () => undefined; // never answers (the 15 s timeout is far off)
+    const app = await start([hung, fine]);
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => create(app, i + 1)));
+    expect(answers.every((x) => x.status === 200)).toBe(true);
+    await waitFor('the hung receiver holding requests', () => hung.deliveries.length > 0);
+    await waitFor('the other receiver', () => fine.distinctBodies().length === 30, 10_000);
+    // Far below the 15 s a receiver may hang: nothing waited on it.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('stops promptly on SIGTERM while an attempt hangs; the notice goes out after the restart', async () => {
+    const hook = await receiver();
+    let hang = true;
+    hook.behaviour = (_request, response) => {
+      if (!hang) response.writeHead(200).end();
+    };
+    const app = await start([hook]);
+    expect((await create(app, 1)).status).toBe(200);
+    await waitFor('the attempt in flight', () => hook.deliveries.length === 1);
+    const stopping = Date.now();
+    expect(await app.stop('SIGTERM')).toBe(0);
+    // Far below the 15 s the attempt could still wait: the dispatcher aborted it.
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+    hang = false;
+    const again = await startApp({
+      env: { ...envs.get(app), API_TOKENS: app.token },
+      dataDir: app.dataDir,
+    });
+    apps.push(again);
+    // Well within the 30 s lease: the stopping process handed its notice back.
+    await waitFor('the redelivery', () => hook.deliveries.length >= 2, 15_000);
+    expect(hook.deliveries[1]!.id).toBe(hook.deliveries[0]!.id);
+  }, 90_000);
+
+  it('loses no notice to kill -9 under load: every acknowledged plant is delivered after the restart, and only committed ones', async () => {
+    const late = await receiver();
+    let up = false;
+    late.behaviour = (_request, response) => response.writeHead(up ? 200 : 503).end();
+    const first = await start([late]);
+    const ids = Array.from({ length: 300 }, (_, i) => i + 1);
+    const acknowledged: number[] = [];
+    const inFlight = ids.map((id) =>
+      create(first, id).then(
+        (answer) => {
+          if (answer.status === 200) acknowledged.push(id);
+        },
+        () => undefined, // cut by the kill: maybe committed, maybe not
+      ),
+    );
+    await waitFor('some plants acknowledged', () => acknowledged.length >= 20);
+    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
+    await Promise.all(inFlight);
+    const acked = [...acknowledged];
+    expect(acked.length).toBeLessThan(ids.length); // the precondition: killed under load
+    up = true;
+    const second = await startApp({
+      env: { ...envs.get(first), API_TOKENS: first.token },
+      dataDir: first.dataDir,
+    });
+    apps.push(second);
+    const delivered = () => new Set(late.distinctBodies().map((b) => /"id":(\d+)/.exec(b)![1]));
+    // On PostgreSQL the notices the dead process had leased wait for the 30 s lease to run out
+    // (other replicas may be alive); the embedded store releases them at start.
+    await waitFor(
+      'every acknowledged plant',
+      () => acked.every((id) => delivered().has(String(id))),
+      store.name === 'postgres' ? 60_000 : 20_000,
+    );
+    // Notices only for committed plants: each delivered id is in the store.
+    for (const id of delivered()) {
+      const stored = await call(`${second.apiUrl}/plants/${id}`, { token: first.token });
+      expect(stored.status, `plant ${id}`).toBe(200);
+    }
+    expect(late.rejected).toEqual([]);
+  }, 120_000);
+});
+
+describe.skipIf(!postgresAvailable)('plant webhook with two replicas on one PostgreSQL', () => {
+  it('delivers each notice once in the normal case', async () => {
+    const hook = await new WebhookReceiver().listen();
+    const url = await createTestDatabase();
+    const token = newToken();
+    const env = {
+      DATABASE_URL: url,
+      API_TOKENS: token,
+      WEBHOOK_URLS: hook.url,
+      WEBHOOK_SECRETS: hook.secret,
+    };
+    const replicas = [await startApp({ env }), await startApp({ env })];
+    try {
+      const ids = Array.from({ length: 100 }, (_, i) => i + 1);
+      const answers = await Promise.all(
+        ids.map((id) =>
+          call(`${replicas[id % 2]!.apiUrl}/plants`, {
+            method: 'POST',
+            token,
+            body: `{"id": ${id}, "name": "p${id}"}`,
+          }),
+        ),
+      );
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      await waitFor('every notice', () => hook.distinctBodies().length === ids.length);
+      // Once every outbox row is delivered no replica has anything left to send: a duplicate
+      // would have arrived by then.
+      const db = new pg.Client({ connectionString: url });
+      await db.connect();
+      try {
+        const undelivered = async () =>
+          Number(
+            (
+              await db.query<{ n: string }>(
+                "SELECT count(*) AS n FROM webhook_outbox WHERE state <> 'delivered'",
+              )
+            ).rows[0]!.n,
+          );
+        const deadline = Date.now() + 20_000;
+        while ((await undelivered()) > 0 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(await undelivered()).toBe(0);
+      } finally {
+        await db.end();
+      }
+      expect(hook.deliveries).toHaveLength(ids.length);
+      expect(hook.rejected).toEqual([]);
+    } finally {
+      await Promise.all(replicas.map((app) => app.stop('SIGKILL')));
+      await hook.close();
+    }
+  });
+});
