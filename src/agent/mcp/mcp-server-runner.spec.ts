@@ -169,6 +169,31 @@ describe('McpServerRunner', () => {
     expect(runner.status().lastError).toMatch(/timed out|timeout/i);
   });
 
+  it("never shows the child's own error text (its secrets) in the status /health shows", async () => {
+    const secret = 'initialize-secret-4711';
+    const child = [
+      "process.stdin.on('data', (chunk) => {",
+      '  for (const line of chunk.toString().split("\\n").filter(Boolean)) {',
+      '    const { id } = JSON.parse(line);',
+      '    if (id === undefined) continue;',
+      '    const message = `bad token ${process.env.API_TOKEN}`;',
+      '    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message } }) + "\\n");',
+      '  }',
+      '});',
+    ].join('\n');
+    const { runner, logLines } = setup(
+      { args: ['-e', child], env: { API_TOKEN: secret } },
+      { backoff: { initialMs: 60_000, maxMs: 60_000, jitterRatio: 0 } },
+    );
+    await waitFor(() => runner.status().lastError !== null);
+    expect(runner.status().lastError).toBe(
+      'initialize failed: the server answered an error (see the logs)',
+    );
+    expect(JSON.stringify(runner.status())).not.toContain(secret);
+    // The child's words stay in the log, for the operator.
+    expect(logLines.join('')).toContain(`bad token ${secret}`);
+  });
+
   it('restarts a server that stops answering pings', async () => {
     const { runner } = setup({});
     await waitFor(() => runner.state === 'up');
