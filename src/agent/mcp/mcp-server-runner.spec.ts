@@ -10,6 +10,7 @@ import {
 } from './mcp-server-runner.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-echo-server.mjs');
+const HOSTILE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-hostile-server.mjs');
 
 const FAST: RunnerTimings = {
   ...DEFAULT_RUNNER_TIMINGS,
@@ -260,5 +261,59 @@ describe('McpServerRunner', () => {
     } finally {
       delete process.env.SERVICE_AGENT_TOKEN;
     }
+  });
+
+  describe('restarts a child for what it sends unasked, and stays in control', () => {
+    const NO_RETRY = { backoff: { initialMs: 60_000, maxMs: 60_000, jitterRatio: 0 } };
+    const callTool = (runner: McpServerRunner, name: string) =>
+      runner.session!.send({
+        jsonrpc: '2.0',
+        id: `relay:${name}`,
+        method: 'tools/call',
+        params: { name, arguments: {} },
+      });
+
+    it('valid notifications flooded beyond their budget', async () => {
+      const { runner, relayed } = setup(
+        { args: [HOSTILE] },
+        { ...NO_RETRY, unsolicited: { notificationBurst: 200, notificationsPerSecond: 20 } },
+      );
+      await waitFor(() => runner.state === 'up');
+      await callTool(runner, 'notify-flood');
+      await waitFor(() => runner.status().unsolicited.restarts === 1);
+      expect(runner.status().lastError).toMatch(/^sent too many messages nobody asked for \(/);
+      // Notifications within the budget still reached the relay.
+      expect(relayed.some((m) => 'method' in m && m.method === 'notifications/message')).toBe(true);
+    });
+
+    it('answers to ids nobody waits for: dropped, logged rate-limited, then restarted', async () => {
+      const { runner, relayed, logLines } = setup(
+        { args: [HOSTILE] },
+        { ...NO_RETRY, unsolicited: { unknownAnswerBurst: 50, unknownAnswersPerSecond: 5 } },
+      );
+      await waitFor(() => runner.state === 'up');
+      await callTool(runner, 'unknown-answers');
+      await waitFor(() => runner.status().unsolicited.restarts === 1);
+      expect(runner.status().unsolicited.unknownAnswers).toBeGreaterThan(50);
+      expect(relayed.some((m) => 'id' in m && m.id === 'unknown-1')).toBe(false);
+      const warned = logLines.filter((l) => l.includes('request id nobody waits for'));
+      expect(warned.length).toBeGreaterThan(0);
+      expect(warned.length).toBeLessThan(20);
+      expect(warned[0]).toContain('"level":40');
+    });
+
+    it('a stdout line that never ends', async () => {
+      const { runner } = setup(
+        { args: [HOSTILE] },
+        {
+          ...NO_RETRY,
+          stdout: { maxLineBytes: 1024 * 1024, garbageBurstBytes: 4 * 1024 * 1024 },
+        },
+      );
+      await waitFor(() => runner.state === 'up');
+      await callTool(runner, 'endless-line');
+      await waitFor(() => runner.status().stdoutGarbage.restarts === 1);
+      expect(runner.status().lastError).toMatch(/^wrote too much to stdout/);
+    });
   });
 });

@@ -15,7 +15,7 @@ import { describeExit, ProcessGroupTransport } from './process-group-transport.j
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
-import { RateLimitedLog } from '../logging/rate-limited-log.js';
+import { RateLimitedLog, truncateForLog } from '../logging/rate-limited-log.js';
 
 export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 
@@ -74,6 +74,10 @@ export class McpServerRunner {
   /** Stdout lines that were not JSON-RPC, over every attempt. */
   #garbageLines = 0;
   #garbageRestarts = 0;
+  readonly #unknownAnswerLog: RateLimitedLog;
+  /** Answers to ids nobody waits for, over every attempt. */
+  #unknownAnswers = 0;
+  #unsolicitedRestarts = 0;
 
   constructor(
     readonly spec: McpServerSpec,
@@ -93,6 +97,7 @@ export class McpServerRunner {
       deps.timings.stderr,
     );
     this.#garbageLog = new RateLimitedLog(this.#logger);
+    this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
   }
 
   get name(): string {
@@ -123,6 +128,7 @@ export class McpServerRunner {
       prompts: this.#prompts,
       lastError: this.#lastError,
       stdoutGarbage: { lines: this.#garbageLines, restarts: this.#garbageRestarts },
+      unsolicited: { unknownAnswers: this.#unknownAnswers, restarts: this.#unsolicitedRestarts },
     };
   }
 
@@ -180,6 +186,20 @@ export class McpServerRunner {
       onGarbageFlood: (reason) => {
         if (this.#stopped || this.#attempt !== attempt) return;
         this.#garbageRestarts++;
+        this.#logger.warn(`MCP server ${reason}; restarting it`);
+        void this.#failed(attempt, reason);
+      },
+      ...(timings.unsolicited ? { unsolicited: timings.unsolicited } : {}),
+      onUnknownAnswer: (id) => {
+        this.#unknownAnswers++;
+        this.#unknownAnswerLog.warn(
+          { stream: 'stdout', id: truncateForLog(id, 64) },
+          'dropped an answer of the MCP server to a request id nobody waits for',
+        );
+      },
+      onUnsolicitedFlood: (reason) => {
+        if (this.#stopped || this.#attempt !== attempt) return;
+        this.#unsolicitedRestarts++;
         this.#logger.warn(`MCP server ${reason}; restarting it`);
         void this.#failed(attempt, reason);
       },
