@@ -16,7 +16,15 @@ let server: TestAgentServer;
 let app: RunningApp;
 let nextPlant = 1;
 const agentToken = newToken();
-const SERVERS = ['victim', 'hijacker', 'deep', 'flooder'] as const;
+const SERVERS = [
+  'victim',
+  'hijacker',
+  'deep',
+  'flooder',
+  'notifier',
+  'unknowns',
+  'endless',
+] as const;
 /** What `victim` prints to stderr on request: an MCP server's own credential. */
 const childSecret = newToken();
 
@@ -38,6 +46,46 @@ async function storeStillServes(): Promise<void> {
 
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
+interface HealthServer {
+  name: string;
+  state: string;
+  lastError: string | null;
+  stdoutGarbage: { lines: number; restarts: number };
+  unsolicited: { unknownAnswers: number; restarts: number };
+}
+
+/** One MCP server as the unauthenticated /health shows it. */
+async function healthOf(name: string): Promise<HealthServer | undefined> {
+  const health = await call(`${app.healthUrl}/health`);
+  expect(health.status).toBe(200);
+  const { servers } = (health.json as { details: { mcpServers: { servers: HealthServer[] } } })
+    .details.mcpServers;
+  return servers.find((s) => s.name === name);
+}
+
+/**
+ * Starts an attack by tool call on `name`, waits until /health shows the restart it earns, then
+ * checks the API still serves and the server comes back.
+ */
+async function restartedFor(
+  name: string,
+  tool: string,
+  restarts: (s: HealthServer) => number,
+): Promise<HealthServer> {
+  const before = await healthOf(name);
+  expect(before?.state).toBe('up');
+  // Answered either way: by the child, or with an error once its restart ends the session.
+  const attack = server.call(name, 'tools/call', { name: tool, arguments: {} });
+  const restarted = await waitFor(async () => {
+    const status = await healthOf(name);
+    return status && restarts(status) > restarts(before!) && status;
+  }, `${name} restarted for ${tool}`);
+  await attack;
+  await storeStillServes();
+  await waitFor(async () => (await healthOf(name))?.state === 'up', `${name} up again`);
+  return restarted;
+}
+
 beforeAll(async () => {
   ca = createTestCa();
   server = new TestAgentServer(ca, agentToken);
@@ -58,6 +106,8 @@ beforeAll(async () => {
         ),
         // Lists a tool whose inputSchema nests 6,000 deep: it can never come up.
         deeptool: hostileServer({ HOSTILE_DEEP_TOOL: '1' }),
+        // Answers initialize with an error quoting its secret: never comes up either.
+        initerror: hostileServer({ HOSTILE_INIT_ERROR: '1', HOSTILE_SECRET: childSecret }),
       },
     },
   });
@@ -95,8 +145,17 @@ describe('hostile peers of the agent (e2e)', () => {
       ).details.mcpServers.servers;
       return servers.find((s) => s.name === 'deeptool')?.lastError ?? undefined;
     }, 'deeptool failed to start');
-    expect(lastError).toContain('answer of the MCP server dropped: nested deeper than 99 levels');
-    expect(lastError).not.toContain('call stack');
+    // /health shows fixed words only (an error's text may come from the child); the log has it.
+    expect(lastError).toBe('tools/list failed: the server answered an error (see the logs)');
+    expect(
+      logLines(
+        app.output(),
+        (l) =>
+          l.mcpServer === 'deeptool' &&
+          String(l.msg).includes('answer of the MCP server dropped: nested deeper than 99 levels'),
+      ).length,
+    ).toBeGreaterThan(0);
+    expect(JSON.stringify(logLines(app.output(), () => true))).not.toContain('call stack');
     expect(server.inventory().find((s) => s.name === 'deeptool')?.state).not.toBe('up');
     await storeStillServes();
   });
@@ -144,11 +203,13 @@ describe('hostile peers of the agent (e2e)', () => {
     const hijack = await server.call('hijacker', 'tools/call', { name: 'hijack', arguments: {} });
     expect(hijack.result).toMatchObject({ content: [{ text: 'hijack sent' }] });
     expect((await slow).result).toMatchObject({ content: [{ text: 'slow done' }] });
+    // The hijacker's transport never sent that id: dropped there, before the relay sees it.
     expect(
-      logLines(app.output(), (l) =>
-        String(l.msg).includes(
-          'dropped an answer from MCP server "hijacker" to a request sent to another server',
-        ),
+      logLines(
+        app.output(),
+        (l) =>
+          l.mcpServer === 'hijacker' &&
+          l.msg === 'dropped an answer of the MCP server to a request id nobody waits for',
       ),
     ).toHaveLength(1);
   });
@@ -259,6 +320,57 @@ describe('hostile peers of the agent (e2e)', () => {
     );
     expect(warned.length).toBeGreaterThan(0);
     expect(warned.length).toBeLessThan(50);
+  });
+
+  it('restarts an MCP server that floods valid notifications, shows it in /health', async () => {
+    const restarted = await restartedFor('notifier', 'notify-flood', (s) => s.unsolicited.restarts);
+    expect(restarted.lastError).toMatch(/^sent too many messages nobody asked for \(/);
+  });
+
+  it('restarts an MCP server that floods answers to unknown ids, logged rate-limited', async () => {
+    const restarted = await restartedFor(
+      'unknowns',
+      'unknown-answers',
+      (s) => s.unsolicited.restarts,
+    );
+    expect(restarted.unsolicited.unknownAnswers).toBeGreaterThan(100);
+    const warned = logLines(
+      app.output(),
+      (l) =>
+        l.mcpServer === 'unknowns' &&
+        l.msg === 'dropped an answer of the MCP server to a request id nobody waits for',
+    );
+    expect(warned.length).toBeGreaterThan(0);
+    expect(warned.length).toBeLessThan(50);
+    expect(warned.every((l) => l.level === 40)).toBe(true);
+  });
+
+  it('restarts an MCP server that writes a stdout line that never ends', async () => {
+    const restarted = await restartedFor(
+      'endless',
+      'endless-line',
+      (s) => s.stdoutGarbage.restarts,
+    );
+    expect(restarted.lastError).toMatch(/^wrote too much to stdout that is not JSON-RPC/);
+  });
+
+  it("shows a fixed description on /health, never the child's error text with its secret", async () => {
+    const status = await waitFor(async () => {
+      const s = await healthOf('initerror');
+      return s?.lastError ? s : undefined;
+    }, 'initerror failed to start');
+    expect(status.lastError).toBe('initialize failed: the server answered an error (see the logs)');
+    const health = await call(`${app.healthUrl}/health`);
+    expect(health.text).not.toContain(childSecret);
+    // The operator still finds the child's words in the log.
+    await waitFor(
+      () =>
+        logLines(
+          app.output(),
+          (l) => l.mcpServer === 'initerror' && String(l.msg).includes(childSecret),
+        ).at(0),
+      "the child's error in the log",
+    );
   });
 
   it('closes the connection on a frame over 4 MiB (1009), reconnects, and stays up', async () => {

@@ -10,6 +10,7 @@ import {
 } from './mcp-server-runner.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-echo-server.mjs');
+const HOSTILE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-hostile-server.mjs');
 
 const FAST: RunnerTimings = {
   ...DEFAULT_RUNNER_TIMINGS,
@@ -178,6 +179,31 @@ describe('McpServerRunner', () => {
     expect(runner.status().lastError).toMatch(/timed out|timeout/i);
   });
 
+  it("never shows the child's own error text (its secrets) in the status /health shows", async () => {
+    const secret = 'initialize-secret-4711';
+    const child = [
+      "process.stdin.on('data', (chunk) => {",
+      '  for (const line of chunk.toString().split("\\n").filter(Boolean)) {',
+      '    const { id } = JSON.parse(line);',
+      '    if (id === undefined) continue;',
+      '    const message = `bad token ${process.env.API_TOKEN}`;',
+      '    process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message } }) + "\\n");',
+      '  }',
+      '});',
+    ].join('\n');
+    const { runner, logLines } = setup(
+      { args: ['-e', child], env: { API_TOKEN: secret } },
+      { backoff: { initialMs: 60_000, maxMs: 60_000, jitterRatio: 0 } },
+    );
+    await waitFor(() => runner.status().lastError !== null);
+    expect(runner.status().lastError).toBe(
+      'initialize failed: the server answered an error (see the logs)',
+    );
+    expect(JSON.stringify(runner.status())).not.toContain(secret);
+    // The child's words stay in the log, for the operator.
+    expect(logLines.join('')).toContain(`bad token ${secret}`);
+  });
+
   it('restarts a server that stops answering pings', async () => {
     const { runner } = setup({});
     await waitFor(() => runner.state === 'up');
@@ -244,5 +270,59 @@ describe('McpServerRunner', () => {
     } finally {
       delete process.env.SERVICE_AGENT_TOKEN;
     }
+  });
+
+  describe('restarts a child for what it sends unasked, and stays in control', () => {
+    const NO_RETRY = { backoff: { initialMs: 60_000, maxMs: 60_000, jitterRatio: 0 } };
+    const callTool = (runner: McpServerRunner, name: string) =>
+      runner.session!.send({
+        jsonrpc: '2.0',
+        id: `relay:${name}`,
+        method: 'tools/call',
+        params: { name, arguments: {} },
+      });
+
+    it('valid notifications flooded beyond their budget', async () => {
+      const { runner, relayed } = setup(
+        { args: [HOSTILE] },
+        { ...NO_RETRY, unsolicited: { notificationBurst: 200, notificationsPerSecond: 20 } },
+      );
+      await waitFor(() => runner.state === 'up');
+      await callTool(runner, 'notify-flood');
+      await waitFor(() => runner.status().unsolicited.restarts === 1);
+      expect(runner.status().lastError).toMatch(/^sent too many messages nobody asked for \(/);
+      // Notifications within the budget still reached the relay.
+      expect(relayed.some((m) => 'method' in m && m.method === 'notifications/message')).toBe(true);
+    });
+
+    it('answers to ids nobody waits for: dropped, logged rate-limited, then restarted', async () => {
+      const { runner, relayed, logLines } = setup(
+        { args: [HOSTILE] },
+        { ...NO_RETRY, unsolicited: { unknownAnswerBurst: 50, unknownAnswersPerSecond: 5 } },
+      );
+      await waitFor(() => runner.state === 'up');
+      await callTool(runner, 'unknown-answers');
+      await waitFor(() => runner.status().unsolicited.restarts === 1);
+      expect(runner.status().unsolicited.unknownAnswers).toBeGreaterThan(50);
+      expect(relayed.some((m) => 'id' in m && m.id === 'unknown-1')).toBe(false);
+      const warned = logLines.filter((l) => l.includes('request id nobody waits for'));
+      expect(warned.length).toBeGreaterThan(0);
+      expect(warned.length).toBeLessThan(20);
+      expect(warned[0]).toContain('"level":40');
+    });
+
+    it('a stdout line that never ends', async () => {
+      const { runner } = setup(
+        { args: [HOSTILE] },
+        {
+          ...NO_RETRY,
+          stdout: { maxLineBytes: 1024 * 1024, garbageBurstBytes: 4 * 1024 * 1024 },
+        },
+      );
+      await waitFor(() => runner.state === 'up');
+      await callTool(runner, 'endless-line');
+      await waitFor(() => runner.status().stdoutGarbage.restarts === 1);
+      expect(runner.status().lastError).toMatch(/^wrote too much to stdout/);
+    });
   });
 });

@@ -1,4 +1,11 @@
-import { Client, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type JSONRPCMessage,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  type Tool,
+} from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { Backoff } from './backoff.js';
@@ -8,7 +15,7 @@ import { describeExit, ProcessGroupTransport } from './process-group-transport.j
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
-import { RateLimitedLog } from '../logging/rate-limited-log.js';
+import { RateLimitedLog, truncateForLog } from '../logging/rate-limited-log.js';
 
 export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 
@@ -52,6 +59,7 @@ export class McpServerRunner {
   #tools: McpToolInfo[] = [];
   #resources = 0;
   #prompts = 0;
+  /** Shown on /health: never text that came from the child (see describeForHealth). */
   #lastError: string | null = null;
   #attempt: Attempt | undefined;
   /** A failed attempt still being torn down, so stop() and killNow() can reach it. */
@@ -66,6 +74,10 @@ export class McpServerRunner {
   /** Stdout lines that were not JSON-RPC, over every attempt. */
   #garbageLines = 0;
   #garbageRestarts = 0;
+  readonly #unknownAnswerLog: RateLimitedLog;
+  /** Answers to ids nobody waits for, over every attempt. */
+  #unknownAnswers = 0;
+  #unsolicitedRestarts = 0;
 
   constructor(
     readonly spec: McpServerSpec,
@@ -85,6 +97,7 @@ export class McpServerRunner {
       deps.timings.stderr,
     );
     this.#garbageLog = new RateLimitedLog(this.#logger);
+    this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
   }
 
   get name(): string {
@@ -115,6 +128,7 @@ export class McpServerRunner {
       prompts: this.#prompts,
       lastError: this.#lastError,
       stdoutGarbage: { lines: this.#garbageLines, restarts: this.#garbageRestarts },
+      unsolicited: { unknownAnswers: this.#unknownAnswers, restarts: this.#unsolicitedRestarts },
     };
   }
 
@@ -175,6 +189,20 @@ export class McpServerRunner {
         this.#logger.warn(`MCP server ${reason}; restarting it`);
         void this.#failed(attempt, reason);
       },
+      ...(timings.unsolicited ? { unsolicited: timings.unsolicited } : {}),
+      onUnknownAnswer: (id) => {
+        this.#unknownAnswers++;
+        this.#unknownAnswerLog.warn(
+          { stream: 'stdout', id: truncateForLog(id, 64) },
+          'dropped an answer of the MCP server to a request id nobody waits for',
+        );
+      },
+      onUnsolicitedFlood: (reason) => {
+        if (this.#stopped || this.#attempt !== attempt) return;
+        this.#unsolicitedRestarts++;
+        this.#logger.warn(`MCP server ${reason}; restarting it`);
+        void this.#failed(attempt, reason);
+      },
     });
     const tap = new RelayTapTransport(transport);
     const client = new Client(this.deps.clientInfo, {
@@ -187,6 +215,7 @@ export class McpServerRunner {
     const attempt: Attempt = { transport, tap, client, timers: [] };
     this.#attempt = attempt;
 
+    let stage = 'initialize';
     try {
       // A child that exits during initialize fails the start at once, not after the timeout
       // (supercorp-ai/supergateway#139).
@@ -194,6 +223,7 @@ export class McpServerRunner {
       const capabilities = client.getServerCapabilities() ?? {};
       const listOptions = { timeout: timings.initializeTimeoutMs, cacheMode: 'refresh' as const };
       if (capabilities.tools) {
+        stage = 'tools/list';
         const { tools } = await untilExit(transport, client.listTools(undefined, listOptions));
         this.#tools = tools.map(toToolInfo);
       }
@@ -211,6 +241,7 @@ export class McpServerRunner {
             async () => (await client.listPrompts(undefined, listOptions)).prompts,
           )
         : 0;
+      stage = 'initialize';
       if (!tap.initializeResult) throw new Error('no initialize result seen');
     } catch (error) {
       if (this.#stopped || this.#attempt !== attempt) return;
@@ -219,7 +250,12 @@ export class McpServerRunner {
         { lastStderr: this.#stderr.recent().slice(-5) },
         `MCP server failed to start: ${reason}`,
       );
-      await this.#failed(attempt, reason);
+      const exit = transport.exitInfo;
+      await this.#failed(
+        attempt,
+        reason,
+        exit ? reason : `${stage} failed: ${describeForHealth(error)}`,
+      );
       return;
     }
     if (this.#stopped || this.#attempt !== attempt) return;
@@ -257,13 +293,16 @@ export class McpServerRunner {
       if (this.#stopped || this.#attempt !== attempt || attempt.transport.exitInfo) return;
       const reason = `ping failed: ${errorMessage(error)}`;
       this.#logger.warn(`MCP server ${reason}; restarting it`);
-      await this.#failed(attempt, reason);
+      await this.#failed(attempt, reason, `ping failed: ${describeForHealth(error)}`);
     }
   }
 
-  /** One failure: tear down this attempt and schedule the next one. */
-  async #failed(attempt: Attempt, reason: string): Promise<void> {
-    this.#lastError = reason;
+  /**
+   * One failure: tear down this attempt and schedule the next one. `reason` goes to the logs
+   * (it may quote the child); `healthReason`, shown on /health, must never quote it.
+   */
+  async #failed(attempt: Attempt, reason: string, healthReason = reason): Promise<void> {
+    this.#lastError = healthReason;
     // Gone from the outside before the (up to killGraceMs) teardown: a dead child is never up.
     this.#attempt = undefined;
     const crashLooping = this.#backoff.attempts + 1 >= this.deps.timings.crashLoopAfter;
@@ -342,6 +381,21 @@ function toToolInfo(tool: Tool): McpToolInfo {
     ...(tool.description === undefined ? {} : { description: tool.description }),
     inputSchema: tool.inputSchema,
   };
+}
+
+/**
+ * A failure as /health may show it: /health is unauthenticated, and what a child answers (an
+ * error message with its `${VAR}`-expanded secret in it) or prints must never reach it. Only
+ * our own fixed words, chosen by the kind of error; the child's text stays in the logs.
+ */
+function describeForHealth(error: unknown): string {
+  if (ProtocolError.isInstance(error)) return 'the server answered an error (see the logs)';
+  if (SdkError.isInstance(error)) {
+    if (error.code === SdkErrorCode.RequestTimeout) return 'the request timed out';
+    if (error.code === SdkErrorCode.ConnectionClosed) return 'the connection closed';
+    return "the server's answer was not accepted (see the logs)";
+  }
+  return 'see the logs';
 }
 
 function errorMessage(error: unknown): string {

@@ -17,6 +17,12 @@ export interface McpServerStatus {
    * child that keeps writing them is restarted), since the agent started.
    */
   stdoutGarbage: { lines: number; restarts: number };
+  /**
+   * Answers to request ids nobody waits for (dropped), and the restarts caused by messages
+   * nobody asked for (those answers, or notifications over a generous rate), since the agent
+   * started.
+   */
+  unsolicited: { unknownAnswers: number; restarts: number };
   // No stderr lines here: this is shown on /health, unauthenticated and reachable from the
   // cluster, and a child's stderr may print its secrets. Stderr goes to the logs only.
 }

@@ -6,6 +6,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { groupRunning, signalGroup } from './process-group.js';
 import { type GarbageLine, type StdoutLimits, StdoutReader } from './stdout-reader.js';
+import { UnsolicitedBudget, type UnsolicitedLimits } from './unsolicited-budget.js';
 
 /**
  * An MCP stdio client transport whose child runs in its own process group, and whose every
@@ -19,8 +20,10 @@ import { type GarbageLine, type StdoutLimits, StdoutReader } from './stdout-read
  * stdout open must not keep a dead server looking alive). The group is then swept, so
  * grandchildren of a crashed server do not linger either.
  *
- * Stdout is read by StdoutReader (bounded cost per line, a garbage budget); once a child has
- * spent its budget its stdout is paused, so a flood costs nothing more while it is restarted.
+ * Stdout is read by StdoutReader (bounded cost per line, a garbage budget), and its messages go
+ * through UnsolicitedBudget (notifications over a generous rate, answers nobody waits for);
+ * once a child has spent either budget its stdout is paused, so a flood costs nothing more
+ * while it is restarted.
  */
 export interface ProcessGroupTransportOptions {
   command: string;
@@ -36,6 +39,11 @@ export interface ProcessGroupTransportOptions {
   onGarbage?: (line: GarbageLine) => void;
   /** The child spent its garbage budget; its stdout is paused from now on. */
   onGarbageFlood?: (reason: string) => void;
+  unsolicited?: Partial<UnsolicitedLimits>;
+  /** An answer to an id nobody waits for (dropped). */
+  onUnknownAnswer?: (id: unknown) => void;
+  /** The child sent too many messages nobody asked for; its stdout is paused from now on. */
+  onUnsolicitedFlood?: (reason: string) => void;
 }
 
 export interface ChildExit {
@@ -59,6 +67,7 @@ export class ProcessGroupTransport implements Transport {
 
   #child: ChildProcessWithoutNullStreams | undefined;
   readonly #stdout: StdoutReader;
+  readonly #unsolicited: UnsolicitedBudget;
   #exit: ChildExit | undefined;
   #closed = false;
   #sweep: Promise<void> | undefined;
@@ -67,9 +76,21 @@ export class ProcessGroupTransport implements Transport {
   #resolveExited!: (exit: ChildExit) => void;
 
   constructor(private readonly options: ProcessGroupTransportOptions) {
+    this.#unsolicited = new UnsolicitedBudget(
+      {
+        unknownAnswer: (id) => this.options.onUnknownAnswer?.(id),
+        flood: (reason) => {
+          this.#child?.stdout.pause();
+          this.options.onUnsolicitedFlood?.(reason);
+        },
+      },
+      options.unsolicited,
+    );
     this.#stdout = new StdoutReader(
       {
         message: (message) => {
+          // Before the SDK Client and the relay: what nobody waits for costs no more than this.
+          if (!this.#unsolicited.received(message)) return;
           // This runs in the stdout 'data' handler: a throw here would be uncaught and end
           // the whole process, plant API included.
           try {
@@ -145,6 +166,7 @@ export class ProcessGroupTransport implements Transport {
     if (!stdin || this.#exit || this.#closed || !stdin.writable) {
       return Promise.reject(new Error('MCP server process is not running'));
     }
+    this.#unsolicited.sent(message);
     return new Promise((resolve, reject) => {
       stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
     });
@@ -175,8 +197,16 @@ export class ProcessGroupTransport implements Transport {
     return { lines: this.#stdout.garbageLines, bytes: this.#stdout.garbageBytes };
   }
 
+  /** Messages nobody asked for so far: notifications or requests, and unknown-id answers. */
+  get unsolicited(): { notifications: number; unknownAnswers: number } {
+    return {
+      notifications: this.#unsolicited.notifications,
+      unknownAnswers: this.#unsolicited.unknownAnswers,
+    };
+  }
+
   #onStdout(chunk: Buffer): void {
-    if (this.#stdout.flooded) return;
+    if (this.#stdout.flooded || this.#unsolicited.flooded) return;
     this.#stdout.write(chunk);
   }
 

@@ -1,6 +1,7 @@
 import { type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
 import type { StderrLogOptions } from './stderr-log.js';
 import type { StdoutLimits } from './stdout-reader.js';
+import type { UnsolicitedLimits } from './unsolicited-budget.js';
 
 /**
  * Runs one MCP server for as long as it is configured: start, initialize, list, ping every
@@ -18,6 +19,7 @@ export interface RunnerTimings {
   backoff: BackoffOptions;
   stderr?: Partial<StderrLogOptions>;
   stdout?: Partial<StdoutLimits>;
+  unsolicited?: Partial<UnsolicitedLimits>;
 }
 
 export const DEFAULT_RUNNER_TIMINGS: RunnerTimings = {

@@ -71,7 +71,8 @@ describe('StdoutReader', () => {
     for (let i = 0; i < big.length; i += 4_096) reader.write(Buffer.from(big.slice(i, i + 4_096)));
     reader.write(Buffer.from(`\n${ping(1)}`));
     expect(garbage).toHaveLength(1);
-    expect(garbage[0]?.reason).toBe(`line of ${big.length} bytes, over the 1000-byte limit`);
+    expect(garbage[0]?.reason).toBe('line over the 1000-byte limit (dropped)');
+    expect(reader.garbageBytes).toBe(big.length);
     expect(messages).toEqual([
       {
         jsonrpc: '2.0',
@@ -114,5 +115,23 @@ describe('StdoutReader', () => {
       Buffer.from(`{"result":{"text":"${'y'.repeat(5_000)}"},"id":"relay:7","jsonrpc":"2.0"}\n`),
     );
     expect(messages).toMatchObject([{ id: 'relay:7', error: { code: -32004 } }]);
+  });
+
+  it('charges a line over the limit at once, and restarts a child whose line never ends', () => {
+    const { reader, garbage, floods } = setup({
+      maxLineBytes: 1_000,
+      garbageBurstBytes: 100_000,
+      garbageBytesPerSecond: 1_000,
+    });
+    const chunk = Buffer.alloc(4_096, 'x');
+    reader.write(chunk);
+    // Over the limit: charged now, without waiting for a newline that may never come.
+    expect(garbage).toHaveLength(1);
+    expect(reader.garbageLines).toBe(1);
+    expect(reader.garbageBytes).toBe(4_096);
+    for (let i = 0; i < 100 && floods.length === 0; i++) reader.write(chunk);
+    expect(floods).toHaveLength(1);
+    expect(reader.flooded).toBe(true);
+    expect(reader.garbageBytes).toBeGreaterThan(100_000);
   });
 });

@@ -10,8 +10,10 @@ import { depthExceeds } from '../relay/frame-codec.js';
  * JSON.parse and a schema check, an Error per bad line), and a flood took the plant API's
  * median latency from 2.5 to 40 ms and RSS from 152 to 303 MiB while the server stayed "up".
  * Here a line that cannot be JSON-RPC is recognised by its first byte where possible, chunks
- * are joined once per line, a line longer than `maxLineBytes` is skipped without being kept,
- * and garbage is charged to a token bucket (lines and bytes): a few banner lines pass, a flood
+ * are joined once per line, a line longer than `maxLineBytes` is skipped without being kept
+ * (and charged as garbage as soon as it is over, then byte by byte as it goes on, so a line
+ * that never ends gets the child restarted too), and garbage is charged to a token bucket
+ * (lines and bytes): a few banner lines pass, a flood
  * empties the bucket and `onFlood` fires once, after which the reader ignores the rest.
  */
 export interface StdoutLimits {
@@ -104,7 +106,7 @@ export class StdoutReader {
       const newline = chunk.indexOf(NEWLINE, start);
       const end = newline === -1 ? chunk.length : newline;
       this.#take(chunk.subarray(start, end));
-      if (newline === -1) return;
+      if (newline === -1 || this.#flooded) return;
       this.#endLine();
       start = newline + 1;
     }
@@ -122,6 +124,9 @@ export class StdoutReader {
     if (this.#oversized) {
       this.#oversized.bytes += part.length;
       this.#oversized.tail = lastBytes(Buffer.concat([this.#oversized.tail, part]), EDGE_BYTES);
+      // Charged as it arrives: a line that never ends (no newline, ever) must still spend the
+      // budget, or the child could cost a core forever without being restarted.
+      this.#spend(0, part.length);
       return;
     }
     if (this.#pending + part.length > this.#limits.maxLineBytes) {
@@ -133,6 +138,12 @@ export class StdoutReader {
       };
       this.#chunks = [];
       this.#pending = 0;
+      // Garbage from now on, whether or not it ever ends: charged at once, not at its end.
+      this.#garbage(
+        sofar.length,
+        sofar,
+        `line over the ${this.#limits.maxLineBytes}-byte limit (dropped)`,
+      );
       return;
     }
     // Copied: the child's chunk buffers are pooled and reused by the stream.
@@ -149,9 +160,9 @@ export class StdoutReader {
         oversized.head.toString('latin1'),
         oversized.tail.toString('latin1'),
       );
-      // Whoever waits for this answer gets an error now, not at its timeout.
+      // Whoever waits for this answer gets an error now, not at its timeout. The line was
+      // charged to the budget while it arrived.
       if (relayId) this.sink.message(rejected(relayId, reason));
-      this.#garbage(oversized.bytes, oversized.head, reason);
       return;
     }
     const line = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks);
@@ -186,14 +197,20 @@ export class StdoutReader {
   }
 
   #garbage(bytes: number, line: Buffer, reason: string): void {
-    this.garbageLines++;
-    this.garbageBytes += bytes;
     this.sink.garbage({
       bytes,
       sample: line.subarray(0, SAMPLE_BYTES).toString('utf8'),
       reason,
     });
-    const linesLeft = this.#lineBudget.take();
+    this.#spend(1, bytes);
+  }
+
+  /** Charges garbage to the budget; over it, the child is reported once and ignored. */
+  #spend(lines: number, bytes: number): void {
+    if (this.#flooded) return;
+    this.garbageLines += lines;
+    this.garbageBytes += bytes;
+    const linesLeft = lines === 0 || this.#lineBudget.take(lines);
     const bytesLeft = this.#byteBudget.drain(bytes);
     if (linesLeft && bytesLeft) return;
     this.#flooded = true;

@@ -250,4 +250,57 @@ describe('RequestRouter', () => {
     vi.advanceTimersByTime(120_000);
     expect(frames).toHaveLength(0);
   });
+
+  it('refuses with -32005 past the bytes waiting for a child to read its stdin', async () => {
+    const frames: RpcFrame[] = [];
+    const writes: (() => void)[] = [];
+    const router = new RequestRouter({
+      // A child that does not read its stdin: nothing is written until it does.
+      sessions: {
+        session: (server) => ({
+          server,
+          initializeResult: INIT_RESULT,
+          send: () => new Promise<void>((resolve) => writes.push(resolve)),
+        }),
+      },
+      send: (frame) => {
+        frames.push(frame);
+        return { sent: true };
+      },
+      timeoutMs: 60_000,
+      maxInFlight: 1_000,
+      maxWaitingBytes: 4 * 1024 * 1024,
+      warn: () => undefined,
+    });
+    const big = (id: string) => ({
+      ...call(id),
+      params: { name: 'echo', arguments: { text: 'x'.repeat(1024 * 1024) } },
+    });
+    for (let i = 0; i < 3; i++) router.request('echo', big(`big-${i}`));
+    expect(writes).toHaveLength(3);
+    expect(frames).toEqual([]);
+    router.request('echo', big('one-too-many'));
+    expect(writes).toHaveLength(3);
+    expect(frames).toEqual([
+      {
+        type: 'rpc',
+        server: 'echo',
+        message: {
+          jsonrpc: '2.0',
+          id: 'one-too-many',
+          error: {
+            code: -32005,
+            message: `too many bytes of relayed requests waiting for MCP servers to read them (at most ${4 * 1024 * 1024})`,
+          },
+        },
+      },
+    ]);
+    // Once the child reads, there is room again.
+    writes[0]!();
+    await vi.waitFor(() => {
+      router.request('echo', big('after'));
+      expect(writes).toHaveLength(4);
+    });
+    router.close();
+  });
 });

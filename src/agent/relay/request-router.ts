@@ -23,7 +23,9 @@ import { RelayErrorCode, type RpcFrame, rpcError } from './relay-protocol.js';
  *
  * Hostile peers: an answer counts only from the child the request was sent to (another
  * server's child answering `relay:<n>` is dropped and logged); at most `maxInFlight` requests
- * wait for answers (more are refused at once with -32005); an answer that cannot be sent (too
+ * wait for answers, and at most `maxWaitingBytes` of them wait to be written to a child's stdin
+ * (more are refused at once with -32005: a child that does not read its stdin would otherwise
+ * hold 1,000 x 4 MiB in this process); an answer that cannot be sent (too
  * deep, too large, not encodable) is replaced by a -32004 error for the server's request.
  */
 export type SendOutcome = { sent: true } | { sent: false; reason: string };
@@ -35,6 +37,8 @@ export interface RequestRouterDeps {
   timeoutMs: number;
   /** Relayed requests waiting for an answer, at most. */
   maxInFlight: number;
+  /** Bytes of relayed requests not yet written to a child's stdin, at most (default 64 MiB). */
+  maxWaitingBytes?: number;
   /** Rate-limited warnings about what a peer sent. */
   warn: (fields: Record<string, unknown>, message: string) => void;
 }
@@ -48,9 +52,13 @@ interface Pending {
 let lastAgentId = 0;
 const nextAgentId = (): string => `${RELAY_ID_PREFIX}${++lastAgentId}`;
 
+export const DEFAULT_MAX_WAITING_BYTES = 64 * 1024 * 1024;
+
 export class RequestRouter {
   readonly #pending = new Map<string, Pending>();
   #closed = false;
+  /** Bytes handed to children's stdin and not yet written (the pipe was full). */
+  #waitingBytes = 0;
 
   constructor(private readonly deps: RequestRouterDeps) {}
 
@@ -87,13 +95,36 @@ export class RequestRouter {
       );
       return;
     }
+    // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
+    const bytes = Buffer.byteLength(JSON.stringify(message));
+    const maxWaitingBytes = this.deps.maxWaitingBytes ?? DEFAULT_MAX_WAITING_BYTES;
+    if (this.#waitingBytes + bytes > maxWaitingBytes) {
+      this.deps.warn(
+        { server, waitingBytes: this.#waitingBytes, bytes },
+        'refused a relayed request: too many bytes waiting for MCP servers to read them',
+      );
+      this.#reply(
+        server,
+        rpcError(
+          message.id,
+          RelayErrorCode.TooManyRequests,
+          `too many bytes of relayed requests waiting for MCP servers to read them (at most ${maxWaitingBytes})`,
+        ),
+      );
+      return;
+    }
     const agentId = nextAgentId();
     const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
     this.#pending.set(agentId, { server, remoteId: message.id, timer });
-    session.send({ ...message, id: agentId }).catch((error: unknown) => {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#fail(agentId, `could not be reached (${reason})`);
-    });
+    this.#waitingBytes += bytes;
+    session
+      .send({ ...message, id: agentId })
+      .catch((error: unknown) => {
+        const reason = error instanceof Error ? error.message : String(error);
+        this.#fail(agentId, `could not be reached (${reason})`);
+      })
+      // Settles once the child's stdin took it (or the child is gone).
+      .finally(() => (this.#waitingBytes -= bytes));
   }
 
   /** A notification from the server. */

@@ -1,0 +1,123 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
+import { TokenBucket } from '../logging/token-bucket.js';
+
+/**
+ * What a child sends that nobody asked for, charged to a budget like garbage on its stdout.
+ *
+ * Valid JSON-RPC is not free: every notification goes through the SDK Client (a schema check)
+ * and to the relay, and a child flooding `notifications/message` or answers to ids nobody
+ * waits for took the plant API's median from 17 ms to 331-2,570 ms while /health said "up".
+ * Notifications (and requests the child makes of us) are legitimate at a normal rate, so
+ * they get a generous budget of their own; an answer to an id nobody sent (or that was
+ * cancelled) is dropped here and charged to a small one. Either budget spent: `flood` once,
+ * and the child is restarted.
+ *
+ * The ids waited for are those of every request sent down the pipe (the agent's Client's and
+ * relayed ones); one is forgotten when answered or cancelled, and the oldest beyond
+ * `maxOutstanding` too, so a child that never answers cannot grow the set.
+ */
+export interface UnsolicitedLimits {
+  /** Notifications and requests from the child allowed at once, and per second after that. */
+  notificationBurst: number;
+  notificationsPerSecond: number;
+  /** Answers to ids nobody waits for allowed at once, and per second after that. */
+  unknownAnswerBurst: number;
+  unknownAnswersPerSecond: number;
+  /** Request ids remembered at most. */
+  maxOutstanding: number;
+  now?: () => number;
+}
+
+export const DEFAULT_UNSOLICITED_LIMITS: UnsolicitedLimits = {
+  notificationBurst: 2_000,
+  notificationsPerSecond: 200,
+  unknownAnswerBurst: 100,
+  unknownAnswersPerSecond: 10,
+  maxOutstanding: 10_000,
+};
+
+export interface UnsolicitedSink {
+  /** An answer to an id nobody waits for (dropped). */
+  unknownAnswer(id: unknown): void;
+  /** A budget is spent: the child should be restarted. Called once. */
+  flood(reason: string): void;
+}
+
+export class UnsolicitedBudget {
+  readonly #limits: UnsolicitedLimits;
+  readonly #notificationBudget: TokenBucket;
+  readonly #answerBudget: TokenBucket;
+  /** Insertion-ordered, so the oldest is evicted first. */
+  readonly #outstanding = new Set<string>();
+  #flooded = false;
+  notifications = 0;
+  unknownAnswers = 0;
+
+  constructor(
+    private readonly sink: UnsolicitedSink,
+    limits: Partial<UnsolicitedLimits> = {},
+  ) {
+    this.#limits = { ...DEFAULT_UNSOLICITED_LIMITS, ...limits };
+    const now = this.#limits.now ? { now: this.#limits.now } : {};
+    this.#notificationBudget = new TokenBucket({
+      ratePerSecond: this.#limits.notificationsPerSecond,
+      burst: this.#limits.notificationBurst,
+      ...now,
+    });
+    this.#answerBudget = new TokenBucket({
+      ratePerSecond: this.#limits.unknownAnswersPerSecond,
+      burst: this.#limits.unknownAnswerBurst,
+      ...now,
+    });
+  }
+
+  get flooded(): boolean {
+    return this.#flooded;
+  }
+
+  /** A message sent to the child. */
+  sent(message: JSONRPCMessage): void {
+    if (!('method' in message)) return;
+    if ('id' in message && message.id !== undefined) {
+      this.#outstanding.add(key(message.id));
+      if (this.#outstanding.size > this.#limits.maxOutstanding) {
+        const oldest = this.#outstanding.values().next().value;
+        if (oldest !== undefined) this.#outstanding.delete(oldest);
+      }
+    } else if (message.method === 'notifications/cancelled') {
+      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      this.#outstanding.delete(key(requestId));
+    }
+  }
+
+  /** A message from the child: true to pass it on, false to drop it. */
+  received(message: JSONRPCMessage): boolean {
+    if (this.#flooded) return false;
+    if ('method' in message) {
+      this.notifications++;
+      if (!this.#notificationBudget.take()) {
+        this.#flood();
+        return false;
+      }
+      return true;
+    }
+    const id = 'id' in message ? message.id : undefined;
+    if (this.#outstanding.delete(key(id))) return true;
+    this.unknownAnswers++;
+    this.sink.unknownAnswer(id);
+    if (!this.#answerBudget.take()) this.#flood();
+    return false;
+  }
+
+  #flood(): void {
+    this.#flooded = true;
+    this.sink.flood(
+      `sent too many messages nobody asked for (${this.notifications} notifications or requests, ${this.unknownAnswers} answers to unknown ids)`,
+    );
+  }
+}
+
+/** 1 and "1" are different ids. */
+function key(id: unknown): string {
+  return `${typeof id}:${String(id)}`;
+}
