@@ -7,11 +7,12 @@ import {
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { AgentModule } from './agent/agent.module.js';
-import { HttpMetricsMiddleware } from './agent/metrics/http-metrics.middleware.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
 import { LoggingModule } from './common/logging/logging.module.js';
+import { HttpMetricsMiddleware } from './common/metrics/http-metrics.middleware.js';
+import { MetricsModule } from './common/metrics/metrics.module.js';
 import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
@@ -30,6 +31,7 @@ export class AppModule implements NestModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
         DatabaseModule,
+        MetricsModule,
         RateLimitModule,
         AuthModule,
         PlantsModule,
