@@ -50,6 +50,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     health: { port: env.SERVICE_HEALTH_CHECK_PORT },
     metrics: { port: env.SERVICE_METRICS_PORT },
     logLevel: env.SERVICE_LOG_LEVEL,
+    noColor: environment.NO_COLOR !== undefined,
     dataDir,
     database: env.DATABASE_URL
       ? {
@@ -73,6 +74,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       absent: mcp.absent,
       servers: mcp.specs,
       reposDir: resolve(env.SERVICE_REPOS_DIR),
+      parentEnv: new Secret(environment),
     },
     version: APP_VERSION,
   };

@@ -47,6 +47,7 @@ export function loadRelayConfig(
     metrics: { port: env.RELAY_METRICS_PORT },
     basePath: env.RELAY_BASE_PATH,
     logLevel: env.RELAY_LOG_LEVEL,
+    noColor: environment.NO_COLOR !== undefined,
     tls,
     agents,
     clients,
