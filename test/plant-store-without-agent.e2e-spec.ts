@@ -10,7 +10,7 @@ import { ROOT, newToken, tempDir } from './support/app-process.js';
 import { call } from './support/http.js';
 
 /**
- * The plant store stands on Config, Logging, Database, Auth and Plants alone: no AgentModule
+ * The plant store stands on Core (config and logger), Database, Auth and Plants alone: no AgentModule
  * (which once provided the plants' and auth's metrics through a global module). The modules
  * are the built ones (dist/), wired here the way AppModule wires them, minus the agent.
  */
@@ -25,10 +25,10 @@ describe('the plant store without AgentModule', () => {
   beforeAll(async () => {
     const { loadConfig } =
       await built<typeof import('../src/config/load-config.js')>('config/load-config.js');
-    const { ConfigModule } =
-      await built<typeof import('../src/config/config.module.js')>('config/config.module.js');
-    const { LoggingModule } = await built<typeof import('../src/common/logging/logging.module.js')>(
-      'common/logging/logging.module.js',
+    const { APP_CONFIG } =
+      await built<typeof import('../src/config/app-config.js')>('config/app-config.js');
+    const { CoreModule } = await built<typeof import('../src/common/core/core.module.js')>(
+      'common/core/core.module.js',
     );
     const { DatabaseModule } = await built<typeof import('../src/database/database.module.js')>(
       'database/database.module.js',
@@ -58,8 +58,7 @@ describe('the plant store without AgentModule', () => {
     class PlantStoreOnly {}
     Module({
       imports: [
-        ConfigModule.forRoot(config),
-        LoggingModule.forRoot(pino({ level: 'silent' })),
+        CoreModule.forRoot(APP_CONFIG, config, pino({ level: 'silent' })),
         DatabaseModule,
         AuthModule,
         PlantsModule,
