@@ -1,7 +1,7 @@
 import { Client, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
-import { Backoff } from './backoff.js';
+import { Backoff } from '../../common/retry/backoff.js';
 import { buildChildEnv } from './child-env.js';
 import type { McpToolInfo } from '../../common/agent-protocol/relay-protocol.js';
 import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
