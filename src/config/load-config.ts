@@ -1,5 +1,5 @@
 import { resolve, join } from 'node:path';
-import { parseApiTokens } from '../common/auth/api-tokens.js';
+import { parseApiTokens } from './api-tokens.js';
 import type { AppConfig } from './app-config.js';
 import { ConfigError } from './config-error.js';
 import { envSchema } from './env.schema.js';

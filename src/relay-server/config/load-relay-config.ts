@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parseApiTokens } from '../../common/auth/api-tokens.js';
+import { parseApiTokens } from '../../config/api-tokens.js';
 import { ConfigError } from '../../config/config-error.js';
 import { formatIssues } from '../../config/issue-path.js';
 import { APP_VERSION } from '../../config/version.js';
