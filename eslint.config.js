@@ -30,12 +30,36 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.mjs', '**/*.js'],
+    // The typed config is the only reader of the environment (README.md, "Architecture"); the
+    // entry points hand process.env to it. Tests set up environments of their own.
+    files: ['src/**/*.ts'],
+    ignores: [
+      'src/config/**',
+      'src/main.ts',
+      'src/relay-server/main.ts',
+      'src/openapi/write-openapi.ts',
+      'src/**/*.spec.ts',
+    ],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message:
+            'no-process-env-outside-config: read the typed config (APP_CONFIG, RELAY_CONFIG), which src/config loads once.',
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.mjs', '**/*.js', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       ...tseslint.configs.disableTypeChecked.languageOptions,
       globals: {
         process: 'readonly',
+        module: 'writable',
         console: 'readonly',
         URL: 'readonly',
         setTimeout: 'readonly',

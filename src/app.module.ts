@@ -7,17 +7,17 @@ import {
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { AgentModule } from './agent/agent.module.js';
-import { HttpMetricsMiddleware } from './agent/metrics/http-metrics.middleware.js';
 import { AuthModule } from './auth/auth.module.js';
+import { CoreModule } from './common/core/core.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
-import { LoggingModule } from './common/logging/logging.module.js';
+import { HttpMetricsMiddleware } from './common/metrics/http-metrics.middleware.js';
+import { MetricsModule } from './common/metrics/metrics.module.js';
 import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
-import type { AppConfig } from './config/app-config.js';
-import { ConfigModule } from './config/config.module.js';
+import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { PlantsModule } from './plants/plants.module.js';
 
@@ -27,9 +27,9 @@ export class AppModule implements NestModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config),
-        LoggingModule.forRoot(logger),
+        CoreModule.forRoot(APP_CONFIG, config, logger),
         DatabaseModule,
+        MetricsModule,
         RateLimitModule,
         AuthModule,
         PlantsModule,

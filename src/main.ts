@@ -30,7 +30,7 @@ async function bootstrap(): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(EX_CONFIG);
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config);
 
   let app: NestExpressApplication;
   try {

@@ -2,8 +2,9 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { authMetricProviders } from './auth.metrics.js';
 import { ACCEPTED_TOKEN_DIGESTS, DEV_TOKEN, type DevToken } from './accepted-tokens.js';
-import { sha256 } from './api-tokens.js';
+import { sha256 } from '../config/api-tokens.js';
 import { BearerGuard } from './bearer.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import { loadOrCreateDevToken } from './dev-token.js';
@@ -26,6 +27,7 @@ import { loadOrCreateDevToken } from './dev-token.js';
         dev.token ? [sha256(dev.token)] : config.apiTokenDigests,
     },
     BearerStrategy,
+    ...authMetricProviders,
     { provide: APP_GUARD, useClass: BearerGuard },
   ],
   exports: [DEV_TOKEN],

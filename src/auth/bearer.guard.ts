@@ -4,7 +4,7 @@ import { AuthGuard } from '@nestjs/passport';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import { BearerChallengeException } from '../common/errors/bearer-challenge.exception.js';
-import { IS_PUBLIC } from './public.decorator.js';
+import { IS_PUBLIC } from '../common/auth/public.decorator.js';
 import type { ApiClient } from './bearer.strategy.js';
 
 const REALM = 'Bearer realm="plant-store"';

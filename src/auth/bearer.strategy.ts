@@ -3,7 +3,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { ACCEPTED_TOKEN_DIGESTS } from './accepted-tokens.js';
-import { matchesAnyToken } from './api-tokens.js';
+import { matchesAnyToken } from '../config/api-tokens.js';
 
 /** An API client authenticated by one of the configured tokens. */
 export interface ApiClient {

@@ -24,6 +24,8 @@ export interface AppConfig {
   health: { port: number };
   metrics: { port: number };
   logLevel: LogLevel;
+  /** NO_COLOR is set and not empty: logs stay JSON lines even on a terminal. */
+  noColor: boolean;
   dataDir: string;
   database: DatabaseConfig;
   /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */
@@ -43,6 +45,11 @@ export interface AppConfig {
     absent: boolean;
     servers: McpServerSpec[];
     reposDir: string;
+    /**
+     * The environment the config was loaded from: the MCP servers' safe base (child-env.ts
+     * filters it) and `${VAR}` expansion on reload. It holds secrets, so it is wrapped.
+     */
+    parentEnv: Secret<Readonly<Record<string, string | undefined>>>;
   };
   version: string;
 }

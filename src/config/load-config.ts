@@ -1,5 +1,5 @@
 import { resolve, join } from 'node:path';
-import { parseApiTokens } from '../auth/api-tokens.js';
+import { parseApiTokens } from './api-tokens.js';
 import type { AppConfig } from './app-config.js';
 import { ConfigError } from './config-error.js';
 import { envSchema } from './env.schema.js';
@@ -7,6 +7,7 @@ import { formatIssues } from './issue-path.js';
 import { loadMcpServers } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
 import { parseRetrySchedule, parseWebhookReceivers } from '../webhooks/webhook-config.js';
+import { noColorRequested } from './no-color.js';
 import { APP_VERSION } from './version.js';
 
 export const DEFAULT_CONFIG_DIR = '/app/config';
@@ -53,6 +54,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     health: { port: env.SERVICE_HEALTH_CHECK_PORT },
     metrics: { port: env.SERVICE_METRICS_PORT },
     logLevel: env.SERVICE_LOG_LEVEL,
+    noColor: noColorRequested(environment.NO_COLOR),
     dataDir,
     database: env.DATABASE_URL
       ? {
@@ -80,6 +82,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       absent: mcp.absent,
       servers: mcp.specs,
       reposDir: resolve(env.SERVICE_REPOS_DIR),
+      parentEnv: new Secret(environment),
     },
     version: APP_VERSION,
   };

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { isCorruption, isUnavailable } from './database-unavailable.error.js';
+import { ServiceUnavailableError } from '../common/errors/service-unavailable.error.js';
+import {
+  DatabaseUnavailableError,
+  isCorruption,
+  isUnavailable,
+} from './database-unavailable.error.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -19,5 +24,15 @@ describe('isUnavailable and isCorruption', () => {
   ])('%s: unavailable %s, corruption %s', (code, unavailable, corruption) => {
     expect(isUnavailable(withCode(code))).toBe(unavailable);
     expect(isCorruption(withCode(code))).toBe(corruption);
+  });
+});
+
+describe('DatabaseUnavailableError', () => {
+  it('is the common 503 error, with the database answer and log line', () => {
+    const error = new DatabaseUnavailableError(new Error('connect ECONNREFUSED'));
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect(error.answer).toBe('the database is unavailable; try again later');
+    expect(error.logLine).toBe('database unavailable');
+    expect(error.message).toBe('the database is unavailable');
   });
 });

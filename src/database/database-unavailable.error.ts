@@ -1,10 +1,15 @@
+import { ServiceUnavailableError } from '../common/errors/service-unavailable.error.js';
+
 /**
  * The store cannot be reached or cannot take the write right now (PostgreSQL down or
  * restarting, a connection dropped, SQLite's disk full or locked, the store's file deleted,
  * replaced or corrupt). The API answers 503 and the client may retry; nothing is acknowledged
  * that was not committed.
  */
-export class DatabaseUnavailableError extends Error {
+export class DatabaseUnavailableError extends ServiceUnavailableError {
+  readonly answer = 'the database is unavailable; try again later';
+  readonly logLine = 'database unavailable';
+
   constructor(cause: unknown) {
     super('the database is unavailable', { cause });
     this.name = 'DatabaseUnavailableError';

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { Backoff } from '../common/retry/backoff.js';
 import type { Database } from './database.types.js';
 
 /** int8 (OID 20) as BigInt instead of node-postgres's default string. */
@@ -74,7 +75,8 @@ export async function waitForPostgres(
   options: PostgresOptions,
 ): Promise<void> {
   const deadline = Date.now() + options.startupTimeoutMs;
-  let delay = 250;
+  // 250 ms doubling to 5 s; no jitter: one process waits for its own database.
+  const backoff = new Backoff({ initialMs: 250, maxMs: 5_000, jitterRatio: 0 });
   for (let attempt = 1; ; attempt++) {
     try {
       await sql`select 1`.execute(db);
@@ -83,6 +85,7 @@ export async function waitForPostgres(
       const refusal = refusalOf(error, options.target);
       if (refusal) throw refusal;
       const reason = error instanceof Error ? error.message : String(error);
+      const delay = backoff.next();
       if (Date.now() + delay > deadline) {
         throw new Error(
           `PostgreSQL at ${options.target} did not answer within ${options.startupTimeoutMs / 1000} s (last error: ${reason})`,
@@ -94,7 +97,6 @@ export async function waitForPostgres(
         'PostgreSQL not reachable yet, retrying',
       );
       await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, 5_000);
     }
   }
 }

@@ -25,6 +25,7 @@ import { ApiErrorResponses } from '../common/openapi/api-error-responses.decorat
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { ListPlantsQueryDto } from './dto/list-plants.query.dto.js';
 import { NewPlantDto } from './dto/new-plant.dto.js';
+import { PLANT_ERROR_TEXTS } from './plant-error-texts.js';
 import { PlantRecordDto } from './dto/plant-record.dto.js';
 import { PlantDto } from './dto/plant.dto.js';
 import type { Plant } from './plant.js';
@@ -46,7 +47,10 @@ export class PlantsController {
   @ApiOperation({ operationId: 'createPlant', summary: 'Creates a new plant in the store' })
   @ApiResponse({ status: 200, description: 'the created plant', type: PlantDto })
   // The seed labels POST /plants' 400 "unexpected error".
-  @ApiErrorResponses([400, 408, 409, 413, 415, ...COMMON_ERRORS], { 400: 'unexpected error' })
+  @ApiErrorResponses([400, 408, 409, 413, 415, ...COMMON_ERRORS], {
+    ...PLANT_ERROR_TEXTS,
+    400: { ...PLANT_ERROR_TEXTS[400], description: 'unexpected error' },
+  })
   async create(@Body() body: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create({ id: body.id, name: body.name, tag: body.tag }));
   }
@@ -66,7 +70,7 @@ export class PlantsController {
     isArray: true,
     headers: { Link: LINK_HEADER_DOC },
   })
-  @ApiErrorResponses([400, ...COMMON_ERRORS])
+  @ApiErrorResponses([400, ...COMMON_ERRORS], PLANT_ERROR_TEXTS)
   async list(
     @Query() query: ListPlantsQueryDto,
     @Res({ passthrough: true }) response: Response,
@@ -82,7 +86,7 @@ export class PlantsController {
   @ApiOperation({ operationId: 'getPlant', summary: 'Reads one plant' })
   @ApiParam({ name: 'id', schema: { type: 'integer', format: 'int64' } })
   @ApiResponse({ status: 200, description: 'the plant', type: PlantRecordDto })
-  @ApiErrorResponses([400, 404, ...COMMON_ERRORS])
+  @ApiErrorResponses([400, 404, ...COMMON_ERRORS], PLANT_ERROR_TEXTS)
   async get(@Param('id', ParseInt64Pipe) id: bigint): Promise<PlantRecordDto> {
     return toPlantRecordDto(await this.plants.get(id));
   }
@@ -92,7 +96,7 @@ export class PlantsController {
   @ApiOperation({ operationId: 'deletePlant', summary: 'Deletes one plant' })
   @ApiParam({ name: 'id', schema: { type: 'integer', format: 'int64' } })
   @ApiResponse({ status: 204, description: 'deleted' })
-  @ApiErrorResponses([400, 404, ...COMMON_ERRORS])
+  @ApiErrorResponses([400, 404, ...COMMON_ERRORS], PLANT_ERROR_TEXTS)
   async delete(@Param('id', ParseInt64Pipe) id: bigint): Promise<void> {
     await this.plants.delete(id);
   }

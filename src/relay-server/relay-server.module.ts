@@ -8,7 +8,7 @@ import { APP_FILTER, RouterModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import type { Logger } from 'pino';
 import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
-import { LoggingModule } from '../common/logging/logging.module.js';
+import { CoreModule } from '../common/core/core.module.js';
 import { RequestLogMiddleware } from '../common/logging/request-log.middleware.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
@@ -40,7 +40,7 @@ export class RelayServerModule implements NestModule {
       module: RelayServerModule,
       global: true,
       imports: [
-        LoggingModule.forRoot(logger),
+        CoreModule.forRoot(RELAY_CONFIG, config, logger),
         RelayMetricsModule,
         TerminusModule,
         McpEndpointModule,
@@ -48,13 +48,12 @@ export class RelayServerModule implements NestModule {
       ],
       controllers: [RelayHealthController],
       providers: [
-        { provide: RELAY_CONFIG, useValue: config },
         AgentRegistry,
         AgentGateway,
         AgentsHealthIndicator,
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
-      exports: [RELAY_CONFIG, AgentRegistry],
+      exports: [AgentRegistry],
     };
   }
 

@@ -2,7 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
-import { Public } from '../../auth/public.decorator.js';
+import { Public } from '../../common/auth/public.decorator.js';
 import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
 import { ConfigHealthIndicator } from './config.health.js';
 import { DatabaseHealthIndicator } from './database.health.js';

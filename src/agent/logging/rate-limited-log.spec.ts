@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { RateLimitedLog, truncateForLog } from './rate-limited-log.js';
+import { truncateForLog } from '../../common/logging/truncate-for-log.js';
+import { RateLimitedLog } from './rate-limited-log.js';
 
 describe('RateLimitedLog', () => {
   it('writes a burst, then counts what it suppressed into the next line that passes', () => {

@@ -8,14 +8,16 @@ import {
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
-import { Backoff } from './backoff.js';
+import { Backoff } from '../../common/retry/backoff.js';
 import { buildChildEnv } from './child-env.js';
-import type { McpServerState, McpServerStatus, McpToolInfo } from './mcp-server-status.js';
+import type { McpToolInfo } from '../../common/agent-protocol/relay-protocol.js';
+import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
 import { describeExit, ProcessGroupTransport } from './process-group-transport.js';
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
-import { RateLimitedLog, truncateForLog } from '../logging/rate-limited-log.js';
+import { truncateForLog } from '../../common/logging/truncate-for-log.js';
+import { RateLimitedLog } from '../logging/rate-limited-log.js';
 
 export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 

@@ -26,10 +26,3 @@ export interface McpServerStatus {
   // No stderr lines here: this is shown on /health, unauthenticated and reachable from the
   // cluster, and a child's stderr may print its secrets. Stderr goes to the logs only.
 }
-
-/** A tool as the agent's server sees it in `hello` and `inventory`. */
-export interface McpToolInfo {
-  name: string;
-  description?: string;
-  inputSchema: unknown;
-}

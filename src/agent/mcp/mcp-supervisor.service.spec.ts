@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../config/app-config.js';
+import { Secret } from '../../config/secret.js';
 import { DEFAULT_RUNNER_TIMINGS } from './mcp-server-runner.js';
 import { McpSupervisorService } from './mcp-supervisor.service.js';
 
@@ -52,17 +53,13 @@ function setup(servers: Record<string, unknown>) {
       absent: false,
       servers: Object.entries(servers).map(([name]) => ({ name, ...echo, env: {} })),
       reposDir: '/nonexistent-repos',
+      parentEnv: new Secret({ PATH: process.env.PATH, ECHO_ARG: 'from-env' }),
     },
   } as unknown as AppConfig; // only the fields the service reads
-  const service = new McpSupervisorService(
-    config,
-    pino({ level: 'silent' }),
-    up,
-    restarts,
-    tools,
-    { ...DEFAULT_RUNNER_TIMINGS, killGraceMs: 500 },
-    { PATH: process.env.PATH, ECHO_ARG: 'from-env' },
-  );
+  const service = new McpSupervisorService(config, pino({ level: 'silent' }), up, restarts, tools, {
+    ...DEFAULT_RUNNER_TIMINGS,
+    killGraceMs: 500,
+  });
   services.push(service);
   return { service, write, registry };
 }

@@ -21,8 +21,6 @@ import { McpSupervisor } from './mcp-supervisor.js';
 
 /** Optional override of the supervision timings (tests); the defaults are the issue's. */
 export const MCP_RUNNER_TIMINGS = Symbol('MCP_RUNNER_TIMINGS');
-/** Environment of the agent: the children's safe base and `${VAR}` expansion on reload. */
-export const MCP_PARENT_ENV = Symbol('MCP_PARENT_ENV');
 
 const RELOAD_DEBOUNCE_MS = 500;
 
@@ -49,12 +47,11 @@ export class McpSupervisorService
     @InjectMetric('mcp_server_restarts_total') restarts: Counter<string>,
     @InjectMetric('mcp_server_tools') tools: Gauge<string>,
     @Optional() @Inject(MCP_RUNNER_TIMINGS) timings?: RunnerTimings,
-    @Optional() @Inject(MCP_PARENT_ENV) parentEnv?: Readonly<Record<string, string | undefined>>,
   ) {
     this.#logger = logger.child({ context: 'McpSupervisor' });
     // Children inherit a filtered copy of the agent's real environment, and a reloaded file
     // expands `${VAR}` from it as start-up did.
-    this.#parentEnv = parentEnv ?? process.env;
+    this.#parentEnv = config.mcp.parentEnv.reveal();
     this.supervisor = new McpSupervisor({
       logger,
       metrics: { up, restarts, tools },

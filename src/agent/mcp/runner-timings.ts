@@ -1,4 +1,4 @@
-import { type BackoffOptions, DEFAULT_BACKOFF } from './backoff.js';
+import { type BackoffOptions, DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
 import type { StderrLogOptions } from './stderr-log.js';
 import type { StdoutLimits } from './stdout-reader.js';
 import type { UnsolicitedLimits } from './unsolicited-budget.js';

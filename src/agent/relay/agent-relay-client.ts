@@ -3,17 +3,22 @@ import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
 import WebSocket, { type ClientOptions, type RawData } from 'ws';
 import type { Secret } from '../../config/secret.js';
-import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../mcp/backoff.js';
+import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
-import { RateLimitedLog, truncateForLog } from '../logging/rate-limited-log.js';
-import { DEFAULT_FRAME_LIMITS, encodeFrame, type FrameLimits } from './frame-codec.js';
+import { truncateForLog } from '../../common/logging/truncate-for-log.js';
+import { RateLimitedLog } from '../logging/rate-limited-log.js';
+import {
+  DEFAULT_FRAME_LIMITS,
+  encodeFrame,
+  type FrameLimits,
+} from '../../common/agent-protocol/frame-codec.js';
 import {
   type AgentFrame,
   type HelloFrame,
   parseServerFrame,
   rpcError,
   toProtocolServers,
-} from './relay-protocol.js';
+} from '../../common/agent-protocol/relay-protocol.js';
 import { RequestRouter, type SendOutcome } from './request-router.js';
 
 /**

@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { McpModule } from '../mcp/mcp.module.js';
+import { AgentMetricsModule } from '../metrics/agent-metrics.module.js';
 import { AgentRelayService } from './agent-relay.service.js';
 
 /**
- * The outbound connection to the agent's server (docs/agent-protocol.md). Needs APP_CONFIG,
- * LOGGER and the agent_server_connected metric from global modules.
+ * The outbound connection to the agent's server (docs/agent-protocol.md). Needs APP_CONFIG and
+ * LOGGER from global modules; its metric (agent_server_connected) is the agent's.
  */
 @Module({
-  imports: [McpModule],
+  imports: [McpModule, AgentMetricsModule],
   providers: [AgentRelayService],
   exports: [AgentRelayService],
 })

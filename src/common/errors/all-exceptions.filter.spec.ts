@@ -7,9 +7,15 @@ import type { ArgumentsHost } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { DatabaseUnavailableError } from '../../database/database-unavailable.error.js';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { BearerChallengeException } from './bearer-challenge.exception.js';
+import { ServiceUnavailableError } from './service-unavailable.error.js';
+
+/** A dependency's outage, as a feature reports it (DatabaseUnavailableError is one). */
+class StoreDown extends ServiceUnavailableError {
+  readonly answer = 'the store is unavailable; try again later';
+  readonly logLine = 'store unavailable';
+}
 
 /** Runs the filter on one exception and returns what it answered. */
 function answer(exception: unknown) {
@@ -57,11 +63,15 @@ describe('AllExceptionsFilter', () => {
     });
   });
 
-  it('answers 503 with Retry-After for an unavailable database, without its cause', () => {
+  it('answers 503 with Retry-After for an unavailable dependency, without its cause', () => {
     const result = answer(
-      new DatabaseUnavailableError(new Error('connect ECONNREFUSED 10.0.0.5:5432')),
+      new StoreDown('x', { cause: new Error('connect ECONNREFUSED 10.0.0.5:5432') }),
     );
     expect(result.status).toBe(503);
+    expect(result.body).toEqual({
+      error: 503,
+      message: 'the store is unavailable; try again later',
+    });
     expect(result.headers['Retry-After']).toBe('5');
     expect(JSON.stringify(result.body)).not.toContain('10.0.0.5');
   });

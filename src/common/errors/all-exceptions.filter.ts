@@ -9,10 +9,10 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { DatabaseUnavailableError } from '../../database/database-unavailable.error.js';
 import { closeAfterAnswer } from '../http/lingering-close.js';
 import { LOGGER } from '../logging/logger.token.js';
 import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
+import { ServiceUnavailableError } from './service-unavailable.error.js';
 
 /**
  * The one place that formats errors: every failure becomes `{"error": <status>, "message"}`
@@ -54,15 +54,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       return { status: exception.getStatus(), message: messageOf(exception) };
     }
-    if (exception instanceof DatabaseUnavailableError) {
+    if (exception instanceof ServiceUnavailableError) {
       this.logger.warn(
         { method: request.method, cause: causeMessage(exception) },
-        'database unavailable',
+        exception.logLine,
       );
-      return {
-        status: HttpStatus.SERVICE_UNAVAILABLE,
-        message: 'the database is unavailable; try again later',
-      };
+      return { status: HttpStatus.SERVICE_UNAVAILABLE, message: exception.answer };
     }
     this.logger.error({ err: exception, method: request.method }, 'unhandled error');
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, message: 'internal server error' };

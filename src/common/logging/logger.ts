@@ -1,6 +1,13 @@
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from '../../config/app-config.js';
 
+/** The part of the app's or the relay server's config that shapes the logs. */
+export interface LoggerConfig {
+  logLevel: LogLevel;
+  /** NO_COLOR is set and not empty: JSON lines even on a terminal. */
+  noColor: boolean;
+}
+
 /**
  * Structured JSON logs (one object per line) for log collectors; human-readable lines when
  * stdout is a terminal. Request headers are never logged, and `Secret` values print as
@@ -10,16 +17,16 @@ import type { LogLevel } from '../../config/app-config.js';
  * flushes what is left at exit): a synchronous write per request line cost event-loop time
  * under load (bench/README.md). No minimum buffer size, so a quiet service's lines appear at once.
  */
-export function createLogger(level: LogLevel): Logger {
+export function createLogger({ logLevel, noColor }: LoggerConfig): Logger {
   const options = {
-    level,
+    level: logLevel,
     base: { pid: process.pid },
     redact: {
       paths: ['req.headers.authorization', 'headers.authorization', '*.token', '*.password'],
       censor: '[redacted]',
     },
   };
-  if (prettyLogs(process.stdout.isTTY, process.env.NO_COLOR)) {
+  if (process.stdout.isTTY && !noColor) {
     return pino({
       ...options,
       transport: {
@@ -49,12 +56,4 @@ export function writeAfterLog(logger: Logger, text: string): void {
   const destination = destinations.get(logger);
   if (destination) destination.write(text);
   else logger.flush(() => process.stdout.write(text));
-}
-
-/**
- * Pretty lines on a terminal unless NO_COLOR says otherwise. no-color.org: NO_COLOR "present and
- * not an empty string" disables colour; an empty value (`NO_COLOR=` in an env file) does not.
- */
-export function prettyLogs(stdoutIsTty: boolean | undefined, noColor: string | undefined): boolean {
-  return stdoutIsTty === true && (noColor === undefined || noColor === '');
 }

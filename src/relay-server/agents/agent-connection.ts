@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
-import type { ProtocolServer } from '../../agent/relay/relay-protocol.js';
-import { RelayErrorCode } from '../../agent/relay/relay-protocol.js';
+import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
+import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
 
 /** JSON-RPC's conventional "request cancelled" code (as in LSP). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ProtocolServer } from '../../agent/relay/relay-protocol.js';
+import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
 
 /**
  * The frames an agent sends (docs/agent-protocol.md), parsed and checked on the relay side.

@@ -11,7 +11,7 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { CONNECT_PATH } from '../../agent/relay/relay-protocol.js';
+import { CONNECT_PATH } from '../../common/agent-protocol/relay-protocol.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { bearerToken, ownerOf } from '../auth/token-owner.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { parseApiTokens } from '../../auth/api-tokens.js';
+import { parseApiTokens } from '../../config/api-tokens.js';
 import { ConfigError } from '../../config/config-error.js';
 import { formatIssues } from '../../config/issue-path.js';
+import { noColorRequested } from '../../config/no-color.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
 import { relayEnvSchema } from './relay-env.schema.js';
@@ -47,6 +48,7 @@ export function loadRelayConfig(
     metrics: { port: env.RELAY_METRICS_PORT },
     basePath: env.RELAY_BASE_PATH,
     logLevel: env.RELAY_LOG_LEVEL,
+    noColor: noColorRequested(environment.NO_COLOR),
     tls,
     agents,
     clients,

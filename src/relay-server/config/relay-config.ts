@@ -22,6 +22,8 @@ export interface RelayConfig {
   /** '' or a path like `/relay`: the agent and MCP endpoints live under it. */
   basePath: string;
   logLevel: LogLevel;
+  /** NO_COLOR is set and not empty: logs stay JSON lines even on a terminal. */
+  noColor: boolean;
   /** PEM certificate chain and key, read at start; undefined serves plain HTTP (behind TLS). */
   tls: { cert: string; key: string } | undefined;
   agents: RelayAgentConfig[];

@@ -5,9 +5,7 @@ import type {
   JSONRPCResponse,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import type { McpServerView } from '../mcp/mcp-supervisor.js';
-import type { McpToolInfo } from '../mcp/mcp-server-status.js';
-import { truncateForLog } from '../logging/rate-limited-log.js';
+import { truncateForLog } from '../logging/truncate-for-log.js';
 import {
   decodeFrame,
   DEFAULT_FRAME_LIMITS,
@@ -41,6 +39,20 @@ export const RelayErrorCode = {
 } as const;
 
 export type ProtocolServerState = 'starting' | 'up' | 'down';
+
+/** A tool as the agent's server sees it in `hello` and `inventory`. */
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  inputSchema: unknown;
+}
+
+/** The agent's view of one MCP server (its supervisor's), as toProtocolServers reads it. */
+export interface AgentServerView {
+  name: string;
+  state: ProtocolServerState | 'crash-looping';
+  tools: readonly McpToolInfo[];
+}
 
 export interface ProtocolServer {
   name: string;
@@ -83,7 +95,7 @@ export function relayUrl(serverUrl: URL): URL {
  * keep the whole `hello` from being sent.
  */
 export function toProtocolServers(
-  views: readonly McpServerView[],
+  views: readonly AgentServerView[],
   limits: FrameLimits = DEFAULT_FRAME_LIMITS,
 ): ProtocolServer[] {
   // hello → servers[] → server → tools[] → tool: the tool sits 5 levels down.

@@ -2,7 +2,7 @@ import { Injectable, type NestMiddleware } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { NextFunction, Request, Response } from 'express';
 import type { Counter, Histogram } from 'prom-client';
-import { routeTemplate } from '../../common/http/route-template.js';
+import { routeTemplate } from '../http/route-template.js';
 
 interface Series {
   requests: { inc(): void };

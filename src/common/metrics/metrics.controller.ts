@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { PrometheusController } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
-import { Public } from '../../auth/public.decorator.js';
+import { Public } from '../auth/public.decorator.js';
 
 /** GET /metrics, served only on SERVICE_METRICS_PORT; Prometheus scrapes it without a token. */
 @ApiExcludeController()

@@ -1,33 +1,12 @@
-import {
-  getToken,
-  makeCounterProvider,
-  makeGaugeProvider,
-  makeHistogramProvider,
-} from '@willsoto/nestjs-prometheus';
+import { getToken, makeCounterProvider, makeGaugeProvider } from '@willsoto/nestjs-prometheus';
 import { Gauge } from 'prom-client';
 import { DatabasePingService } from '../../database/database-ping.service.js';
 
 /**
- * Every application metric, registered once. Names follow Prometheus conventions (snake_case,
- * `_total` counters, `_seconds` units); labels are low-cardinality: route templates, never ids.
+ * The agent's own metrics: the database's last known state and the MCP servers and the
+ * connection to the agent's server it supervises. Labels are low-cardinality (server names).
  */
-export const metricProviders = [
-  makeCounterProvider({
-    name: 'http_requests_total',
-    help: 'API requests answered, by method, route template and status.',
-    labelNames: ['method', 'route', 'status'],
-  }),
-  makeHistogramProvider({
-    name: 'http_request_duration_seconds',
-    help: 'API request duration, by method, route template and status.',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-  }),
-  makeCounterProvider({ name: 'plants_created_total', help: 'Plants created.' }),
-  makeCounterProvider({
-    name: 'auth_failures_total',
-    help: 'API requests refused for a missing or invalid bearer token.',
-  }),
+export const agentMetricProviders = [
   {
     // db_up reads the last known state when scraped: a scrape never queries the database.
     provide: getToken('db_up'),

@@ -1,0 +1,112 @@
+// The module boundaries of src/ (README.md, "Architecture"), checked by `npm run lint`.
+// Intended arrows: Plants -> Database, Common; Auth -> Config, Common; Agent -> Config,
+// Database (the health ping only), Common; Database -> Config, Common; Common -> Config;
+// Config -> nothing of ours; the relay server -> Common, Config; the entry points (main.ts,
+// app.module.ts, relay-server/main.ts) -> everything.
+// Each rule below is one arrow that must never exist; its name is what a failing lint prints.
+// (`process.env` outside src/config and the entry points is an eslint rule: eslint.config.js.)
+const FEATURES = '^src/(plants|auth|agent|database|relay-server|openapi)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'plants-not-to-agent',
+      comment: 'Plants must not need the agent: the plant store runs without AgentModule.',
+      severity: 'error',
+      from: { path: '^src/plants/' },
+      to: { path: '^src/agent/' },
+    },
+    {
+      name: 'agent-not-to-plants',
+      comment: 'The agent supervises MCP servers and checks the database; it knows no plants.',
+      severity: 'error',
+      from: { path: '^src/agent/' },
+      to: { path: '^src/plants/' },
+    },
+    {
+      name: 'common-not-to-features',
+      comment:
+        'common/ is what every feature stands on; a feature type it needs belongs in common/ (or is inverted: ServiceUnavailableError).',
+      severity: 'error',
+      from: { path: '^src/common/' },
+      to: { path: [FEATURES, '^src/(main|app\\.module)\\.ts$'] },
+    },
+    {
+      name: 'database-not-to-plants',
+      comment: 'The database layer knows connections and migrations, not the plants feature.',
+      severity: 'error',
+      from: { path: '^src/database/' },
+      to: { path: '^src/plants/' },
+    },
+    {
+      name: 'config-not-to-database',
+      comment: 'Config is validated before anything else exists; it depends on no feature.',
+      severity: 'error',
+      from: { path: '^src/config/' },
+      to: { path: '^src/database/' },
+    },
+    {
+      name: 'config-not-to-features',
+      comment:
+        'Config stands on nothing of ours: it is loaded first (it parses API_TOKENS itself).',
+      severity: 'error',
+      from: { path: '^src/config/' },
+      to: { path: [FEATURES, '^src/common/'] },
+    },
+    {
+      name: 'auth-only-to-config-and-common',
+      comment: 'Auth -> Config, Common.',
+      severity: 'error',
+      from: { path: '^src/auth/' },
+      to: { path: '^src/(plants|agent|database|relay-server)/' },
+    },
+    {
+      name: 'agent-not-to-auth',
+      comment: 'Agent -> Config, Database, Common: @Public lives in common/auth.',
+      severity: 'error',
+      from: { path: '^src/agent/' },
+      to: { path: '^src/(auth|openapi)/' },
+    },
+    {
+      name: 'agent-to-database-ping-only',
+      comment: 'The agent reads the database only through its health ping.',
+      severity: 'error',
+      from: { path: '^src/agent/' },
+      to: { path: '^src/database/', pathNot: '^src/database/database-ping\\.service\\.ts$' },
+    },
+    {
+      name: 'relay-server-not-to-app-features',
+      comment:
+        'The relay server is its own process: Common and Config only (the agent protocol is in common/agent-protocol).',
+      severity: 'error',
+      from: { path: '^src/relay-server/' },
+      to: { path: '^src/(plants|auth|agent|database|openapi)/' },
+    },
+    {
+      name: 'app-not-to-relay-server',
+      comment: 'Nothing of the plant store or the agent needs the relay server.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/relay-server/' },
+      to: { path: '^src/relay-server/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'Files that import each other in a loop.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

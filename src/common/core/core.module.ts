@@ -1,0 +1,23 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { LOGGER } from '../logging/logger.token.js';
+
+/**
+ * What the entry point made before Nest started: the validated config (under its token,
+ * APP_CONFIG or RELAY_CONFIG) and the pino logger, injectable everywhere as
+ * `@Inject(APP_CONFIG)` and `@Inject(LOGGER)`.
+ */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot<T>(configToken: symbol, config: T, logger: Logger): DynamicModule {
+    return {
+      module: CoreModule,
+      providers: [
+        { provide: configToken, useValue: config },
+        { provide: LOGGER, useValue: logger },
+      ],
+      exports: [configToken, LOGGER],
+    };
+  }
+}

@@ -1,0 +1,20 @@
+import { makeCounterProvider, makeHistogramProvider } from '@willsoto/nestjs-prometheus';
+
+/**
+ * The HTTP metrics every API request counts toward. Names follow Prometheus conventions
+ * (snake_case, `_total` counters, `_seconds` units); labels are low-cardinality: route
+ * templates, never ids. Each feature registers its own metrics in its own module.
+ */
+export const httpMetricProviders = [
+  makeCounterProvider({
+    name: 'http_requests_total',
+    help: 'API requests answered, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'],
+  }),
+  makeHistogramProvider({
+    name: 'http_request_duration_seconds',
+    help: 'API request duration, by method, route template and status.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  }),
+];
