@@ -633,6 +633,64 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
   });
 });
 
+describe('relay server against hostile agents (e2e)', () => {
+  /** JSON text `levels` objects deep; built as text, as JSON.stringify itself would overflow. */
+  const deep = (levels: number) => '{"a":'.repeat(levels) + '{}' + '}'.repeat(levels);
+  const rpc = (message: string) => `{"type":"rpc","server":"slow","message":${message}}`;
+
+  it('drops an agent whose notification is nested past 100 levels, and keeps serving', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    // An open event stream is where a list_changed goes (and where JSON.stringify threw).
+    const streams = () => metric(relay.metricsUrl, 'relay_mcp_event_streams{agent="lab"}');
+    const before = (await streams()) ?? 0;
+    const hangUp = new AbortController();
+    const stream = await tlsFetch(mcpUrl('lab', 'slow'), {
+      headers: {
+        Authorization: `Bearer ${aliceToken}`,
+        Accept: 'text/event-stream',
+        'Mcp-Session-Id': session,
+      },
+      signal: hangUp.signal,
+    });
+    expect(stream.status).toBe(200);
+    await waitFor(async () => ((await streams()) ?? 0) > before, 'the event stream open');
+    lab.sendRaw(
+      rpc(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":${deep(20_000)}}`),
+    );
+    expect(await lab.closed).toBe(1008);
+    hangUp.abort();
+
+    const progress = await scriptedLab();
+    progress.sendRaw(
+      rpc(`{"jsonrpc":"2.0","method":"notifications/progress","params":${deep(20_000)}}`),
+    );
+    expect(await progress.closed).toBe(1008);
+    expect(relay.child.exitCode).toBeNull();
+    expect((await fetch(`${relay.healthUrl}/health`)).status).toBe(200);
+    expect(relay.output()).toContain('nested deeper than 100 levels');
+  });
+
+  it('drops an agent whose answer is nested past 100 levels, answering the waiting client', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const waiting = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'deep', method: 'tools/call', params: { name: 'x' } },
+      { session },
+    );
+    await waitFor(() => lab.requests.length === 1, 'the request at the agent');
+    const id = lab.requests[0]!.message.id!;
+    lab.sendRaw(rpc(`{"jsonrpc":"2.0","id":${id},"result":${deep(20_000)}}`));
+    expect(await lab.closed).toBe(1008);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ id: 'deep', error: { code: -32001 } });
+    expect(relay.child.exitCode).toBeNull();
+  });
+});
+
 describe('relay server lifecycle (e2e)', () => {
   it('drops an agent connection that stops answering pings, and answers its waiting clients', async () => {
     const noPong = () => metric(relay.metricsUrl, 'relay_agent_rejections_total{reason="no_pong"}');

@@ -6,7 +6,11 @@ import type { Secret } from '../../config/secret.js';
 import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../mcp/backoff.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
 import { RateLimitedLog, truncateForLog } from '../logging/rate-limited-log.js';
-import { DEFAULT_FRAME_LIMITS, encodeFrame, type FrameLimits } from './frame-codec.js';
+import {
+  DEFAULT_FRAME_LIMITS,
+  encodeFrame,
+  type FrameLimits,
+} from '../../common/agent-protocol/frame-codec.js';
 import {
   type AgentFrame,
   type HelloFrame,

@@ -1,7 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
-import { DEFAULT_FRAME_LIMITS, encodeFrame } from './frame-codec.js';
+import { DEFAULT_FRAME_LIMITS, encodeFrame } from '../../common/agent-protocol/frame-codec.js';
 import type { RpcFrame } from './relay-protocol.js';
 import { RequestRouter } from './request-router.js';
 

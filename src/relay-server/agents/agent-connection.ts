@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { ProtocolServer } from '../../agent/relay/relay-protocol.js';
 import { RelayErrorCode } from '../../agent/relay/relay-protocol.js';
+import { encodeFrame, type FrameLimits } from '../../common/agent-protocol/frame-codec.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
 
 /** JSON-RPC's conventional "request cancelled" code (as in LSP). */
@@ -39,6 +40,7 @@ export class AgentConnection {
   constructor(
     readonly agent: string,
     private readonly socket: WebSocket,
+    private readonly limits: FrameLimits,
   ) {}
 
   get open(): boolean {
@@ -94,7 +96,12 @@ export class AgentConnection {
         sent = withProgressToken(message, relayProgressToken(id));
       }
       this.pending.set(id, pending);
-      this.send({ type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } });
+      const refused = this.send({ type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } });
+      // A message the agent would refuse (too large, too deep) is never sent: the agent would
+      // close the connection (1009) and end every session on it. Only this client is answered.
+      if (refused !== undefined && this.finish(id)) {
+        resolve(jsonRpcError(id, RelayErrorCode.MessageRejected, `message rejected: ${refused}`));
+      }
     });
     return { id, response };
   }
@@ -105,8 +112,9 @@ export class AgentConnection {
     pending?.resolve(jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client'));
   }
 
-  notify(server: string, message: Message): void {
-    this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } });
+  /** Sends a notification; returns why it was not sent (over the protocol's limits), if so. */
+  notify(server: string, message: Message): string | undefined {
+    return this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } });
   }
 
   /** An `rpc` response frame from the agent. False when no request waits for that id. */
@@ -156,10 +164,14 @@ export class AgentConnection {
     return pending;
   }
 
-  private send(frame: unknown): void {
-    if (this.closed) return;
+  /** Undefined when sent (or the socket is closed: its close answers what is pending). */
+  private send(frame: unknown): string | undefined {
+    if (this.closed) return undefined;
+    const encoded = encodeFrame(frame, this.limits);
+    if (!encoded.ok) return encoded.reason;
     // A send failure surfaces as the socket's close event, which answers what is pending.
-    this.socket.send(JSON.stringify(frame), () => undefined);
+    this.socket.send(encoded.text, () => undefined);
+    return undefined;
   }
 }
 
