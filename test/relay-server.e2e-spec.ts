@@ -603,6 +603,42 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     expect((await post('shop', 'echo', initialize())).status).toBe(200);
   });
 
+  it('never sends the agent a frame over the limit: the client gets -32004 or 413, the agent keeps its connection', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    /** A message padded so its body is one byte under the limit: the frame around it is over. */
+    const padded = (message: Record<string, unknown>) => {
+      const empty = JSON.stringify({ ...message, params: { padding: '' } });
+      return { ...message, params: { padding: 'x'.repeat(MAX_FRAME_BYTES - 1 - empty.length) } };
+    };
+    const request = padded({ jsonrpc: '2.0', id: 'big', method: 'tools/call' });
+    expect(JSON.stringify(request).length).toBe(MAX_FRAME_BYTES - 1);
+    const answer = await post('lab', 'slow', request, { session });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ id: 'big', error: { code: -32004 } });
+    expect(JSON.stringify(answer.json)).toContain('frame limit');
+    const note = await post('lab', 'slow', padded({ jsonrpc: '2.0', method: 'notifications/x' }), {
+      session,
+    });
+    expect(note.status).toBe(413);
+    expect(note.json).toMatchObject({ error: { code: -32004 } });
+    // The session and connection still work; nothing oversized reached the agent.
+    const small = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'small', method: 'tools/call' },
+      {
+        session,
+      },
+    );
+    await waitFor(() => lab.requests.length === 1, 'the small request at the agent');
+    expect(lab.calls.some((c) => c.message.method === 'notifications/x')).toBe(false);
+    lab.answer(lab.requests[0]!, { ok: true });
+    expect((await small).json).toMatchObject({ id: 'small', result: { ok: true } });
+    expect(lab.closeCode).toBeUndefined();
+    lab.vanish();
+  });
+
   it('drops an agent connection that sends garbage or an oversized frame, and keeps serving', async () => {
     const garbage = await scriptedLab();
     for (let i = 0; i < 1000; i++) garbage.sendRaw('\u0000 not json at all');

@@ -112,7 +112,16 @@ export class McpRelayService {
     if (kind === 'request') {
       return answerOf(await this.forward(session, message, signal, sink));
     }
-    if (kind === 'notification') this.notify(session, message);
+    if (kind === 'notification') {
+      const refused = this.notify(session, message);
+      // Never sent: the agent would close its connection for a frame over the limit (1009).
+      if (refused !== undefined) {
+        return {
+          status: 413,
+          body: jsonRpcError(null, RelayErrorCode.MessageRejected, `message rejected: ${refused}`),
+        };
+      }
+    }
     // Responses answer requests an MCP server sent its client; the agent answers those itself
     // (docs/agent-protocol.md), so a client's response has nowhere to go.
     return { status: 202 };
@@ -227,7 +236,8 @@ export class McpRelayService {
     }
   }
 
-  private notify(session: RelaySession, message: Message): void {
+  /** Passes a client's notification on; returns why it was refused (over the limits), if so. */
+  private notify(session: RelaySession, message: Message): string | undefined {
     if (message.method === 'notifications/cancelled') {
       const params = isObject(message.params) ? message.params : {};
       const relayId = session.inFlight.get(JSON.stringify(params.requestId));
@@ -236,9 +246,9 @@ export class McpRelayService {
           typeof params.reason === 'string' ? params.reason : 'cancelled by the client';
         this.cancel(session, relayId, reason);
       }
-      return;
+      return undefined;
     }
-    session.connection.notify(session.server, message);
+    return session.connection.notify(session.server, message);
   }
 
   private cancel(session: RelaySession, relayId: number, reason: string): void {
