@@ -639,6 +639,28 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     lab.vanish();
   });
 
+  it('counts an answer only from the server the request was sent to', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const waiting = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'mine', method: 'tools/call' },
+      {
+        session,
+      },
+    );
+    await waitFor(() => lab.requests.length === 1, 'the request at the agent');
+    const call = lab.requests[0]!;
+    const dropped = () => relay.output().split('dropping an answer from a server').length - 1;
+    const before = dropped();
+    lab.answer({ ...call, server: 'other' }, { forged: true });
+    await waitFor(() => dropped() > before, 'the misdirected answer dropped and logged');
+    lab.answer(call, { genuine: true });
+    expect((await waiting).json).toEqual({ jsonrpc: '2.0', id: 'mine', result: { genuine: true } });
+    lab.vanish();
+  });
+
   it('drops an agent connection that sends garbage or an oversized frame, and keeps serving', async () => {
     const garbage = await scriptedLab();
     for (let i = 0; i < 1000; i++) garbage.sendRaw('\u0000 not json at all');

@@ -14,6 +14,8 @@ type Message = Record<string, unknown>;
 export type RequestNotificationSink = (notification: Message) => void;
 
 interface Pending {
+  /** The MCP server the request went to: only its answer counts. */
+  server: string;
   resolve: (response: JsonRpcResponse) => void;
   timer: NodeJS.Timeout;
   progress?: { clientToken: unknown; sink: RequestNotificationSink };
@@ -88,7 +90,7 @@ export class AgentConnection {
           ),
         );
       }, timeoutMs);
-      const pending: Pending = { resolve, timer };
+      const pending: Pending = { server, resolve, timer };
       const clientToken = progressTokenOf(message);
       let sent = message;
       if (sink && clientToken !== undefined) {
@@ -117,12 +119,16 @@ export class AgentConnection {
     return this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } });
   }
 
-  /** An `rpc` response frame from the agent. False when no request waits for that id. */
-  settle(id: JsonRpcId, message: Message): boolean {
-    if (typeof id !== 'number') return false;
-    const pending = this.finish(id);
-    pending?.resolve(message as unknown as JsonRpcResponse);
-    return pending !== undefined;
+  /**
+   * An `rpc` response frame from the agent. It counts only from the server the request was sent
+   * to: another server answering that id (a guess, or a bug) is dropped and the request waits on.
+   */
+  settle(server: string, id: JsonRpcId, message: Message): 'settled' | 'late' | 'wrong-server' {
+    const pending = typeof id === 'number' ? this.pending.get(id) : undefined;
+    if (pending === undefined) return 'late';
+    if (pending.server !== server) return 'wrong-server';
+    this.finish(id as number)?.resolve(message as unknown as JsonRpcResponse);
+    return 'settled';
   }
 
   /**

@@ -44,6 +44,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly path: string;
   /** Anyone can try tokens: one log line per 10 s at most (the metric counts every one). */
   private readonly refusedLog = new LogThrottle(10_000);
+  /** An agent can send answers as fast as it likes: one line per 10 s about misdirected ones. */
+  private readonly misdirectedLog = new LogThrottle(10_000);
   private readonly limits: FrameLimits;
 
   constructor(
@@ -154,7 +156,15 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
           return;
         case 'response':
           if (!greeted) return drop('rpc before hello');
-          connection.settle(frame.id, frame.message);
+          if (connection.settle(frame.server, frame.id, frame.message) === 'wrong-server') {
+            const { log: now, suppressed } = this.misdirectedLog.take();
+            if (now) {
+              log.warn(
+                { server: frame.server.slice(0, 64), alsoDroppedSinceLastLine: suppressed },
+                'dropping an answer from a server the request was not sent to',
+              );
+            }
+          }
           return;
         case 'notification':
           if (!greeted) return drop('rpc before hello');
