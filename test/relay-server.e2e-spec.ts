@@ -729,6 +729,19 @@ describe('relay server against hostile agents (e2e)', () => {
     expect(relay.output()).toContain('nested deeper than 100 levels');
   });
 
+  it('answers a client body nested 20,000 deep with a JSON-RPC error, not a 500', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const body = `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":${deep(20_000)}}`;
+    const answer = await post('lab', 'slow', body, { session });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ id: 'deep', error: { code: -32004 } });
+    expect(lab.requests).toHaveLength(0);
+    // Nothing is left waiting: the in-flight gauge is back to zero.
+    expect(await metric(relay.metricsUrl, 'relay_mcp_requests_in_flight{agent="lab"}')).toBe(0);
+    lab.vanish();
+  });
+
   it('drops an agent whose answer is nested past 100 levels, answering the waiting client', async () => {
     const lab = await scriptedLab();
     const session = await labSession();
@@ -792,44 +805,51 @@ describe('relay server lifecycle (e2e)', () => {
     );
   }, 30_000);
 
-  it('on SIGTERM tells agents 1001, answers waiting clients, and exits 0', async () => {
-    const token = newToken();
-    const own = await startRelay({
-      env: {
-        RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(labToken) }),
-        RELAY_CLIENTS: JSON.stringify({ alice: { tokens: sha256Entry(token), agents: ['lab'] } }),
-      },
-    });
-    try {
-      const lab = new ScriptedAgent(`ws://127.0.0.1:${own.port}/agent/v1/connect`, labToken, caPem);
-      await lab.connect();
-      const url = `http://127.0.0.1:${own.port}/mcp/lab/slow`;
-      const headers = {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        Authorization: `Bearer ${token}`,
-      };
-      const init = await waitFor(async () => {
-        const response = await fetch(url, {
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    'on %s tells agents 1001, answers waiting clients, and exits 0',
+    async (signal) => {
+      const token = newToken();
+      const own = await startRelay({
+        env: {
+          RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(labToken) }),
+          RELAY_CLIENTS: JSON.stringify({ alice: { tokens: sha256Entry(token), agents: ['lab'] } }),
+        },
+      });
+      try {
+        const lab = new ScriptedAgent(
+          `ws://127.0.0.1:${own.port}/agent/v1/connect`,
+          labToken,
+          caPem,
+        );
+        await lab.connect();
+        const url = `http://127.0.0.1:${own.port}/mcp/lab/slow`;
+        const headers = {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${token}`,
+        };
+        const init = await waitFor(async () => {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(initialize()),
+          });
+          return response.headers.get('mcp-session-id') ?? undefined;
+        }, 'a session on the scripted agent');
+        const waiting = fetch(url, {
           method: 'POST',
-          headers,
-          body: JSON.stringify(initialize()),
-        });
-        return response.headers.get('mcp-session-id') ?? undefined;
-      }, 'a session on the scripted agent');
-      const waiting = fetch(url, {
-        method: 'POST',
-        headers: { ...headers, 'Mcp-Session-Id': init },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 'held', method: 'tools/call' }),
-      }).then((r) => r.json() as Promise<Record<string, unknown>>);
-      await waitFor(() => lab.requests.length === 1, 'the request at the agent');
+          headers: { ...headers, 'Mcp-Session-Id': init },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 'held', method: 'tools/call' }),
+        }).then((r) => r.json() as Promise<Record<string, unknown>>);
+        await waitFor(() => lab.requests.length === 1, 'the request at the agent');
 
-      await own.stop('SIGTERM');
-      expect(await own.exited).toBe(0);
-      expect(await lab.closed).toBe(1001);
-      expect(await waiting).toMatchObject({ id: 'held', error: { code: -32001 } });
-    } finally {
-      await own.stop('SIGKILL');
-    }
-  });
+        await own.stop(signal);
+        expect(await own.exited).toBe(0);
+        expect(await lab.closed).toBe(1001);
+        expect(await waiting).toMatchObject({ id: 'held', error: { code: -32001 } });
+      } finally {
+        await own.stop('SIGKILL');
+      }
+    },
+  );
 });
