@@ -639,6 +639,20 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     lab.vanish();
   });
 
+  it('refuses a second request with an id already in flight in the session', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const request = { jsonrpc: '2.0', id: 'twice', method: 'tools/call' };
+    const first = post('lab', 'slow', request, { session });
+    await waitFor(() => lab.requests.length === 1, 'the first request at the agent');
+    const second = await post('lab', 'slow', request, { session });
+    expect(second.json).toMatchObject({ id: 'twice', error: { code: -32600 } });
+    expect(lab.requests).toHaveLength(1);
+    lab.answer(lab.requests[0]!, { first: true });
+    expect((await first).json).toMatchObject({ id: 'twice', result: { first: true } });
+    lab.vanish();
+  });
+
   it('counts an answer only from the server the request was sent to', async () => {
     const lab = await scriptedLab();
     const session = await labSession();

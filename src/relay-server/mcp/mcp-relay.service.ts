@@ -201,6 +201,16 @@ export class McpRelayService {
     sink?: RequestNotificationSink,
   ): Promise<JsonRpcResponse> {
     const clientId = idOf(message) as JsonRpcId;
+    // Cancellation finds a request by the client's id: a second request with an id still in
+    // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
+    if (session.inFlight.has(JSON.stringify(clientId))) {
+      this.requests.inc({ agent: session.agent, outcome: 'error' });
+      return jsonRpcError(
+        clientId,
+        JsonRpcCode.InvalidRequest,
+        'a request with this id is already in flight in this session',
+      );
+    }
     const releaseAgent = this.perAgent.acquire(session.agent);
     if (!releaseAgent) return this.overloaded(session.agent, clientId, `agent "${session.agent}"`);
     const releaseClient = this.perClient.acquire(session.client);
