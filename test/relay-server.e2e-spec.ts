@@ -603,6 +603,78 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     expect((await post('shop', 'echo', initialize())).status).toBe(200);
   });
 
+  it('never sends the agent a frame over the limit: the client gets -32004 or 413, the agent keeps its connection', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    /** A message padded so its body is one byte under the limit: the frame around it is over. */
+    const padded = (message: Record<string, unknown>) => {
+      const empty = JSON.stringify({ ...message, params: { padding: '' } });
+      return { ...message, params: { padding: 'x'.repeat(MAX_FRAME_BYTES - 1 - empty.length) } };
+    };
+    const request = padded({ jsonrpc: '2.0', id: 'big', method: 'tools/call' });
+    expect(JSON.stringify(request).length).toBe(MAX_FRAME_BYTES - 1);
+    const answer = await post('lab', 'slow', request, { session });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ id: 'big', error: { code: -32004 } });
+    expect(JSON.stringify(answer.json)).toContain('frame limit');
+    const note = await post('lab', 'slow', padded({ jsonrpc: '2.0', method: 'notifications/x' }), {
+      session,
+    });
+    expect(note.status).toBe(413);
+    expect(note.json).toMatchObject({ error: { code: -32004 } });
+    // The session and connection still work; nothing oversized reached the agent.
+    const small = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'small', method: 'tools/call' },
+      {
+        session,
+      },
+    );
+    await waitFor(() => lab.requests.length === 1, 'the small request at the agent');
+    expect(lab.calls.some((c) => c.message.method === 'notifications/x')).toBe(false);
+    lab.answer(lab.requests[0]!, { ok: true });
+    expect((await small).json).toMatchObject({ id: 'small', result: { ok: true } });
+    expect(lab.closeCode).toBeUndefined();
+    lab.vanish();
+  });
+
+  it('refuses a second request with an id already in flight in the session', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const request = { jsonrpc: '2.0', id: 'twice', method: 'tools/call' };
+    const first = post('lab', 'slow', request, { session });
+    await waitFor(() => lab.requests.length === 1, 'the first request at the agent');
+    const second = await post('lab', 'slow', request, { session });
+    expect(second.json).toMatchObject({ id: 'twice', error: { code: -32600 } });
+    expect(lab.requests).toHaveLength(1);
+    lab.answer(lab.requests[0]!, { first: true });
+    expect((await first).json).toMatchObject({ id: 'twice', result: { first: true } });
+    lab.vanish();
+  });
+
+  it('counts an answer only from the server the request was sent to', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const waiting = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'mine', method: 'tools/call' },
+      {
+        session,
+      },
+    );
+    await waitFor(() => lab.requests.length === 1, 'the request at the agent');
+    const call = lab.requests[0]!;
+    const dropped = () => relay.output().split('dropping an answer from a server').length - 1;
+    const before = dropped();
+    lab.answer({ ...call, server: 'other' }, { forged: true });
+    await waitFor(() => dropped() > before, 'the misdirected answer dropped and logged');
+    lab.answer(call, { genuine: true });
+    expect((await waiting).json).toEqual({ jsonrpc: '2.0', id: 'mine', result: { genuine: true } });
+    lab.vanish();
+  });
+
   it('drops an agent connection that sends garbage or an oversized frame, and keeps serving', async () => {
     const garbage = await scriptedLab();
     for (let i = 0; i < 1000; i++) garbage.sendRaw('\u0000 not json at all');
@@ -630,6 +702,77 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
       { session: init.session! },
     );
     expect(call.json).toMatchObject({ result: { content: [{ text: 'still here' }] } });
+  });
+});
+
+describe('relay server against hostile agents (e2e)', () => {
+  /** JSON text `levels` objects deep; built as text, as JSON.stringify itself would overflow. */
+  const deep = (levels: number) => '{"a":'.repeat(levels) + '{}' + '}'.repeat(levels);
+  const rpc = (message: string) => `{"type":"rpc","server":"slow","message":${message}}`;
+
+  it('drops an agent whose notification is nested past 100 levels, and keeps serving', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    // An open event stream is where a list_changed goes (and where JSON.stringify threw).
+    const streams = () => metric(relay.metricsUrl, 'relay_mcp_event_streams{agent="lab"}');
+    const before = (await streams()) ?? 0;
+    const hangUp = new AbortController();
+    const stream = await tlsFetch(mcpUrl('lab', 'slow'), {
+      headers: {
+        Authorization: `Bearer ${aliceToken}`,
+        Accept: 'text/event-stream',
+        'Mcp-Session-Id': session,
+      },
+      signal: hangUp.signal,
+    });
+    expect(stream.status).toBe(200);
+    await waitFor(async () => ((await streams()) ?? 0) > before, 'the event stream open');
+    lab.sendRaw(
+      rpc(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":${deep(20_000)}}`),
+    );
+    expect(await lab.closed).toBe(1008);
+    hangUp.abort();
+
+    const progress = await scriptedLab();
+    progress.sendRaw(
+      rpc(`{"jsonrpc":"2.0","method":"notifications/progress","params":${deep(20_000)}}`),
+    );
+    expect(await progress.closed).toBe(1008);
+    expect(relay.child.exitCode).toBeNull();
+    expect((await fetch(`${relay.healthUrl}/health`)).status).toBe(200);
+    expect(relay.output()).toContain('nested deeper than 100 levels');
+  });
+
+  it('answers a client body nested 20,000 deep with a JSON-RPC error, not a 500', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const body = `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":${deep(20_000)}}`;
+    const answer = await post('lab', 'slow', body, { session });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ id: 'deep', error: { code: -32004 } });
+    expect(lab.requests).toHaveLength(0);
+    // Nothing is left waiting: the in-flight gauge is back to zero.
+    expect(await metric(relay.metricsUrl, 'relay_mcp_requests_in_flight{agent="lab"}')).toBe(0);
+    lab.vanish();
+  });
+
+  it('drops an agent whose answer is nested past 100 levels, answering the waiting client', async () => {
+    const lab = await scriptedLab();
+    const session = await labSession();
+    const waiting = post(
+      'lab',
+      'slow',
+      { jsonrpc: '2.0', id: 'deep', method: 'tools/call', params: { name: 'x' } },
+      { session },
+    );
+    await waitFor(() => lab.requests.length === 1, 'the request at the agent');
+    const id = lab.requests[0]!.message.id!;
+    lab.sendRaw(rpc(`{"jsonrpc":"2.0","id":${id},"result":${deep(20_000)}}`));
+    expect(await lab.closed).toBe(1008);
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ id: 'deep', error: { code: -32001 } });
+    expect(relay.child.exitCode).toBeNull();
   });
 });
 
@@ -676,44 +819,51 @@ describe('relay server lifecycle (e2e)', () => {
     );
   }, 30_000);
 
-  it('on SIGTERM tells agents 1001, answers waiting clients, and exits 0', async () => {
-    const token = newToken();
-    const own = await startRelay({
-      env: {
-        RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(labToken) }),
-        RELAY_CLIENTS: JSON.stringify({ alice: { tokens: sha256Entry(token), agents: ['lab'] } }),
-      },
-    });
-    try {
-      const lab = new ScriptedAgent(`ws://127.0.0.1:${own.port}/agent/v1/connect`, labToken, caPem);
-      await lab.connect();
-      const url = `http://127.0.0.1:${own.port}/mcp/lab/slow`;
-      const headers = {
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        Authorization: `Bearer ${token}`,
-      };
-      const init = await waitFor(async () => {
-        const response = await fetch(url, {
+  it.each(['SIGTERM', 'SIGHUP'] as const)(
+    'on %s tells agents 1001, answers waiting clients, and exits 0',
+    async (signal) => {
+      const token = newToken();
+      const own = await startRelay({
+        env: {
+          RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(labToken) }),
+          RELAY_CLIENTS: JSON.stringify({ alice: { tokens: sha256Entry(token), agents: ['lab'] } }),
+        },
+      });
+      try {
+        const lab = new ScriptedAgent(
+          `ws://127.0.0.1:${own.port}/agent/v1/connect`,
+          labToken,
+          caPem,
+        );
+        await lab.connect();
+        const url = `http://127.0.0.1:${own.port}/mcp/lab/slow`;
+        const headers = {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${token}`,
+        };
+        const init = await waitFor(async () => {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(initialize()),
+          });
+          return response.headers.get('mcp-session-id') ?? undefined;
+        }, 'a session on the scripted agent');
+        const waiting = fetch(url, {
           method: 'POST',
-          headers,
-          body: JSON.stringify(initialize()),
-        });
-        return response.headers.get('mcp-session-id') ?? undefined;
-      }, 'a session on the scripted agent');
-      const waiting = fetch(url, {
-        method: 'POST',
-        headers: { ...headers, 'Mcp-Session-Id': init },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 'held', method: 'tools/call' }),
-      }).then((r) => r.json() as Promise<Record<string, unknown>>);
-      await waitFor(() => lab.requests.length === 1, 'the request at the agent');
+          headers: { ...headers, 'Mcp-Session-Id': init },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 'held', method: 'tools/call' }),
+        }).then((r) => r.json() as Promise<Record<string, unknown>>);
+        await waitFor(() => lab.requests.length === 1, 'the request at the agent');
 
-      await own.stop('SIGTERM');
-      expect(await own.exited).toBe(0);
-      expect(await lab.closed).toBe(1001);
-      expect(await waiting).toMatchObject({ id: 'held', error: { code: -32001 } });
-    } finally {
-      await own.stop('SIGKILL');
-    }
-  });
+        await own.stop(signal);
+        expect(await own.exited).toBe(0);
+        expect(await lab.closed).toBe(1001);
+        expect(await waiting).toMatchObject({ id: 'held', error: { code: -32001 } });
+      } finally {
+        await own.stop('SIGKILL');
+      }
+    },
+  );
 });

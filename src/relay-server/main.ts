@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
+import { applyServerLimits } from '../common/http/http-server-limits.js';
 import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.js';
 import { portScopeHandler } from '../common/http/port-scope.js';
 import { createLogger } from '../common/logging/logger.js';
@@ -64,11 +65,15 @@ async function bootstrap(): Promise<void> {
 
   let extra: Server[];
   try {
+    // The plant API's limits: headers within 10 s, a bounded request time, JSON error bodies.
+    applyServerLimits(app.getHttpServer());
     await app.listen(config.http.port, config.http.host);
     extra = await Promise.all(
-      [config.health.port, config.metrics.port].map((port) =>
-        listen(createServer(app.getHttpAdapter().getInstance()), port, config.http.host),
-      ),
+      [config.health.port, config.metrics.port].map((port) => {
+        const server = createServer(app.getHttpAdapter().getInstance());
+        applyServerLimits(server);
+        return listen(server, port, config.http.host);
+      }),
     );
   } catch (error) {
     logger.fatal(
@@ -103,7 +108,7 @@ function listen(server: Server, port: number, host: string): Promise<Server> {
 }
 
 /**
- * SIGTERM/SIGINT: agents are sent 1001 (AgentGateway), which answers every waiting client
+ * SIGTERM/SIGINT/SIGHUP: agents are sent 1001 (AgentGateway), which answers every waiting client
  * with a JSON-RPC error; then the listeners close and the process exits 0.
  */
 function handleSignals(app: NestExpressApplication, extra: Server[], logger: Logger): void {
@@ -134,6 +139,9 @@ function handleSignals(app: NestExpressApplication, extra: Server[], logger: Log
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  // A closed terminal or a supervisor's reload: Node's default would exit at once, leaving
+  // waiting clients unanswered.
+  process.on('SIGHUP', stop);
 }
 
 void bootstrap();

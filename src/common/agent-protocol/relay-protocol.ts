@@ -11,7 +11,7 @@ import {
   DEFAULT_FRAME_LIMITS,
   depthExceeds,
   type FrameLimits,
-} from './frame-codec.js';
+} from '../../common/agent-protocol/frame-codec.js';
 
 /**
  * The frames of the agent ↔ server WebSocket (docs/agent-protocol.md). Every frame is one JSON

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
 import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
+import { encodeFrame, type FrameLimits } from '../../common/agent-protocol/frame-codec.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
 
 /** JSON-RPC's conventional "request cancelled" code (as in LSP). */
@@ -13,6 +14,8 @@ type Message = Record<string, unknown>;
 export type RequestNotificationSink = (notification: Message) => void;
 
 interface Pending {
+  /** The MCP server the request went to: only its answer counts. */
+  server: string;
   resolve: (response: JsonRpcResponse) => void;
   timer: NodeJS.Timeout;
   progress?: { clientToken: unknown; sink: RequestNotificationSink };
@@ -39,6 +42,7 @@ export class AgentConnection {
   constructor(
     readonly agent: string,
     private readonly socket: WebSocket,
+    private readonly limits: FrameLimits,
   ) {}
 
   get open(): boolean {
@@ -86,7 +90,7 @@ export class AgentConnection {
           ),
         );
       }, timeoutMs);
-      const pending: Pending = { resolve, timer };
+      const pending: Pending = { server, resolve, timer };
       const clientToken = progressTokenOf(message);
       let sent = message;
       if (sink && clientToken !== undefined) {
@@ -94,7 +98,12 @@ export class AgentConnection {
         sent = withProgressToken(message, relayProgressToken(id));
       }
       this.pending.set(id, pending);
-      this.send({ type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } });
+      const refused = this.send({ type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } });
+      // A message the agent would refuse (too large, too deep) is never sent: the agent would
+      // close the connection (1009) and end every session on it. Only this client is answered.
+      if (refused !== undefined && this.finish(id)) {
+        resolve(jsonRpcError(id, RelayErrorCode.MessageRejected, `message rejected: ${refused}`));
+      }
     });
     return { id, response };
   }
@@ -105,16 +114,21 @@ export class AgentConnection {
     pending?.resolve(jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client'));
   }
 
-  notify(server: string, message: Message): void {
-    this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } });
+  /** Sends a notification; returns why it was not sent (over the protocol's limits), if so. */
+  notify(server: string, message: Message): string | undefined {
+    return this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } });
   }
 
-  /** An `rpc` response frame from the agent. False when no request waits for that id. */
-  settle(id: JsonRpcId, message: Message): boolean {
-    if (typeof id !== 'number') return false;
-    const pending = this.finish(id);
-    pending?.resolve(message as unknown as JsonRpcResponse);
-    return pending !== undefined;
+  /**
+   * An `rpc` response frame from the agent. It counts only from the server the request was sent
+   * to: another server answering that id (a guess, or a bug) is dropped and the request waits on.
+   */
+  settle(server: string, id: JsonRpcId, message: Message): 'settled' | 'late' | 'wrong-server' {
+    const pending = typeof id === 'number' ? this.pending.get(id) : undefined;
+    if (pending === undefined) return 'late';
+    if (pending.server !== server) return 'wrong-server';
+    this.finish(id as number)?.resolve(message as unknown as JsonRpcResponse);
+    return 'settled';
   }
 
   /**
@@ -156,10 +170,14 @@ export class AgentConnection {
     return pending;
   }
 
-  private send(frame: unknown): void {
-    if (this.closed) return;
+  /** Undefined when sent (or the socket is closed: its close answers what is pending). */
+  private send(frame: unknown): string | undefined {
+    if (this.closed) return undefined;
+    const encoded = encodeFrame(frame, this.limits);
+    if (!encoded.ok) return encoded.reason;
     // A send failure surfaces as the socket's close event, which answers what is pending.
-    this.socket.send(JSON.stringify(frame), () => undefined);
+    this.socket.send(encoded.text, () => undefined);
+    return undefined;
   }
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
+import { decodeFrame, type FrameLimits } from '../../common/agent-protocol/frame-codec.js';
 
 /**
  * The frames an agent sends (docs/agent-protocol.md), parsed and checked on the relay side.
@@ -57,16 +58,22 @@ export type AgentFrame =
   | { kind: 'notification'; server: string; message: Record<string, unknown> }
   /** A frame type this relay does not know: ignored, so agents can add frames later. */
   | { kind: 'unknown'; type: string }
-  | { kind: 'invalid'; reason: string };
+  /** `tooBig`: over the frame size limit (closed with 1009 rather than 1008). */
+  | { kind: 'invalid'; reason: string; tooBig?: boolean };
 
-/** Parses one text frame from an agent. Never throws. */
-export function parseAgentFrame(text: string): AgentFrame {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return { kind: 'invalid', reason: 'frame is not JSON' };
+/**
+ * Parses one text frame from an agent within the protocol's size and depth limits (the codec
+ * the agent uses too). Never throws: a frame nested 20,000 deep is reported as invalid here,
+ * before anything downstream (JSON.stringify of a notification or result) could overflow.
+ */
+export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
+  const decoded = decodeFrame(text, limits);
+  if (!decoded.ok) {
+    return Buffer.byteLength(text) > limits.maxFrameBytes
+      ? { kind: 'invalid', reason: decoded.reason, tooBig: true }
+      : { kind: 'invalid', reason: decoded.reason };
   }
+  const json = decoded.value;
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return { kind: 'invalid', reason: 'frame is not a JSON object' };
   }

@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { CONNECT_PATH } from '../../common/agent-protocol/relay-protocol.js';
+import type { FrameLimits } from '../../common/agent-protocol/frame-codec.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { bearerToken, ownerOf } from '../auth/token-owner.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
@@ -24,14 +25,18 @@ import { LogThrottle } from './log-throttle.js';
 const HELLO_TIMEOUT_MS = 10_000;
 /** WebSocket close codes (RFC 6455): policy violation, going away. */
 const POLICY_VIOLATION = 1008;
+const MESSAGE_TOO_BIG = 1009;
 const GOING_AWAY = 1001;
+/** The protocol's nesting limit (docs/agent-protocol.md "Limits"), both directions. */
+const MAX_FRAME_DEPTH = 100;
 
 /**
  * The agent endpoint: `<base>/agent/v1/connect` on the public port (docs/agent-protocol.md).
  * The agent token is checked at the upgrade, before any WebSocket exists (401 otherwise).
- * Frames are bounded by RELAY_MAX_FRAME_BYTES (ws closes with 1009 past it); a frame that is
- * not valid JSON or a malformed hello/inventory/rpc drops that connection (1008) and nothing
- * else. Frames of unknown types are ignored, as the protocol says.
+ * Frames are bounded by RELAY_MAX_FRAME_BYTES (ws closes with 1009 past it) and nested at most
+ * 100 levels deep; a frame that is not valid JSON, nested deeper, or a malformed
+ * hello/inventory/rpc drops that connection (1008) and answers its waiting clients, nothing
+ * else: one agent never takes the relay down. Frames of unknown types are ignored, as the protocol says.
  */
 @Injectable()
 export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -39,6 +44,9 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly path: string;
   /** Anyone can try tokens: one log line per 10 s at most (the metric counts every one). */
   private readonly refusedLog = new LogThrottle(10_000);
+  /** An agent can send answers as fast as it likes: one line per 10 s about misdirected ones. */
+  private readonly misdirectedLog = new LogThrottle(10_000);
+  private readonly limits: FrameLimits;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -48,6 +56,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     @InjectMetric('relay_agent_rejections_total') private readonly rejections: Counter<'reason'>,
   ) {
     this.path = `${config.basePath}${CONNECT_PATH}`;
+    this.limits = { maxFrameBytes: config.maxFrameBytes, maxDepth: MAX_FRAME_DEPTH };
     this.wss = new WebSocketServer({
       noServer: true,
       maxPayload: config.maxFrameBytes,
@@ -101,7 +110,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private accept(ws: WebSocket, agent: string): void {
-    const connection = new AgentConnection(agent, ws);
+    const connection = new AgentConnection(agent, ws, this.limits);
     const log = this.logger.child({ agent, connection: connection.id });
     let greeted = false;
     const helloTimer = setTimeout(() => drop('no hello frame in time'), HELLO_TIMEOUT_MS);
@@ -120,15 +129,15 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       ws.ping();
     }, this.config.agentPingMs);
 
-    const drop = (reason: string) => {
+    const drop = (reason: string, code = POLICY_VIOLATION) => {
       this.rejections.inc({ reason: greeted ? 'invalid_frame' : 'no_hello' });
       log.warn({ reason }, 'dropping agent connection');
-      connection.close(POLICY_VIOLATION, reason);
+      connection.close(code, reason);
     };
 
     ws.on('message', (data, isBinary) => {
       if (isBinary || !connection.open) return; // the protocol ignores binary frames
-      const frame = parseAgentFrame(rawText(data));
+      const frame = parseAgentFrame(rawText(data), this.limits);
       switch (frame.kind) {
         case 'hello':
           connection.agentId = frame.agentId;
@@ -147,7 +156,15 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
           return;
         case 'response':
           if (!greeted) return drop('rpc before hello');
-          connection.settle(frame.id, frame.message);
+          if (connection.settle(frame.server, frame.id, frame.message) === 'wrong-server') {
+            const { log: now, suppressed } = this.misdirectedLog.take();
+            if (now) {
+              log.warn(
+                { server: frame.server.slice(0, 64), alsoDroppedSinceLastLine: suppressed },
+                'dropping an answer from a server the request was not sent to',
+              );
+            }
+          }
           return;
         case 'notification':
           if (!greeted) return drop('rpc before hello');
@@ -161,7 +178,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
           log.debug({ type: frame.type }, 'ignoring a frame of unknown type');
           return;
         case 'invalid':
-          return drop(frame.reason);
+          return drop(frame.reason, frame.tooBig ? MESSAGE_TOO_BIG : POLICY_VIOLATION);
       }
     });
     ws.on('error', (error) => log.warn({ reason: error.message }, 'agent connection error'));

@@ -33,7 +33,7 @@ describe('loadRelayConfig', () => {
       metrics: { port: 9091 },
       basePath: '',
       tls: undefined,
-      maxFrameBytes: 8 * 1024 * 1024,
+      maxFrameBytes: 4 * 1024 * 1024,
       requestTimeoutMs: 70_000,
       maxInFlightPerAgent: 256,
       maxInFlightPerClient: 32,
@@ -105,6 +105,10 @@ describe('loadRelayConfig', () => {
     [{ ...valid, RELAY_BASE_PATH: '/relay/' }, 'RELAY_BASE_PATH must be a path like /relay'],
     [{ ...valid, RELAY_PORT: '9091' }, 'RELAY_METRICS_PORT must differ from RELAY_PORT'],
     [{ ...valid, RELAY_MAX_FRAME_BYTES: '10' }, 'RELAY_MAX_FRAME_BYTES must be a whole number'],
+    [
+      { ...valid, RELAY_MAX_FRAME_BYTES: String(4 * 1024 * 1024 + 1) },
+      'RELAY_MAX_FRAME_BYTES must be a whole number',
+    ],
     [{ ...valid, RELAY_TLS_KEY_FILE: '/k.pem' }, 'must be set together'],
     [
       {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LOG_LEVELS } from '../../config/env.schema.js';
+import { DEFAULT_FRAME_LIMITS } from '../../common/agent-protocol/frame-codec.js';
 
 /**
  * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
@@ -94,9 +95,10 @@ export const relayEnvSchema = z
       'client names to {"tokens", "agents"}',
       clientsSchema,
     ),
+    // The protocol's frame limit is the most: an agent closes a larger frame's connection (1009).
     RELAY_MAX_FRAME_BYTES: optional(
-      wholeNumber('RELAY_MAX_FRAME_BYTES', 1024, 268_435_456),
-    ).default(8 * 1024 * 1024),
+      wholeNumber('RELAY_MAX_FRAME_BYTES', 1024, DEFAULT_FRAME_LIMITS.maxFrameBytes),
+    ).default(DEFAULT_FRAME_LIMITS.maxFrameBytes),
     RELAY_REQUEST_TIMEOUT_SECONDS: optional(
       wholeNumber('RELAY_REQUEST_TIMEOUT_SECONDS', 1, 3600),
     ).default(70),

@@ -112,7 +112,16 @@ export class McpRelayService {
     if (kind === 'request') {
       return answerOf(await this.forward(session, message, signal, sink));
     }
-    if (kind === 'notification') this.notify(session, message);
+    if (kind === 'notification') {
+      const refused = this.notify(session, message);
+      // Never sent: the agent would close its connection for a frame over the limit (1009).
+      if (refused !== undefined) {
+        return {
+          status: 413,
+          body: jsonRpcError(null, RelayErrorCode.MessageRejected, `message rejected: ${refused}`),
+        };
+      }
+    }
     // Responses answer requests an MCP server sent its client; the agent answers those itself
     // (docs/agent-protocol.md), so a client's response has nowhere to go.
     return { status: 202 };
@@ -192,6 +201,16 @@ export class McpRelayService {
     sink?: RequestNotificationSink,
   ): Promise<JsonRpcResponse> {
     const clientId = idOf(message) as JsonRpcId;
+    // Cancellation finds a request by the client's id: a second request with an id still in
+    // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
+    if (session.inFlight.has(JSON.stringify(clientId))) {
+      this.requests.inc({ agent: session.agent, outcome: 'error' });
+      return jsonRpcError(
+        clientId,
+        JsonRpcCode.InvalidRequest,
+        'a request with this id is already in flight in this session',
+      );
+    }
     const releaseAgent = this.perAgent.acquire(session.agent);
     if (!releaseAgent) return this.overloaded(session.agent, clientId, `agent "${session.agent}"`);
     const releaseClient = this.perClient.acquire(session.client);
@@ -227,7 +246,8 @@ export class McpRelayService {
     }
   }
 
-  private notify(session: RelaySession, message: Message): void {
+  /** Passes a client's notification on; returns why it was refused (over the limits), if so. */
+  private notify(session: RelaySession, message: Message): string | undefined {
     if (message.method === 'notifications/cancelled') {
       const params = isObject(message.params) ? message.params : {};
       const relayId = session.inFlight.get(JSON.stringify(params.requestId));
@@ -236,9 +256,9 @@ export class McpRelayService {
           typeof params.reason === 'string' ? params.reason : 'cancelled by the client';
         this.cancel(session, relayId, reason);
       }
-      return;
+      return undefined;
     }
-    session.connection.notify(session.server, message);
+    return session.connection.notify(session.server, message);
   }
 
   private cancel(session: RelaySession, relayId: number, reason: string): void {
