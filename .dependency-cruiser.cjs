@@ -1,11 +1,12 @@
 // The module boundaries of src/ (README.md, "Architecture"), checked by `npm run lint`.
-// Intended arrows: Plants -> Database, Common; Auth -> Config, Common; Agent -> Config,
-// Database (the health ping only), Common; Database -> Config, Common; Common -> Config;
+// Intended arrows: Plants -> Webhooks, Database, Common; Webhooks -> Database, Config, Common;
+// Auth -> Config, Common; Agent -> Config, Common, Database (the health ping only), Webhooks
+// (the health indicator only); Database -> Config, Common; Common -> Config;
 // Config -> nothing of ours; the relay server -> Common, Config; the entry points (main.ts,
 // app.module.ts, relay-server/main.ts) -> everything.
 // Each rule below is one arrow that must never exist; its name is what a failing lint prints.
 // (`process.env` outside src/config and the entry points is an eslint rule: eslint.config.js.)
-const FEATURES = '^src/(plants|auth|agent|database|relay-server|openapi)/';
+const FEATURES = '^src/(plants|auth|agent|database|webhooks|relay-server|openapi)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -40,6 +41,32 @@ module.exports = {
       to: { path: '^src/plants/' },
     },
     {
+      name: 'webhooks-not-to-plants',
+      comment:
+        'The plants feature writes the outbox in its commit; the webhook knows the NewPlant payload only, not the plants feature.',
+      severity: 'error',
+      // The outbox's spec drives it through the plants repository that writes it.
+      from: { path: '^src/webhooks/', pathNot: '\\.spec\\.ts$' },
+      to: { path: '^src/(plants|auth|agent|openapi)/' },
+    },
+    {
+      name: 'database-not-to-webhooks',
+      comment: 'The database layer holds the outbox table, not the delivery.',
+      severity: 'error',
+      from: { path: '^src/database/' },
+      to: { path: '^src/webhooks/' },
+    },
+    {
+      name: 'agent-to-webhooks-health-only',
+      comment: 'The agent shows the webhook backlog in /health, and nothing more of it.',
+      severity: 'error',
+      from: { path: '^src/agent/' },
+      to: {
+        path: '^src/webhooks/',
+        pathNot: '^src/webhooks/(webhook\\.health|webhooks\\.module)\\.ts$',
+      },
+    },
+    {
       name: 'config-not-to-database',
       comment: 'Config is validated before anything else exists; it depends on no feature.',
       severity: 'error',
@@ -59,7 +86,7 @@ module.exports = {
       comment: 'Auth -> Config, Common.',
       severity: 'error',
       from: { path: '^src/auth/' },
-      to: { path: '^src/(plants|agent|database|relay-server)/' },
+      to: { path: '^src/(plants|agent|database|webhooks|relay-server)/' },
     },
     {
       name: 'agent-not-to-auth',
@@ -81,7 +108,7 @@ module.exports = {
         'The relay server is its own process: Common and Config only (the agent protocol is in common/agent-protocol).',
       severity: 'error',
       from: { path: '^src/relay-server/' },
-      to: { path: '^src/(plants|auth|agent|database|openapi)/' },
+      to: { path: '^src/(plants|auth|agent|database|webhooks|openapi)/' },
     },
     {
       name: 'app-not-to-relay-server',

@@ -1,5 +1,5 @@
 import type { CorsOrigins } from './cors-origins.js';
-import type { WebhookConfig } from '../webhooks/webhook-config.js';
+import type { WebhookConfig } from './webhook-receivers.js';
 import type { McpServerSpec } from './mcp-servers.schema.js';
 import type { Env } from './env.schema.js';
 import type { Secret } from './secret.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
-import { parseRetrySchedule } from '../webhooks/webhook-config.js';
+import { parseRetrySchedule } from './webhook-receivers.js';
 
 /**
  * The process environment, as one zod schema: it validates every variable at start and gives

@@ -6,7 +6,7 @@ import { envSchema } from './env.schema.js';
 import { formatIssues } from './issue-path.js';
 import { loadMcpServers } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
-import { parseRetrySchedule, parseWebhookReceivers } from '../webhooks/webhook-config.js';
+import { parseRetrySchedule, parseWebhookReceivers } from './webhook-receivers.js';
 import { noColorRequested } from './no-color.js';
 import { APP_VERSION } from './version.js';
 

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { LOGGER } from '../common/logging/logger.token.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import type { WebhookReceiver } from './webhook-config.js';
+import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 import { WebhookPoster } from './webhook-http.js';
 import { signWebhook } from './webhook-signature.js';

@@ -13,7 +13,7 @@ import { openSqlite } from '../database/sqlite.connection.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { PlantsRepository } from '../plants/plants.repository.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
-import { parseWebhookReceivers } from './webhook-config.js';
+import { parseWebhookReceivers } from '../config/webhook-receivers.js';
 import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
 const logger = pino({ level: 'silent' });

@@ -5,8 +5,7 @@ import { stringifyJson } from '../common/json/lossless-json.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
-import type { Plant } from '../plants/plant.js';
-import type { WebhookReceiver } from './webhook-config.js';
+import type { WebhookReceiver } from '../config/webhook-receivers.js';
 
 /** A notice the dispatcher holds a lease on. */
 export interface ClaimedNotice {
@@ -26,6 +25,16 @@ export interface ClaimedNotice {
  * `FOR UPDATE SKIP LOCKED`, so replicas never claim the same row at once, and a replica that
  * dies mid-delivery leaves a lease that runs out, after which another replica takes the row.
  */
+/**
+ * What a notice carries: the upstream document's NewPlant. The plants feature hands its plants
+ * in (it writes the outbox); the webhook needs no more of them than this.
+ */
+export interface NewPlant {
+  id: bigint;
+  name: string;
+  tag?: string | undefined;
+}
+
 @Injectable()
 export class WebhookOutboxRepository {
   /**
@@ -54,7 +63,7 @@ export class WebhookOutboxRepository {
   }
 
   /** One notice per plant and receiver; one event id per plant, the same for every receiver. */
-  async insertEvents(trx: Kysely<Database>, plants: Plant[], now = Date.now()): Promise<void> {
+  async insertEvents(trx: Kysely<Database>, plants: NewPlant[], now = Date.now()): Promise<void> {
     const receivers = this.receivers();
     if (plants.length === 0 || receivers.length === 0) return;
     const rows = plants.flatMap((plant) => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Secret } from '../config/secret.js';
+import { Secret } from './secret.js';
 
 /** One receiver of the plant webhook, as the operator configured it. */
 export interface WebhookReceiver {
