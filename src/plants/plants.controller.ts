@@ -31,7 +31,7 @@ import { PlantDto } from './dto/plant.dto.js';
 import type { Plant } from './plant.js';
 import { LINK_HEADER_DOC, nextPageLink } from './plant-page-link.js';
 import { PlantsService } from './plants.service.js';
-import { BEARER_SCHEME } from '../openapi/bearer-scheme.js';
+import { BEARER_SCHEME } from '../common/openapi/bearer-scheme.js';
 
 const COMMON_ERRORS = [401, 429, 500, 503];
 
