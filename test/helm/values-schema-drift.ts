@@ -1,8 +1,8 @@
 /**
  * Where values.yaml and the hand-written values.schema.json disagree: a key of one that the other
  * lacks, or a default whose JSON type the schema does not allow. The schema is written by hand
- * because no generator that keeps its constraints installs here (README, "Test the chart");
- * this check stands in for "generate it and diff".
+ * because no generator that keeps its constraints installs here (helm/plant-store/README.md,
+ * "Tests"); this check stands in for "generate it and diff".
  *
  * An object schema without `properties` is free-form (a Kubernetes object such as
  * securityContext, or a map such as podAnnotations): its keys are not chart keys. Keys the
