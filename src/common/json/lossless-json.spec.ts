@@ -15,8 +15,42 @@ describe('parseJson', () => {
     expect(parseJson(text)).toBe(expected);
   });
 
-  it('turns a non-integer literal of a huge integer into NaN instead of rounding it', () => {
-    expect(parseJson('9007199254740993.0')).toBeNaN();
+  // JSON Schema counts 1.0 as an integer: a literal that spells a whole number exactly is that
+  // integer, however it is written.
+  it.each([
+    ['5.0', 5],
+    ['-5.000', -5],
+    ['1.0e1', 10],
+    ['9007199254740993.0', 9007199254740993n],
+    ['-9007199254740992.0', -9007199254740992n],
+    ['9007199254740991.0', 9007199254740991],
+    ['-9007199254740993.00', -9007199254740993n],
+    ['9223372036854775807.0', 9223372036854775807n],
+    ['-9223372036854775808.0', -9223372036854775808n],
+    ['9.007199254740993e15', 9007199254740993n],
+    ['9007199254740993E0', 9007199254740993n],
+    ['90071992547409930e-1', 9007199254740993n],
+    ['9.223372036854775807e18', 9223372036854775807n],
+    ['1e19', 10000000000000000000n],
+    ['0.0', 0],
+  ])('reads the whole number %s as that exact integer', (text, expected) => {
+    expect(parseJson(text)).toBe(expected);
+  });
+
+  it.each([
+    '9007199254740993.5',
+    '-9007199254740993.1',
+    '9007199254740992.000000001',
+    '1.00000000000000000001',
+    '9.0071992547409935e15',
+    '1e25',
+  ])('turns %s, which a number would round to an integer, into NaN', (text) => {
+    expect(parseJson(text)).toBeNaN();
+  });
+
+  it('does not expand a huge exponent into a bigint (no int64 has 20+ digits)', () => {
+    expect(parseJson('1e1000000000')).toBe(Number.POSITIVE_INFINITY);
+    expect(parseJson('-1e1000000000')).toBe(Number.NEGATIVE_INFINITY);
   });
 
   it('keeps __proto__ as an own key without touching the prototype', () => {
