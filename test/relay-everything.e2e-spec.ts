@@ -8,6 +8,7 @@ import {
   connectMcp,
   everythingServer,
   firstText,
+  inspectorCli,
   relayFixtureServer,
   writeMcpServers,
 } from './fixtures/relay-e2e-support.js';
@@ -20,7 +21,8 @@ import { fetchTrusting } from './support/tls-fetch.js';
  * Streamable HTTP client -> the built relay server -> the built service as agent `shop` -> two
  * stdio MCP servers it supervises: `everything` (`@modelcontextprotocol/server-everything` from
  * npm) and `fixture` (test/fixtures/mcp-relay-fixture-server.mjs, for a 1 MiB result, a
- * cancellation the server sees, and a crash mid-call).
+ * cancellation the server sees, and a crash mid-call). The MCP Inspector's command-line client
+ * (`@modelcontextprotocol/inspector`, run as `mcp-inspector --cli`) takes the same path.
  *
  * One relay and one agent serve every test; beforeEach waits until both servers are up again
  * (a test may restart one), so the tests pass in any order.
@@ -241,5 +243,59 @@ describe('server-everything through agent and relay, with the official SDK clien
       writeMcpServers(app.configDir, servers);
       await waitFor(async () => !(await serversUp()).includes('extra'), 'extra removed again');
     }
+  });
+});
+
+describe('the MCP Inspector CLI through agent and relay (e2e)', () => {
+  /** `mcp-inspector --cli <url> --transport http --header ... --format json`, as in the README. */
+  const cli = (token: string, ...args: string[]) =>
+    inspectorCli(
+      [
+        mcpUrl('everything'),
+        '--transport',
+        'http',
+        '--header',
+        `Authorization: Bearer ${token}`,
+        '--format',
+        'json',
+        ...args,
+      ],
+      ca.caFile,
+    );
+
+  it('lists the tools and calls one', async () => {
+    const list = await cli(clientToken, '--method', 'tools/list');
+    expect(list.code, list.stderr).toBe(0);
+    const tools = (JSON.parse(list.stdout) as { result: { tools: { name: string }[] } }).result
+      .tools;
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'get-sum']));
+
+    const call = await cli(
+      clientToken,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'get-sum',
+      '--tool-args-json',
+      '{"a":2,"b":40}',
+    );
+    expect(call.code, call.stderr).toBe(0);
+    const result = (JSON.parse(call.stdout) as { result: { content?: unknown; isError?: boolean } })
+      .result;
+    expect(result.isError ?? false).toBe(false);
+    expect(firstText(result)).toContain('42');
+  });
+
+  it("reports the relay's 401 as auth_required when its token is wrong", async () => {
+    const failuresBefore =
+      (await metric(relay.metricsUrl, 'relay_client_auth_failures_total')) ?? 0;
+    // --stored-auth-only: no interactive OAuth attempt (the CLI's advice for CI).
+    const refused = await cli(newToken(), '--method', 'tools/list', '--stored-auth-only');
+    expect(refused.code).not.toBe(0);
+    const lastLine = (refused.stdout + refused.stderr).trim().split('\n').at(-1) ?? '';
+    expect(JSON.parse(lastLine)).toMatchObject({ error: { code: 'auth_required' } });
+    expect(await metric(relay.metricsUrl, 'relay_client_auth_failures_total')).toBeGreaterThan(
+      failuresBefore,
+    );
   });
 });
