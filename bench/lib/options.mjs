@@ -13,6 +13,8 @@ const HELP = `npm run bench [-- options]
                      the local server of .ci/start-postgres.sh
   --scenarios LIST   post-c1,post-c16,post-c64,get-c16,mix-c16 (default all)
   --no-baselines     the service alone
+  --baselines LIST   only these baselines: raw-each,raw-group,nest-floor,json-server,prism
+                     (default all; json-server and prism start together)
   --service FILE     the service's main.js (default: a copy of dist/ taken at the start)
   --compare FILE     also run another build's main.js (service-b), for before/after figures
   --compare-args=A  node options for service-b (and for --profile), e.g.
@@ -42,6 +44,7 @@ export function options() {
       stores: { type: 'string' },
       scenarios: { type: 'string' },
       'no-baselines': { type: 'boolean' },
+      baselines: { type: 'string' },
       service: { type: 'string' },
       compare: { type: 'string' },
       'compare-args': { type: 'string' },
@@ -73,6 +76,9 @@ export function options() {
     stores: (values.stores ?? env.BENCH_STORES ?? 'sqlite,pg').split(',').map((s) => s.trim()),
     scenarios: (values.scenarios ?? SCENARIOS.map((s) => s.id).join(',')).split(','),
     baselines: !values['no-baselines'],
+    baselineList: (values.baselines ?? 'raw-each,raw-group,nest-floor,json-server,prism').split(
+      ',',
+    ),
     service: values.service,
     compare: values.compare ?? (values['compare-args'] ? 'same' : undefined),
     compareArgs: (values['compare-args'] ?? '').split(' ').filter(Boolean),

@@ -49,11 +49,12 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       }));
     }
     if (opts.baselines) {
-      for (const [role, script] of [
-        ['raw-each', 'raw-each.mjs'],
-        ['raw-group', 'raw-group.mjs'],
-      ]) {
-        await add(role, `${role} (a${role === 'raw-each' ? 1 : 2})`, async () => ({
+      for (const [role, script, tag] of [
+        ['raw-each', 'raw-each.mjs', 'a1'],
+        ['raw-group', 'raw-group.mjs', 'a2'],
+        ['nest-floor', 'nest-floor.mjs', 'a3'],
+      ].filter(([role]) => opts.baselineList.includes(role))) {
+        await add(role, `${role} (${tag})`, async () => ({
           ...(await startRaw({
             name: role,
             script,
@@ -81,7 +82,8 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       );
     }
   }
-  if (opts.baselines) await startJsonBaselines({ opts, dataRoot, build, token, targets });
+  if (opts.baselines && opts.baselineList.some((b) => b === 'json-server' || b === 'prism'))
+    await startJsonBaselines({ opts, dataRoot, build, token, targets });
 }
 
 /** json-server empty (restarted before each of its runs) and with 100k plants, and Prism. */

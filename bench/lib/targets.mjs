@@ -50,7 +50,7 @@ export async function startService({ name, main, dir, token, databaseUrl, nodeAr
   return { url: `http://127.0.0.1:${port}`, proc, dataFile: join(dir, 'data', 'plants.sqlite') };
 }
 
-/** bench/baselines/raw-each.mjs or raw-group.mjs on the same kind of store. */
+/** bench/baselines/raw-each.mjs, raw-group.mjs or nest-floor.mjs on the same kind of store. */
 export async function startRaw({ name, script, dir, token, databaseUrl }) {
   const port = await freePort();
   mkdirSync(dir, { recursive: true });
