@@ -4,6 +4,9 @@ import { SCENARIOS } from './scenarios.mjs';
 
 const HELP = `npm run bench [-- options]
 
+  --node VERSION     the Node that runs the targets: 24 (default, BENCH_NODE; installed into
+                     ~/.cache/plant-store-tools/node24 as CI does, better-sqlite3 rebuilt
+                     for it there) or 20 / current (the Node running the bench)
   --quick            1 round of 1 s runs, no preloaded-store scenario (results/quick.*)
   --rounds N         rounds of every run (BENCH_ROUNDS, default 3)
   --duration S       seconds per run (BENCH_DURATION, default 3)
@@ -37,6 +40,7 @@ const HELP = `npm run bench [-- options]
 export function options() {
   const { values } = parseArgs({
     options: {
+      node: { type: 'string' },
       quick: { type: 'boolean' },
       rounds: { type: 'string' },
       duration: { type: 'string' },
@@ -70,6 +74,7 @@ export function options() {
   };
   return {
     quick,
+    node: values.node ?? env.BENCH_NODE ?? '24',
     rounds: Math.max(1, Math.round(number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 3))),
     durationS: number(values.duration, 'BENCH_DURATION', quick ? 1 : 3),
     preload: Math.round(number(values.preload, 'BENCH_PRELOAD', quick ? 0 : 1_000_000)),

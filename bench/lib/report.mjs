@@ -169,7 +169,11 @@ export function markdown({ meta, scenarios, targets, summary, goals, services, o
   out();
   out(
     `${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.memGiB} GiB, Linux ${meta.machine.kernel}, ` +
-      `Node ${meta.machine.node}. Data folder on **${meta.machine.fsType}**` +
+      `targets on **Node ${meta.machine.node}**` +
+      (meta.machine.benchNode && meta.machine.benchNode !== meta.machine.node
+        ? ` (the bench and its load generator on ${meta.machine.benchNode})`
+        : '') +
+      `. Data folder on **${meta.machine.fsType}**` +
       (meta.postgres
         ? `; PostgreSQL ${meta.postgres.version} (fsync ${meta.postgres.fsync}, synchronous_commit ${meta.postgres.synchronousCommit}, data on ${meta.postgres.fsType}), same machine.`
         : '; no PostgreSQL server.'),

@@ -33,7 +33,10 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       seeded: true,
     }));
     if (opts.compare) {
-      const label = [opts.compare === 'same' ? '' : opts.compare, ...opts.compareArgs]
+      const label = [
+        opts.compare === 'same' ? '' : (opts.compareLabel ?? opts.compare),
+        ...opts.compareArgs,
+      ]
         .filter(Boolean)
         .join(' ');
       await add('service-b', `service-b: ${label}`, async () => ({
@@ -58,6 +61,7 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
           ...(await startRaw({
             name: role,
             script,
+            build,
             dir: dir(role),
             token,
             databaseUrl: await url(role.replace('-', '_')),
