@@ -22,6 +22,8 @@ import { startService } from './lib/targets.mjs';
 
 const BENCH = import.meta.dirname;
 const ROOT = join(BENCH, '..');
+// BENCH_SERVICE=<main.js of another build> and BENCH_OUTPUT=<name>: one build against another.
+const MAIN = process.env.BENCH_SERVICE ?? join(ROOT, 'dist/main.js');
 const kind = process.argv[2] ?? 'post';
 const store = process.argv[3] ?? 'sqlite';
 if (!['post', 'get'].includes(kind) || !['sqlite', 'pg'].includes(store)) {
@@ -109,7 +111,7 @@ async function main() {
   const token = 'alloc-profile-token-0123456789abcdefghij';
   const service = await startService({
     name: 'service',
-    main: join(ROOT, 'dist/main.js'),
+    main: MAIN,
     dir,
     token,
     databaseUrl: url,
@@ -160,7 +162,11 @@ async function main() {
       table(byFunction, requests, 30),
       '',
     ].join('\n');
-    const output = join(BENCH, 'results', `alloc-${store}-${kind}.md`);
+    const output = join(
+      BENCH,
+      'results',
+      `${process.env.BENCH_OUTPUT ?? `alloc-${store}-${kind}`}.md`,
+    );
     writeFileSync(output, text);
     console.log(`${text}\nwritten: ${output}`);
   } finally {

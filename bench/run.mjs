@@ -15,13 +15,21 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_BASE, RUN_BLOCK } from './lib/ids.mjs';
 import { startLoadWorker } from './lib/load.mjs';
+import { targetNode } from './lib/node-runtime.mjs';
 import { options } from './lib/options.mjs';
+import { setTargetNode } from './lib/processes.mjs';
 import { profile } from './lib/profile-run.mjs';
 import { buildReport, writeReport } from './lib/results.mjs';
 import { runRounds, seedTargets } from './lib/rounds.mjs';
 import { openStores } from './lib/run-stores.mjs';
 import { startTargets } from './lib/start-targets.mjs';
-import { dataParent, describeRun, ensureInstalled, snapshotBuild } from './lib/workspace.mjs';
+import {
+  dataParent,
+  describeRun,
+  ensureInstalled,
+  snapshotBuild,
+  snapshotOther,
+} from './lib/workspace.mjs';
 
 async function main() {
   const opts = options();
@@ -29,8 +37,14 @@ async function main() {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dataRoot = join(dataParent(), `plant-store-bench-${stamp}`);
   mkdirSync(dataRoot, { recursive: true });
-  const build = await snapshotBuild(dataRoot);
-  const meta = describeRun(opts, dataRoot);
+  const node = targetNode(opts.node);
+  setTargetNode(node.path);
+  const build = await snapshotBuild(dataRoot, node.sqlitePackage);
+  if (opts.compare && opts.compare !== 'same') {
+    opts.compareLabel = opts.compare;
+    opts.compare = snapshotOther(opts.compare, dataRoot, node.sqlitePackage);
+  }
+  const meta = describeRun(opts, dataRoot, node);
   const { stores, pgDatabase, dropDatabases } = await openStores(opts, meta);
 
   const token = randomBytes(32).toString('base64url');

@@ -202,7 +202,7 @@ function send(response, status, body) {
  * transaction; a key already in the batch waits for the next one, so a duplicate is still
  * decided by the primary key and answered 409 on its own.
  */
-function groupCommit(insertBatch, concurrency) {
+export function groupCommit(insertBatch, concurrency) {
   let queue = [];
   let inFlight = 0;
   let scheduled = false;
@@ -246,7 +246,7 @@ function groupCommit(insertBatch, concurrency) {
 }
 
 /** The service's SQLite settings: WAL, synchronous=FULL, exclusive lock, int64 as bigint. */
-function openSqlite(file) {
+export function openSqlite(file) {
   mkdirSync(join(file, '..'), { recursive: true });
   const db = new Database(file);
   db.defaultSafeIntegers(true);
@@ -270,7 +270,7 @@ function openSqlite(file) {
   };
 }
 
-async function openPostgres(url) {
+export async function openPostgres(url) {
   const types = new pg.TypeOverrides();
   types.setTypeParser(pg.types.builtins.INT8, (value) => BigInt(value));
   const pool = new pg.Pool({ connectionString: url, types, max: 10 });

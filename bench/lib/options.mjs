@@ -4,6 +4,9 @@ import { SCENARIOS } from './scenarios.mjs';
 
 const HELP = `npm run bench [-- options]
 
+  --node VERSION     the Node that runs the targets: 24 (default, BENCH_NODE; installed into
+                     ~/.cache/plant-store-tools/node24 as CI does, better-sqlite3 rebuilt
+                     for it there) or 20 / current (the Node running the bench)
   --quick            1 round of 1 s runs, no preloaded-store scenario (results/quick.*)
   --rounds N         rounds of every run (BENCH_ROUNDS, default 3)
   --duration S       seconds per run (BENCH_DURATION, default 3)
@@ -13,6 +16,8 @@ const HELP = `npm run bench [-- options]
                      the local server of .ci/start-postgres.sh
   --scenarios LIST   post-c1,post-c16,post-c64,get-c16,mix-c16 (default all)
   --no-baselines     the service alone
+  --baselines LIST   only these baselines: raw-each,raw-group,nest-floor,json-server,prism
+                     (default all; json-server and prism start together)
   --service FILE     the service's main.js (default: a copy of dist/ taken at the start)
   --compare FILE     also run another build's main.js (service-b), for before/after figures
   --compare-args=A  node options for service-b (and for --profile), e.g.
@@ -35,6 +40,7 @@ const HELP = `npm run bench [-- options]
 export function options() {
   const { values } = parseArgs({
     options: {
+      node: { type: 'string' },
       quick: { type: 'boolean' },
       rounds: { type: 'string' },
       duration: { type: 'string' },
@@ -42,6 +48,7 @@ export function options() {
       stores: { type: 'string' },
       scenarios: { type: 'string' },
       'no-baselines': { type: 'boolean' },
+      baselines: { type: 'string' },
       service: { type: 'string' },
       compare: { type: 'string' },
       'compare-args': { type: 'string' },
@@ -67,12 +74,16 @@ export function options() {
   };
   return {
     quick,
+    node: values.node ?? env.BENCH_NODE ?? '24',
     rounds: Math.max(1, Math.round(number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 3))),
     durationS: number(values.duration, 'BENCH_DURATION', quick ? 1 : 3),
     preload: Math.round(number(values.preload, 'BENCH_PRELOAD', quick ? 0 : 1_000_000)),
     stores: (values.stores ?? env.BENCH_STORES ?? 'sqlite,pg').split(',').map((s) => s.trim()),
     scenarios: (values.scenarios ?? SCENARIOS.map((s) => s.id).join(',')).split(','),
     baselines: !values['no-baselines'],
+    baselineList: (values.baselines ?? 'raw-each,raw-group,nest-floor,json-server,prism').split(
+      ',',
+    ),
     service: values.service,
     compare: values.compare ?? (values['compare-args'] ? 'same' : undefined),
     compareArgs: (values['compare-args'] ?? '').split(' ').filter(Boolean),

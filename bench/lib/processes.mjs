@@ -30,6 +30,13 @@ function probe(url, headers) {
   });
 }
 
+let targetNode = process.execPath;
+
+/** The node binary every process under test runs on from now on (node-runtime.mjs). */
+export function setTargetNode(path) {
+  targetNode = path;
+}
+
 /**
  * Spawns `node <args>` with stdout and stderr going straight to `logFile` (the logs are still
  * produced and written, as in production, but never pass through this process), then polls
@@ -48,7 +55,7 @@ export async function startProcess({
 }) {
   const log = openSync(logFile, 'a');
   const started = process.hrtime.bigint();
-  const launch = podLaunch(name, process.execPath, args, env, inPod);
+  const launch = podLaunch(name, targetNode, args, env, inPod);
   const child = spawn(launch.command, launch.args, {
     env: launch.env,
     cwd,

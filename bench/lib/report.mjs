@@ -36,7 +36,7 @@ export function ratioText(summary, scenario, target, stores) {
     .join(', ');
 }
 
-export function evaluateGoals({ summary, stores, services, hasTarget }) {
+export function evaluateGoals({ summary, stores, services, others = [], hasTarget }) {
   const rps = (scenario, name) => summary[scenario]?.[name]?.rps;
   const rows = [];
   const add = (goal, perStore) => rows.push({ goal, ...perStore });
@@ -68,6 +68,10 @@ export function evaluateGoals({ summary, stores, services, hasTarget }) {
   ratioGoal('POST c=16 vs json-server, empty >= 10x', 'post-c16', 'json-server-empty', 10);
   ratioGoal('POST c=16 vs json-server, 100k plants >= 300x', 'post-c16', 'json-server-100k', 300);
   ratioGoal('POST c=16 vs Prism >= 3x', 'post-c16', 'prism', 3);
+  // Issue #16: the design's own stack doing the same storage work, nothing else (nest-floor).
+  ratioGoal('POST c=16 vs nest-floor (a3) >= 0.8x', 'post-c16', 'nest-floor@store', 0.8);
+  ratioGoal('GET /plants/{id} c=16 vs nest-floor (a3) >= 0.8x', 'get-c16', 'nest-floor@store', 0.8);
+  ratioGoal('80/20 mix c=16 vs nest-floor (a3) >= 0.8x', 'mix-c16', 'nest-floor@store', 0.8);
 
   const perStore = (compute) =>
     Object.fromEntries(stores.map((s) => [s, compute(s)]).filter(([, v]) => v));
@@ -84,6 +88,34 @@ export function evaluateGoals({ summary, stores, services, hasTarget }) {
     perStore((store) => {
       const value = summary['post-c16']?.[`service@${store}`]?.p99;
       return value == null ? undefined : { value, text: `${fmt.ms(value)} ms`, met: value <= 10 };
+    }),
+  );
+  add(
+    'p99 at POST c=16 <= 2x nest-floor (a3)',
+    perStore((store) => {
+      const ours = summary['post-c16']?.[`service@${store}`]?.p99;
+      const floor = summary['post-c16']?.[`nest-floor@${store}`]?.p99;
+      if (ours == null || floor == null) return undefined;
+      const value = ours / floor;
+      return {
+        value,
+        text: `${fmt.ms(ours)} / ${fmt.ms(floor)} ms, ${fmt.ratio(value)}`,
+        met: value <= 2,
+      };
+    }),
+  );
+  add(
+    'peak RSS <= 1.2x nest-floor (a3), same flags and cgroup',
+    perStore((store) => {
+      const ours = services.find((s) => s.store === store && s.role === 'service')?.peakRss;
+      const floor = others.find((s) => s.store === store && s.role === 'nest-floor')?.peakRss;
+      if (!ours || !floor) return undefined;
+      const value = ours / floor;
+      return {
+        value,
+        text: `${fmt.mib(ours)} / ${fmt.mib(floor)} MiB, ${fmt.ratio(value)}`,
+        met: value <= 1.2,
+      };
     }),
   );
   add(
@@ -121,10 +153,10 @@ function podLine(pod) {
   const others = " json-server and Prism ran with Node's defaults for this host.";
   const options = pod.nodeOptions ? `NODE_OPTIONS=${pod.nodeOptions}` : 'no NODE_OPTIONS';
   if (pod.why) {
-    return `The service and the raw baselines ran with the chart's ${options}, but without its memory limit (${pod.why}): V8 sized its heap from the host, not as in the pod.${others}`;
+    return `The service and the raw baselines (nest-floor among them) ran with the chart's ${options}, but without its memory limit (${pod.why}): V8 sized its heap from the host, not as in the pod.${others}`;
   }
   return (
-    `The service and the raw baselines ran as the chart's pod runs the service: each in a memory ` +
+    `The service and the raw baselines (nest-floor among them) ran as the chart's pod runs the service: each in a memory ` +
     `cgroup of its own limited to ${pod.memory} (\`resources.limits.memory\`, from which Node ` +
     `sizes V8's heap) and with ${options} (\`nodeOptions\`).${others}`
   );
@@ -137,7 +169,11 @@ export function markdown({ meta, scenarios, targets, summary, goals, services, o
   out();
   out(
     `${meta.machine.cpu}, ${meta.machine.cores} cores, ${meta.machine.memGiB} GiB, Linux ${meta.machine.kernel}, ` +
-      `Node ${meta.machine.node}. Data folder on **${meta.machine.fsType}**` +
+      `targets on **Node ${meta.machine.node}**` +
+      (meta.machine.benchNode && meta.machine.benchNode !== meta.machine.node
+        ? ` (the bench and its load generator on ${meta.machine.benchNode})`
+        : '') +
+      `. Data folder on **${meta.machine.fsType}**` +
       (meta.postgres
         ? `; PostgreSQL ${meta.postgres.version} (fsync ${meta.postgres.fsync}, synchronous_commit ${meta.postgres.synchronousCommit}, data on ${meta.postgres.fsType}), same machine.`
         : '; no PostgreSQL server.'),

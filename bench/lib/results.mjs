@@ -43,6 +43,7 @@ export function buildReport({ opts, meta, stores, targets, scenarios, results, s
         stores,
         // service-b (--compare) is an experiment, not the service.
         services: services.filter((s) => s.role !== 'service-b'),
+        others,
         hasTarget: (name) => targets.some((t) => t.name === name),
       })
     : [];

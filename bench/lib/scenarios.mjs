@@ -17,6 +17,7 @@ export const ROLE_SCENARIOS = {
   'service-b': () => true,
   'raw-each': () => true,
   'raw-group': (s) => s.kind !== 'get', // the same server as raw-each for reads
+  'nest-floor': () => true,
   'service-1m': (s) => s.id === 'post-c16',
   'json-server-empty': (s) => s.kind === 'post',
   'json-server-100k': (s) => s.kind === 'post',

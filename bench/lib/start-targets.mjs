@@ -33,7 +33,10 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       seeded: true,
     }));
     if (opts.compare) {
-      const label = [opts.compare === 'same' ? '' : opts.compare, ...opts.compareArgs]
+      const label = [
+        opts.compare === 'same' ? '' : (opts.compareLabel ?? opts.compare),
+        ...opts.compareArgs,
+      ]
         .filter(Boolean)
         .join(' ');
       await add('service-b', `service-b: ${label}`, async () => ({
@@ -49,14 +52,16 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       }));
     }
     if (opts.baselines) {
-      for (const [role, script] of [
-        ['raw-each', 'raw-each.mjs'],
-        ['raw-group', 'raw-group.mjs'],
-      ]) {
-        await add(role, `${role} (a${role === 'raw-each' ? 1 : 2})`, async () => ({
+      for (const [role, script, tag] of [
+        ['raw-each', 'raw-each.mjs', 'a1'],
+        ['raw-group', 'raw-group.mjs', 'a2'],
+        ['nest-floor', 'nest-floor.mjs', 'a3'],
+      ].filter(([role]) => opts.baselineList.includes(role))) {
+        await add(role, `${role} (${tag})`, async () => ({
           ...(await startRaw({
             name: role,
             script,
+            build,
             dir: dir(role),
             token,
             databaseUrl: await url(role.replace('-', '_')),
@@ -81,7 +86,8 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       );
     }
   }
-  if (opts.baselines) await startJsonBaselines({ opts, dataRoot, build, token, targets });
+  if (opts.baselines && opts.baselineList.some((b) => b === 'json-server' || b === 'prism'))
+    await startJsonBaselines({ opts, dataRoot, build, token, targets });
 }
 
 /** json-server empty (restarted before each of its runs) and with 100k plants, and Prism. */

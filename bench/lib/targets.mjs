@@ -50,8 +50,8 @@ export async function startService({ name, main, dir, token, databaseUrl, nodeAr
   return { url: `http://127.0.0.1:${port}`, proc, dataFile: join(dir, 'data', 'plants.sqlite') };
 }
 
-/** bench/baselines/raw-each.mjs or raw-group.mjs on the same kind of store. */
-export async function startRaw({ name, script, dir, token, databaseUrl }) {
+/** bench/baselines/raw-each.mjs, raw-group.mjs or nest-floor.mjs on the same kind of store. */
+export async function startRaw({ name, script, build, dir, token, databaseUrl }) {
   const port = await freePort();
   mkdirSync(dir, { recursive: true });
   const env = baseEnv({
@@ -63,7 +63,7 @@ export async function startRaw({ name, script, dir, token, databaseUrl }) {
   const proc = await startProcess({
     name,
     inPod: true,
-    args: [join(BENCH, 'baselines', script)],
+    args: [join(build, 'baselines', script)],
     env,
     cwd: BENCH,
     logFile: join(dir, 'server.log'),

@@ -3,9 +3,17 @@
  * build, and the run's header (machine, settings, load, pod sizing).
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH, ROOT } from './paths.mjs';
 import { chartPod, enablePod } from './pod.mjs';
@@ -49,7 +57,7 @@ function newestMtime(dir) {
  * minute), and resolves packages from the checkout through a node_modules link (not from
  * bench/node_modules, whose express is json-server's).
  */
-export async function snapshotBuild(dataRoot) {
+export async function snapshotBuild(dataRoot, sqlitePackage) {
   const dist = join(ROOT, 'dist');
   for (let waited = 0; ; waited += 1) {
     const quiet = Date.now() - newestMtime(dist) > 3_000;
@@ -66,10 +74,47 @@ export async function snapshotBuild(dataRoot) {
   }
   const build = join(dataRoot, 'build');
   cpSync(dist, join(build, 'dist'), { recursive: true });
+  // The baselines too, so they resolve packages as the service does (better-sqlite3 for the
+  // targets' Node among them).
+  cpSync(join(BENCH, 'baselines'), join(build, 'baselines'), { recursive: true });
   copyFileSync(join(ROOT, 'package.json'), join(build, 'package.json'));
   copyFileSync(join(ROOT, 'openapi.json'), join(build, 'openapi.json'));
-  symlinkSync(join(ROOT, 'node_modules'), join(build, 'node_modules'), 'dir');
+  linkModules(join(build, 'node_modules'), sqlitePackage);
   return build;
+}
+
+/**
+ * --compare FILE: a copy of FILE's folder (another build's dist/) beside this run's build, with
+ * the same packages (so it runs on the targets' Node too). Returns the copy's main file.
+ */
+export function snapshotOther(main, dataRoot, sqlitePackage) {
+  const build = join(dataRoot, 'build-b');
+  cpSync(dirname(main), join(build, 'dist'), { recursive: true });
+  copyFileSync(join(ROOT, 'package.json'), join(build, 'package.json'));
+  linkModules(join(build, 'node_modules'), sqlitePackage);
+  return join(build, 'dist', basename(main));
+}
+
+/**
+ * The checkout's node_modules for a build copy: a link to it, or, when the targets' Node needs
+ * another better-sqlite3 build (node-runtime.mjs), a folder of links to each of its packages
+ * with better-sqlite3's JavaScript and that addon copied in (a copy, not a link: its
+ * `bindings` lookup starts from its own path).
+ */
+export function linkModules(target, sqlitePackage) {
+  const modules = join(ROOT, 'node_modules');
+  if (!sqlitePackage) {
+    symlinkSync(modules, target, 'dir');
+    return;
+  }
+  mkdirSync(target, { recursive: true });
+  for (const name of readdirSync(modules)) {
+    if (name !== 'better-sqlite3') symlinkSync(join(modules, name), join(target, name));
+  }
+  const copy = join(target, 'better-sqlite3');
+  for (const part of ['package.json', 'lib', 'build/Release/better_sqlite3.node']) {
+    cpSync(join(sqlitePackage, part), join(copy, part), { recursive: true });
+  }
 }
 
 function machine(dataRoot) {
@@ -91,7 +136,7 @@ export const loadAverage = () =>
     .join(' ');
 
 /** The report's header; applies the pod's sizing (--pod) and says what it could not do. */
-export function describeRun(opts, dataRoot) {
+export function describeRun(opts, dataRoot, node) {
   const meta = {
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
     machine: machine(dataRoot),
@@ -103,6 +148,9 @@ export function describeRun(opts, dataRoot) {
     },
     loadBefore: loadAverage(),
   };
+  // The targets' Node; the bench itself (and its load generator) may run on another.
+  meta.machine.benchNode = meta.machine.node;
+  meta.machine.node = node?.version ?? process.version;
   if (opts.pod !== 'off') {
     const chart = chartPod(ROOT);
     const pod = {

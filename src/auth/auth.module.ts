@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { authMetricProviders } from './auth.metrics.js';
 import { ACCEPTED_TOKEN_DIGESTS, DEV_TOKEN, type DevToken } from './accepted-tokens.js';
@@ -10,7 +9,6 @@ import { BearerStrategy } from './bearer.strategy.js';
 import { loadOrCreateDevToken } from './dev-token.js';
 
 @Module({
-  imports: [PassportModule.register({ session: false })],
   providers: [
     {
       provide: DEV_TOKEN,

@@ -1,43 +1,45 @@
-import { type ExecutionContext, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Request } from 'express';
 import type { Counter } from 'prom-client';
 import { BearerChallengeException } from '../common/errors/bearer-challenge.exception.js';
 import { IS_PUBLIC } from '../common/auth/public.decorator.js';
-import type { ApiClient } from './bearer.strategy.js';
+import { BearerStrategy } from './bearer.strategy.js';
 
 const REALM = 'Bearer realm="plant-store"';
 
 /**
  * Deny by default: every route needs `Authorization: Bearer <token>` unless marked @Public().
- * A failure answers 401 with an RFC 6750 challenge (`error="invalid_token"` when a token was
- * sent but is not accepted) and counts in auth_failures_total.
+ * The token is checked by passport-http-bearer's strategy (bearer.strategy.ts), called
+ * directly rather than through @nestjs/passport's AuthGuard: same decisions, none of
+ * passport's per-request objects. A failure answers 401 with an RFC 6750 challenge
+ * (`error="invalid_token"` when a token was sent but is not accepted) and counts in
+ * auth_failures_total.
  */
 @Injectable()
-export class BearerGuard extends AuthGuard('bearer') {
+export class BearerGuard implements CanActivate {
+  /** @Public() per route handler, looked up once: the metadata is fixed at start-up. */
+  private readonly publicHandlers = new WeakMap<object, boolean>();
+
   constructor(
     private readonly reflector: Reflector,
+    private readonly strategy: BearerStrategy,
     @InjectMetric('auth_failures_total') private readonly failures: Counter,
-  ) {
-    super();
-  }
+  ) {}
 
-  override canActivate(context: ExecutionContext) {
-    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-      context.getHandler(),
-      context.getClass(),
-    ]);
-    return isPublic ? true : super.canActivate(context);
-  }
-
-  override handleRequest<T = ApiClient>(error: unknown, client: T | false, info: unknown): T {
-    if (error)
-      throw error instanceof Error ? error : new Error('authentication failed', { cause: error });
-    if (client) return client;
+  canActivate(context: ExecutionContext): boolean {
+    if (this.isPublic(context)) return true;
+    const request = context.switchToHttp().getRequest<Request>();
+    const outcome = this.strategy.check(request.headers.authorization);
+    if (outcome.kind === 'success') return true;
+    if (outcome.kind === 'error') {
+      throw outcome.error instanceof Error
+        ? outcome.error
+        : new Error('authentication failed', { cause: outcome.error });
+    }
     this.failures.inc();
-    const tokenSent = typeof info === 'string' && info.includes('invalid_token');
-    if (tokenSent) {
+    if (outcome.challenge?.includes('invalid_token')) {
       throw new BearerChallengeException(
         'the bearer token is not valid',
         `${REALM}, error="invalid_token", error_description="the token is not accepted"`,
@@ -47,5 +49,19 @@ export class BearerGuard extends AuthGuard('bearer') {
       'authentication required: send Authorization: Bearer <token>',
       REALM,
     );
+  }
+
+  private isPublic(context: ExecutionContext): boolean {
+    const handler = context.getHandler();
+    let isPublic = this.publicHandlers.get(handler);
+    if (isPublic === undefined) {
+      isPublic =
+        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
+          handler,
+          context.getClass(),
+        ]) === true;
+      this.publicHandlers.set(handler, isPublic);
+    }
+    return isPublic;
   }
 }

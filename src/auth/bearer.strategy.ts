@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { ACCEPTED_TOKEN_DIGESTS } from './accepted-tokens.js';
@@ -10,27 +9,61 @@ export interface ApiClient {
   kind: 'api-token';
 }
 
+/** What passport-http-bearer decided about one Authorization header. */
+export type BearerOutcome =
+  | { kind: 'success'; client: ApiClient }
+  /** `challenge` is the strategy's WWW-Authenticate text; undefined for a malformed header. */
+  | { kind: 'fail'; challenge: string | undefined }
+  | { kind: 'error'; error: unknown };
+
+const API_CLIENT: ApiClient = Object.freeze({ kind: 'api-token' });
+
 /**
- * passport-http-bearer also takes the token from `?access_token=` and from an `access_token`
- * body field (RFC 6750 2.2, 2.3), where it ends up in proxy logs and browser history. Only the
- * Authorization header is shown to it here: a token anywhere else is no token (401).
+ * passport-http-bearer's strategy, one instance for the process, run without passport's
+ * per-request machinery. Passport would make a new object from the strategy for every request
+ * and give it `success`/`fail`/`error` closures, plus its own middleware, callbacks and
+ * promise in @nestjs/passport (~17 KiB of garbage a request, bench/README.md). Here the strategy
+ * decides synchronously (its verify compares digests, no I/O), so `check` calls its
+ * `authenticate` and reads the one outcome it reported through the methods below.
+ *
+ * Only the Authorization header is shown to it: passport-http-bearer also takes the token from
+ * `?access_token=` and from an `access_token` body field (RFC 6750 2.2, 2.3), where it ends up
+ * in proxy logs and browser history; a token anywhere else is no token (401).
  */
-type Verify = (token: string, done: (error: unknown, client?: ApiClient | false) => void) => void;
-
-class HeaderOnlyBearerStrategy extends Strategy<Verify> {
-  override authenticate(request: Request, options?: object): void {
-    const headersOnly = { headers: { authorization: request.headers.authorization } };
-    super.authenticate(headersOnly as unknown as Request, options);
-  }
-}
-
 @Injectable()
-export class BearerStrategy extends PassportStrategy(HeaderOnlyBearerStrategy, 'bearer') {
-  constructor(@Inject(ACCEPTED_TOKEN_DIGESTS) private readonly digests: Buffer[]) {
-    super();
+export class BearerStrategy extends Strategy<
+  (token: string, done: (error: unknown, client?: ApiClient | false) => void) => void
+> {
+  private outcome: BearerOutcome | undefined;
+
+  constructor(@Inject(ACCEPTED_TOKEN_DIGESTS) digests: Buffer[]) {
+    super((token, done) => done(null, matchesAnyToken(token, digests) ? API_CLIENT : false));
   }
 
-  validate(token: string): ApiClient | false {
-    return matchesAnyToken(token, this.digests) ? { kind: 'api-token' } : false;
+  check(authorization: string | undefined): BearerOutcome {
+    this.outcome = undefined;
+    this.authenticate({ headers: { authorization } } as Request);
+    const outcome = this.outcome;
+    this.outcome = undefined;
+    // verify above is synchronous; an asynchronous one would need passport's per-request objects.
+    if (!outcome) throw new Error('the bearer strategy did not decide synchronously');
+    return outcome;
+  }
+
+  /** The actions passport would attach to a per-request copy of the strategy. */
+  success(client: ApiClient): void {
+    this.outcome = { kind: 'success', client };
+  }
+
+  fail(challenge?: string | number): void {
+    // fail(400) is the strategy's answer to a malformed header: no challenge, as passport.
+    this.outcome = {
+      kind: 'fail',
+      challenge: typeof challenge === 'string' ? challenge : undefined,
+    };
+  }
+
+  error(error: unknown): void {
+    this.outcome = { kind: 'error', error };
   }
 }
