@@ -234,12 +234,13 @@ function withProgressToken(message: Message, token: string): Message {
   return { ...message, params: { ...params, _meta: { ...meta, progressToken: token } } };
 }
 
+/** What a client is told when `congested` refuses its message (-32005). */
+export function congestionMessage(agent: string, waiting: number): string {
+  return `a connection of agent "${agent}" is not reading: ${waiting} bytes wait to be sent to it; retry later`;
+}
+
 function congestedError(id: number, agent: string, waiting: number): JsonRpcResponse {
-  return jsonRpcError(
-    id,
-    JsonRpcCode.Overloaded,
-    `a connection of agent "${agent}" is not reading: ${waiting} bytes wait to be sent to it; retry later`,
-  );
+  return jsonRpcError(id, JsonRpcCode.Overloaded, congestionMessage(agent, waiting));
 }
 
 function closedError(id: number, agent: string): JsonRpcResponse {

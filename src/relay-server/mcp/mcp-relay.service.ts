@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
-import type { RequestNotificationSink } from '../agents/agent-connection.js';
+import { congestionMessage, type RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
@@ -261,11 +261,7 @@ export class McpRelayService {
     const waiting = connection.congested;
     if (waiting !== undefined) {
       return answerOf(
-        this.overloadedBy(
-          session.agent,
-          null,
-          `a connection of agent "${session.agent}" is not reading: ${waiting} bytes wait to be sent to it; retry later`,
-        ),
+        this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting)),
       );
     }
     const releaseAgent = this.perAgent.acquire(session.agent);
