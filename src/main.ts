@@ -1,99 +1,50 @@
 import 'reflect-metadata';
-import { createServer, type Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
+import { runHttpApp } from './common/bootstrap/run-http-app.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
 import { corsOptions } from './common/http/cors.js';
-import { ConnectionDrain } from './common/http/connection-drain.js';
-import { applyServerLimits } from './common/http/http-server-limits.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { malformedPathHandler } from './common/http/malformed-path.js';
 import { portScopeHandler } from './common/http/port-scope.js';
-import { createLogger, writeAfterLog } from './common/logging/logger.js';
+import { writeAfterLog } from './common/logging/logger.js';
 import { PinoNestLogger } from './common/logging/pino-nest-logger.js';
 import type { AppConfig } from './config/app-config.js';
-import { ConfigError, EX_CONFIG } from './config/config-error.js';
 import { loadConfig } from './config/load-config.js';
 import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi.js';
 
-/** In-flight requests get this long to finish after SIGTERM before connections are cut. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
-async function bootstrap(): Promise<void> {
-  let config: AppConfig;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(EX_CONFIG);
-  }
-  const logger = createLogger(config);
-
-  let app: NestExpressApplication;
-  try {
-    app = await NestFactory.create<NestExpressApplication>(
+/** The plant service (`npm start`, `node dist/main.js`): see runHttpApp for the lifecycle. */
+void runHttpApp<AppConfig>({
+  loadConfig: () => loadConfig(process.env),
+  createApp: (config, logger) =>
+    NestFactory.create<NestExpressApplication>(
       AppModule.forRoot(config, logger),
       new LosslessExpressAdapter(),
       { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false },
-    );
-  } catch (error) {
-    logger.fatal(
-      { reason: error instanceof Error ? error.message : String(error) },
-      'cannot start',
-    );
-    logger.flush();
-    process.exitCode = 1;
-    return;
-  }
-
-  app.use(malformedPathHandler);
-  app.use(
-    portScopeHandler({
-      api: config.http.port,
-      health: config.health.port,
-      metrics: config.metrics.port,
-    }),
-  );
-  // After the port scope: only the API port answers CORS preflights.
-  const cors = corsOptions(config.corsOrigins);
-  if (cors) app.enableCors(cors);
-  serveOpenApi(app, buildOpenApiDocument(app));
-
-  let extra: Server[];
-  try {
-    applyServerLimits(app.getHttpServer());
-    await app.listen(config.http.port, config.http.host);
-    extra = await Promise.all(
-      [config.health.port, config.metrics.port].map((port) => {
-        const server = createServer(app.getHttpAdapter().getInstance());
-        applyServerLimits(server);
-        return listen(server, port, config.http.host);
+    ),
+  configure(app, config) {
+    app.use(malformedPathHandler);
+    app.use(
+      portScopeHandler({
+        api: config.http.port,
+        health: config.health.port,
+        metrics: config.metrics.port,
       }),
     );
-  } catch (error) {
-    // A port in use or an address that is not this host's: stop what started (MCP servers,
-    // the database) and exit 1 with one clear line.
-    logger.fatal(
-      { reason: error instanceof Error ? error.message : String(error) },
-      'cannot listen',
-    );
-    await app.close().catch(() => undefined);
-    logger.flush();
-    process.exit(1);
-  }
-  announce(config, logger, app.get<DevToken>(DEV_TOKEN));
-  handleSignals(app, extra, logger);
-}
-
-function listen(server: Server, port: number, host: string): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve(server));
-  });
-}
+    // After the port scope: only the API port answers CORS preflights.
+    const cors = corsOptions(config.corsOrigins);
+    if (cors) app.enableCors(cors);
+    serveOpenApi(app, buildOpenApiDocument(app));
+  },
+  listeners: (config) => ({
+    host: config.http.host,
+    port: config.http.port,
+    extraPorts: [config.health.port, config.metrics.port],
+  }),
+  announce: (app, config, logger) => announce(config, logger, app.get<DevToken>(DEV_TOKEN)),
+});
 
 function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
   const host = config.http.host === '0.0.0.0' ? 'localhost' : config.http.host;
@@ -126,40 +77,3 @@ function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
     );
   }
 }
-
-/**
- * SIGTERM, SIGINT and SIGHUP: stop accepting on every port and answer `Connection: close`
- * from then on, let in-flight requests finish (10 s at most), then run Nest's shutdown hooks
- * (MCP servers stopped, database closed) and exit 0. SIGHUP is not a reload: a closed
- * terminal or a supervisor's hang-up stops the service cleanly instead of killing it at once.
- */
-function handleSignals(app: NestExpressApplication, extra: Server[], logger: Logger): void {
-  const drain = new ConnectionDrain([app.getHttpServer(), ...extra]);
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    drain
-      .drain(SHUTDOWN_GRACE_MS)
-      .then((outcome) => {
-        if (outcome === 'cut') {
-          logger.warn('requests still in flight after 10 s; closed their connections');
-        }
-        return app.close();
-      })
-      .then(() => {
-        logger.info('stopped');
-        logger.flush();
-        process.exit(0);
-      })
-      .catch((error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        logger.flush();
-        process.exit(1);
-      });
-  };
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
-}
-
-void bootstrap();

@@ -743,13 +743,16 @@ describe('relay server against hostile agents (e2e)', () => {
     expect(relay.output()).toContain('nested deeper than 100 levels');
   });
 
-  it('answers a client body nested 20,000 deep with a JSON-RPC error, not a 500', async () => {
+  it('answers a client body nested 20,000 deep with a clear 400, not a 500', async () => {
     const lab = await scriptedLab();
     const session = await labSession();
     const body = `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":${deep(20_000)}}`;
     const answer = await post('lab', 'slow', body, { session });
-    expect(answer.status).toBe(200);
-    expect(answer.json).toMatchObject({ id: 'deep', error: { code: -32004 } });
+    // Refused as it is read (read-json-body.ts), before it is parsed or routed.
+    expect(answer.status).toBe(400);
+    expect(answer.json).toMatchObject({
+      message: expect.stringContaining('too deeply nested') as unknown,
+    });
     expect(lab.requests).toHaveLength(0);
     // Nothing is left waiting: the in-flight gauge is back to zero.
     expect(await metric(relay.metricsUrl, 'relay_mcp_requests_in_flight{agent="lab"}')).toBe(0);

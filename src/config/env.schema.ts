@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
+import { requireDistinctPorts } from './distinct-ports.js';
 import { parseRetrySchedule } from './webhook-receivers.js';
 
 /**
@@ -102,22 +103,11 @@ export const envSchema = z
   })
   .superRefine(
     (env, ctx) => {
-      const ports: [string, unknown][] = [
+      requireDistinctPorts(ctx, [
         ['PORT', env.PORT],
         ['SERVICE_HEALTH_CHECK_PORT', env.SERVICE_HEALTH_CHECK_PORT],
         ['SERVICE_METRICS_PORT', env.SERVICE_METRICS_PORT],
-      ];
-      for (const [i, [name, value]] of ports.entries()) {
-        if (typeof value !== 'number') continue;
-        const clash = ports.slice(0, i).find(([, other]) => other === value);
-        if (clash) {
-          ctx.addIssue({
-            code: 'custom',
-            path: [name],
-            message: `${name} must differ from ${clash[0]} (both are ${value})`,
-          });
-        }
-      }
+      ]);
       // The agent connection is optional, but half a configuration is a mistake.
       if (env.SERVICE_AGENT_TOKEN !== undefined && env.SERVICE_SERVER_URL === undefined) {
         ctx.addIssue({

@@ -192,3 +192,67 @@ storageClassName: {{ . | quote }}
 {{- end }}
 {{- end }}
 {{- end }}
+
+{{/* The relay server (relayServer.*): names, labels and the settings it refuses. */}}
+{{- define "plant-store.relay.fullname" -}}
+{{- printf "%s-relay" (include "plant-store.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "plant-store.relay.labels" -}}
+{{ include "plant-store.labels" . }}
+app.kubernetes.io/component: relay-server
+{{- end }}
+
+{{- define "plant-store.relay.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "plant-store.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: relay-server
+{{- end }}
+
+{{- define "plant-store.relay.secretName" -}}
+{{- default (include "plant-store.relay.fullname" .) .Values.relayServer.existingSecret }}
+{{- end }}
+
+{{/* RELAY_AGENTS: {"<agent>": "<entry>,<entry>"}, the server's format, from lists of entries. */}}
+{{- define "plant-store.relay.agentsJson" -}}
+{{- $agents := dict }}
+{{- range $name, $tokens := .Values.relayServer.agents }}
+{{- $_ := set $agents $name (join "," $tokens) }}
+{{- end }}
+{{- $agents | toJson }}
+{{- end }}
+
+{{/* RELAY_CLIENTS: {"<client>": {"tokens": "<entry>,<entry>", "agents": [...]}}. */}}
+{{- define "plant-store.relay.clientsJson" -}}
+{{- $clients := dict }}
+{{- range $name, $client := .Values.relayServer.clients }}
+{{- $_ := set $clients $name (dict "tokens" (join "," $client.tokens) "agents" $client.agents) }}
+{{- end }}
+{{- $clients | toJson }}
+{{- end }}
+
+{{/*
+Refuse relay settings that cannot start (the relay would exit 78 in a crash loop):
+- no agents or no clients, and no existing Secret to take them from;
+- a client that names an agent the values do not define;
+- equal ports.
+*/}}
+{{- define "plant-store.relay.validate" -}}
+{{- $r := .Values.relayServer }}
+{{- if and (not $r.existingSecret) (or (not $r.agents) (not $r.clients)) }}
+{{- fail "plant-store: relayServer.enabled needs relayServer.agents and relayServer.clients (or relayServer.existingSecret holding RELAY_AGENTS and RELAY_CLIENTS)." }}
+{{- end }}
+{{- if not $r.existingSecret }}
+{{- range $name, $client := $r.clients }}
+{{- range $client.agents }}
+{{- if not (hasKey $r.agents .) }}
+{{- fail (printf "plant-store: relayServer.clients.%s.agents names %q, which is not in relayServer.agents." $name .) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $ports := list (int $r.ports.relay) (int $r.ports.health) (int $r.ports.metrics) }}
+{{- if ne (len (uniq $ports)) 3 }}
+{{- fail "plant-store: relayServer.ports.relay, .health and .metrics must differ." }}
+{{- end }}
+{{- end }}

@@ -17,7 +17,7 @@ import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
-import { RateLimitedLog } from '../logging/rate-limited-log.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 
 export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 

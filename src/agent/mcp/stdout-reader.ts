@@ -1,5 +1,5 @@
 import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
-import { TokenBucket } from '../logging/token-bucket.js';
+import { TokenBucket } from '../../common/logging/token-bucket.js';
 import { depthExceeds } from '../../common/agent-protocol/frame-codec.js';
 
 /**

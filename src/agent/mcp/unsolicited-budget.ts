@@ -1,5 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
-import { TokenBucket } from '../logging/token-bucket.js';
+import { TokenBucket } from '../../common/logging/token-bucket.js';
 
 /**
  * What a child sends that nobody asked for, charged to a budget like garbage on its stdout.

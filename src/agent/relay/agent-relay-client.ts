@@ -6,7 +6,7 @@ import type { Secret } from '../../config/secret.js';
 import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
-import { RateLimitedLog } from '../logging/rate-limited-log.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import {
   DEFAULT_FRAME_LIMITS,
   encodeFrame,

@@ -90,3 +90,27 @@ describe('readBodyText', () => {
     expect(await text).toBe(408);
   });
 });
+
+describe('readBodyText with a caller-given size limit', () => {
+  it('refuses the first byte past that limit, naming it, and reads a body at it', async () => {
+    const limits = { maxBytes: 1000 };
+    const over = fakeRequest({ 'content-type': 'application/json' });
+    const refused = readBodyText(over, limits);
+    over.write(Buffer.alloc(1001, 0x20));
+    await expect(refused).rejects.toMatchObject({
+      status: 413,
+      message: 'the request body must be at most 1000 bytes',
+    });
+    const at = fakeRequest({ 'content-type': 'application/json' });
+    const read = readBodyText(at, limits);
+    at.end(Buffer.alloc(1000, 0x20));
+    expect(await read).toHaveLength(1000);
+    // Headers are checked against the same limit.
+    expect(() =>
+      checkBodyHeaders(
+        fakeRequest({ 'content-type': 'application/json', 'content-length': '1001' }),
+        limits,
+      ),
+    ).toThrow('at most 1000 bytes');
+  });
+});

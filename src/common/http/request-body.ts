@@ -31,8 +31,21 @@ export class BodyReadError extends Error {
   }
 }
 
-const tooLarge = () =>
-  new BodyReadError(413, `the request body must be at most ${MAX_BODY_BYTES / 1024} KiB`);
+/**
+ * What one reader allows. The plant API uses the defaults; the relay server passes its frame
+ * limit (RELAY_MAX_FRAME_BYTES), as its MCP messages are forwarded as one frame each.
+ */
+export interface BodyLimits {
+  /** The largest body, counted both as sent and after decompression. */
+  maxBytes: number;
+}
+
+const DEFAULT_LIMITS: BodyLimits = { maxBytes: MAX_BODY_BYTES };
+
+const sizeOf = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+
+const tooLarge = (limits: BodyLimits) =>
+  new BodyReadError(413, `the request body must be at most ${sizeOf(limits.maxBytes)}`);
 
 /**
  * Every `charset` parameter of a media type as written ("" for an empty one). MIMEType keeps
@@ -48,7 +61,10 @@ function charsetsOf(type: string): string[] {
  * Refuses, before reading anything, what the headers already condemn: a charset other than
  * UTF-8 (RFC 8259: JSON is UTF-8), an unknown Content-Encoding, a Content-Length over the limit.
  */
-export function checkBodyHeaders(request: IncomingMessage): void {
+export function checkBodyHeaders(
+  request: IncomingMessage,
+  limits: BodyLimits = DEFAULT_LIMITS,
+): void {
   const type = request.headers['content-type'];
   if (type !== undefined) {
     try {
@@ -65,16 +81,20 @@ export function checkBodyHeaders(request: IncomingMessage): void {
     throw new BodyReadError(415, 'the Content-Encoding must be gzip, deflate, br or identity');
   }
   const length = Number(request.headers['content-length'] ?? 0);
-  if (length > MAX_BODY_BYTES) throw tooLarge();
+  if (length > limits.maxBytes) throw tooLarge(limits);
 }
 
 /**
  * Reads the whole body as UTF-8 text within the limits above. It stops at the first byte past
- * 64 KiB (sent or decompressed) instead of reading on to the end, so the caller can answer at
- * once and close the connection. Bytes that are not UTF-8 are refused, never replaced by U+FFFD.
+ * the size limit (64 KiB by default; sent or decompressed) instead of reading on to the end, so
+ * the caller can answer at once and close the connection. Bytes that are not UTF-8 are
+ * refused, never replaced by U+FFFD.
  */
-export function readBodyText(request: IncomingMessage): Promise<string> {
-  checkBodyHeaders(request);
+export function readBodyText(
+  request: IncomingMessage,
+  limits: BodyLimits = DEFAULT_LIMITS,
+): Promise<string> {
+  checkBodyHeaders(request, limits);
   const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   const decompressor = DECOMPRESSORS[encoding]?.();
 
@@ -117,7 +137,7 @@ export function readBodyText(request: IncomingMessage): Promise<string> {
     };
     const keep = (chunk: Buffer) => {
       decoded += chunk.length;
-      if (decoded > MAX_BODY_BYTES) finish(tooLarge());
+      if (decoded > limits.maxBytes) finish(tooLarge(limits));
       else chunks.push(chunk);
     };
     const complete = () => {
@@ -129,7 +149,7 @@ export function readBodyText(request: IncomingMessage): Promise<string> {
     };
     function onData(chunk: Buffer) {
       received += chunk.length;
-      if (received > MAX_BODY_BYTES) return finish(tooLarge());
+      if (received > limits.maxBytes) return finish(tooLarge(limits));
       armTimer();
       if (decompressor) decompressor.write(chunk);
       else keep(chunk);

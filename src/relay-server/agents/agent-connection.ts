@@ -3,7 +3,12 @@ import type WebSocket from 'ws';
 import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
 import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
 import { encodeFrame, type FrameLimits } from '../../common/agent-protocol/frame-codec.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
+import {
+  JsonRpcCode,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+} from '../mcp/json-rpc.js';
 
 /** JSON-RPC's conventional "request cancelled" code (as in LSP). */
 const REQUEST_CANCELLED = -32800;
@@ -28,6 +33,10 @@ interface Pending {
  * exactly one answer: the agent's, a timeout error, or an error when the connection closes.
  * Progress tokens are replaced the same way (`relay-<id>`), so one client's progress never
  * reaches another.
+ *
+ * A pod that stops reading its socket (frozen, or slow) makes ws buffer what the relay sends
+ * it. Past one frame limit of unsent bytes (`congested`), new requests are refused at once
+ * with `-32005` instead of being buffered without bound; clients retry or go elsewhere.
  */
 export class AgentConnection {
   /** Internal id, for logs and session pinning; never sent anywhere. */
@@ -59,6 +68,16 @@ export class AgentConnection {
   }
 
   /**
+   * Bytes waiting to be sent, when more than one frame limit of them are: the pod is not
+   * reading. Undefined otherwise. Checked before each request and client notification, so the
+   * relay holds at most one frame limit plus one frame for a pod, however many clients send.
+   */
+  get congested(): number | undefined {
+    const waiting = this.socket.bufferedAmount;
+    return waiting > this.limits.maxFrameBytes ? waiting : undefined;
+  }
+
+  /**
    * Sends a JSON-RPC request for `server`; resolves with the agent's response carrying the
    * relay's id (the caller restores the client's). On timeout the agent is sent
    * `notifications/cancelled` so the MCP server can stop working on it. With `sink`, the
@@ -74,6 +93,11 @@ export class AgentConnection {
     const response = new Promise<JsonRpcResponse>((resolve) => {
       if (this.closed) {
         resolve(closedError(id, this.agent));
+        return;
+      }
+      const waiting = this.congested;
+      if (waiting !== undefined) {
+        resolve(congestedError(id, this.agent, waiting));
         return;
       }
       const timer = setTimeout(() => {
@@ -114,9 +138,13 @@ export class AgentConnection {
     pending?.resolve(jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client'));
   }
 
-  /** Sends a notification; returns why it was not sent (over the protocol's limits), if so. */
-  notify(server: string, message: Message): string | undefined {
-    return this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } });
+  /**
+   * Sends a notification; returns why it was not sent (over the protocol's limits), if so.
+   * `onWritten` runs once it has left the process (or will not be sent at all), so a caller can
+   * count notifications as in flight while they are buffered.
+   */
+  notify(server: string, message: Message, onWritten?: () => void): string | undefined {
+    return this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } }, onWritten);
   }
 
   /**
@@ -171,12 +199,19 @@ export class AgentConnection {
   }
 
   /** Undefined when sent (or the socket is closed: its close answers what is pending). */
-  private send(frame: unknown): string | undefined {
-    if (this.closed) return undefined;
+  private send(frame: unknown, onWritten: () => void = () => undefined): string | undefined {
+    if (this.closed) {
+      onWritten();
+      return undefined;
+    }
     const encoded = encodeFrame(frame, this.limits);
-    if (!encoded.ok) return encoded.reason;
-    // A send failure surfaces as the socket's close event, which answers what is pending.
-    this.socket.send(encoded.text, () => undefined);
+    if (!encoded.ok) {
+      onWritten();
+      return encoded.reason;
+    }
+    // A send failure surfaces as the socket's close event, which answers what is pending; ws
+    // calls back once the frame is written, or with an error when the socket is gone.
+    this.socket.send(encoded.text, () => onWritten());
     return undefined;
   }
 }
@@ -197,6 +232,15 @@ function withProgressToken(message: Message, token: string): Message {
   const params = message.params as Message;
   const meta = params._meta as Message;
   return { ...message, params: { ...params, _meta: { ...meta, progressToken: token } } };
+}
+
+/** What a client is told when `congested` refuses its message (-32005). */
+export function congestionMessage(agent: string, waiting: number): string {
+  return `a connection of agent "${agent}" is not reading: ${waiting} bytes wait to be sent to it; retry later`;
+}
+
+function congestedError(id: number, agent: string, waiting: number): JsonRpcResponse {
+  return jsonRpcError(id, JsonRpcCode.Overloaded, congestionMessage(agent, waiting));
 }
 
 function closedError(id: number, agent: string): JsonRpcResponse {

@@ -14,12 +14,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { CONNECT_PATH } from '../../common/agent-protocol/relay-protocol.js';
 import type { FrameLimits } from '../../common/agent-protocol/frame-codec.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { bearerToken, ownerOf } from '../auth/token-owner.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { parseAgentFrame } from './agent-frames.js';
 import { AgentConnection } from './agent-connection.js';
 import { AgentRegistry } from './agent-registry.service.js';
-import { LogThrottle } from './log-throttle.js';
 
 /** A connection that has not said hello by then is dropped (it holds a socket and nothing else). */
 const HELLO_TIMEOUT_MS = 10_000;
@@ -27,6 +27,7 @@ const HELLO_TIMEOUT_MS = 10_000;
 const POLICY_VIOLATION = 1008;
 const MESSAGE_TOO_BIG = 1009;
 const GOING_AWAY = 1001;
+const ONE_LINE_PER_10_S = { ratePerSecond: 0.1, burst: 1 };
 /** The protocol's nesting limit (docs/agent-protocol.md "Limits"), both directions. */
 const MAX_FRAME_DEPTH = 100;
 
@@ -42,10 +43,13 @@ const MAX_FRAME_DEPTH = 100;
 export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly wss: WebSocketServer;
   private readonly path: string;
-  /** Anyone can try tokens: one log line per 10 s at most (the metric counts every one). */
-  private readonly refusedLog = new LogThrottle(10_000);
+  /**
+   * Anyone can try tokens: one log line per 10 s at most (the metric counts every one). The
+   * line that passes carries how many were left unlogged (`suppressed`).
+   */
+  private readonly refusedLog: RateLimitedLog;
   /** An agent can send answers as fast as it likes: one line per 10 s about misdirected ones. */
-  private readonly misdirectedLog = new LogThrottle(10_000);
+  private readonly misdirectedLog: RateLimitedLog;
   private readonly limits: FrameLimits;
 
   constructor(
@@ -56,6 +60,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     @InjectMetric('relay_agent_rejections_total') private readonly rejections: Counter<'reason'>,
   ) {
     this.path = `${config.basePath}${CONNECT_PATH}`;
+    this.refusedLog = new RateLimitedLog(logger, ONE_LINE_PER_10_S);
+    this.misdirectedLog = new RateLimitedLog(logger, ONE_LINE_PER_10_S);
     this.limits = { maxFrameBytes: config.maxFrameBytes, maxDepth: MAX_FRAME_DEPTH };
     this.wss = new WebSocketServer({
       noServer: true,
@@ -88,13 +94,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     }
     const agent = ownerOf(bearerToken(request.headers.authorization), this.config.agents);
     if (!agent) {
-      const { log, suppressed } = this.refusedLog.take();
-      if (log) {
-        this.logger.warn(
-          { remote: request.socket.remoteAddress, alsoRefusedSinceLastLine: suppressed },
-          'agent token refused',
-        );
-      }
+      this.refusedLog.warn({ remote: request.socket.remoteAddress }, 'agent token refused');
       this.refuse(socket, 401, 'Unauthorized', 'unauthorized');
       return;
     }
@@ -157,13 +157,10 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
         case 'response':
           if (!greeted) return drop('rpc before hello');
           if (connection.settle(frame.server, frame.id, frame.message) === 'wrong-server') {
-            const { log: now, suppressed } = this.misdirectedLog.take();
-            if (now) {
-              log.warn(
-                { server: frame.server.slice(0, 64), alsoDroppedSinceLastLine: suppressed },
-                'dropping an answer from a server the request was not sent to',
-              );
-            }
+            this.misdirectedLog.warn(
+              { agent, connection: connection.id, server: frame.server.slice(0, 64) },
+              'dropping an answer from a server the request was not sent to',
+            );
           }
           return;
         case 'notification':

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { requireDistinctPorts } from '../../config/distinct-ports.js';
 import { LOG_LEVELS } from '../../config/env.schema.js';
 import { DEFAULT_FRAME_LIMITS } from '../../common/agent-protocol/frame-codec.js';
 
@@ -120,22 +121,11 @@ export const relayEnvSchema = z
   })
   .superRefine(
     (env, ctx) => {
-      const ports: [string, unknown][] = [
+      requireDistinctPorts(ctx, [
         ['RELAY_PORT', env.RELAY_PORT],
         ['RELAY_HEALTH_CHECK_PORT', env.RELAY_HEALTH_CHECK_PORT],
         ['RELAY_METRICS_PORT', env.RELAY_METRICS_PORT],
-      ];
-      for (const [i, [name, value]] of ports.entries()) {
-        if (typeof value !== 'number') continue;
-        const clash = ports.slice(0, i).find(([, other]) => other === value);
-        if (clash) {
-          ctx.addIssue({
-            code: 'custom',
-            path: [name],
-            message: `${name} must differ from ${clash[0]} (both are ${value})`,
-          });
-        }
-      }
+      ]);
       if ((env.RELAY_TLS_CERT_FILE === undefined) !== (env.RELAY_TLS_KEY_FILE === undefined)) {
         ctx.addIssue({
           code: 'custom',

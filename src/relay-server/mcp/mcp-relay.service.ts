@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
-import type { RequestNotificationSink } from '../agents/agent-connection.js';
+import { congestionMessage, type RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
@@ -114,13 +114,7 @@ export class McpRelayService {
     }
     if (kind === 'notification') {
       const refused = this.notify(session, message);
-      // Never sent: the agent would close its connection for a frame over the limit (1009).
-      if (refused !== undefined) {
-        return {
-          status: 413,
-          body: jsonRpcError(null, RelayErrorCode.MessageRejected, `message rejected: ${refused}`),
-        };
-      }
+      if (refused !== undefined) return refused;
     }
     // Responses answer requests an MCP server sent its client; the agent answers those itself
     // (docs/agent-protocol.md), so a client's response has nowhere to go.
@@ -246,8 +240,13 @@ export class McpRelayService {
     }
   }
 
-  /** Passes a client's notification on; returns why it was refused (over the limits), if so. */
-  private notify(session: RelaySession, message: Message): string | undefined {
+  /**
+   * Passes a client's notification on; returns the answer when it is refused. A notification
+   * holds a slot of the client's and the agent's in-flight caps until it has left the process,
+   * and is refused (429) like a request when the agent's connection is not reading: a client
+   * cannot make the relay buffer notifications without bound for an agent that does not read.
+   */
+  private notify(session: RelaySession, message: Message): RelayAnswer | undefined {
     if (message.method === 'notifications/cancelled') {
       const params = isObject(message.params) ? message.params : {};
       const relayId = session.inFlight.get(JSON.stringify(params.requestId));
@@ -258,7 +257,32 @@ export class McpRelayService {
       }
       return undefined;
     }
-    return session.connection.notify(session.server, message);
+    const { connection } = session;
+    const waiting = connection.congested;
+    if (waiting !== undefined) {
+      return answerOf(
+        this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting)),
+      );
+    }
+    const releaseAgent = this.perAgent.acquire(session.agent);
+    if (!releaseAgent) {
+      return answerOf(this.overloaded(session.agent, null, `agent "${session.agent}"`));
+    }
+    const releaseClient = this.perClient.acquire(session.client);
+    if (!releaseClient) {
+      releaseAgent();
+      return answerOf(this.overloaded(session.agent, null, 'this client'));
+    }
+    const refused = connection.notify(session.server, message, () => {
+      releaseClient();
+      releaseAgent();
+    });
+    // Never sent: the agent would close its connection for a frame over the limit (1009).
+    if (refused === undefined) return undefined;
+    return {
+      status: 413,
+      body: jsonRpcError(null, RelayErrorCode.MessageRejected, `message rejected: ${refused}`),
+    };
   }
 
   private cancel(session: RelaySession, relayId: number, reason: string): void {
@@ -269,13 +293,13 @@ export class McpRelayService {
     session.connection.forget(relayId);
   }
 
-  private overloaded(agent: string, id: JsonRpcId, who: string): JsonRpcResponse {
+  private overloaded(agent: string, id: JsonRpcId | null, who: string): JsonRpcResponse {
+    return this.overloadedBy(agent, id, `too many requests in flight for ${who}; retry later`);
+  }
+
+  private overloadedBy(agent: string, id: JsonRpcId | null, message: string): JsonRpcResponse {
     this.requests.inc({ agent, outcome: 'overloaded' });
-    return jsonRpcError(
-      id,
-      JsonRpcCode.Overloaded,
-      `too many requests in flight for ${who}; retry later`,
-    );
+    return jsonRpcError(id, JsonRpcCode.Overloaded, message);
   }
 }
 

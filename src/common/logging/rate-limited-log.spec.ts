@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { truncateForLog } from '../../common/logging/truncate-for-log.js';
+import { truncateForLog } from './truncate-for-log.js';
 import { RateLimitedLog } from './rate-limited-log.js';
 
 describe('RateLimitedLog', () => {

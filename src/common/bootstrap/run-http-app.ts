@@ -1,0 +1,143 @@
+import { createServer, type Server } from 'node:http';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger } from 'pino';
+import { ConfigError, EX_CONFIG } from '../../config/config-error.js';
+import { ConnectionDrain } from '../http/connection-drain.js';
+import { applyServerLimits } from '../http/http-server-limits.js';
+import { createLogger, type LoggerConfig } from '../logging/logger.js';
+
+/** In-flight requests get this long to finish after a signal before connections are cut. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+/** The listeners of one process: the public port, and the probe and metrics ports. */
+export interface Listeners {
+  host: string;
+  port: number;
+  /** Plain-HTTP ports served by the same Express app (health, metrics). */
+  extraPorts: number[];
+}
+
+/** What differs between the entry points (the plant service, the relay server). */
+export interface HttpEntryPoint<C extends LoggerConfig> {
+  /**
+   * Validates the environment (the entry point hands process.env over: only config and the
+   * entry points read it); a ConfigError is printed and exits 78 (EX_CONFIG).
+   */
+  loadConfig(): C;
+  /** NestFactory.create with the entry point's module and adapter options. */
+  createApp(config: C, logger: Logger): Promise<NestExpressApplication>;
+  /** Middleware and routes set up on the app before it listens. */
+  configure?(app: NestExpressApplication, config: C): void;
+  listeners(config: C): Listeners;
+  /** The start-up line (and banner), once every port listens. */
+  announce(app: NestExpressApplication, config: C, logger: Logger): void;
+  /**
+   * Runs on a signal after the listeners stopped accepting and before the drain waits for the
+   * requests in flight: whatever would otherwise hold them (the relay's agent connections,
+   * whose waiting clients are answered when they close).
+   */
+  beforeDrain?(app: NestExpressApplication): void | Promise<void>;
+}
+
+/**
+ * The one bootstrap of every HTTP entry point: load the config (exit 78 naming every problem),
+ * create the app (exit 1 with one line if it cannot start), listen on every port with the
+ * plant API's server limits (exit 1 if a port is taken), announce, and shut down on SIGTERM,
+ * SIGINT and SIGHUP with a ConnectionDrain: stop accepting and answer `Connection: close` from
+ * the signal on, let in-flight requests finish (10 s at most), then run Nest's shutdown hooks
+ * and exit 0. SIGHUP is not a reload: a closed terminal or a supervisor's hang-up stops the
+ * process cleanly instead of killing it at once.
+ */
+export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C>): Promise<void> {
+  let config: C;
+  try {
+    config = entry.loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(EX_CONFIG);
+  }
+  const logger = createLogger(config);
+
+  let app: NestExpressApplication;
+  try {
+    app = await entry.createApp(config, logger);
+  } catch (error) {
+    logger.fatal({ reason: reasonOf(error) }, 'cannot start');
+    logger.flush();
+    process.exitCode = 1;
+    return;
+  }
+  entry.configure?.(app, config);
+
+  const { host, port, extraPorts } = entry.listeners(config);
+  let extra: Server[];
+  try {
+    applyServerLimits(app.getHttpServer());
+    await app.listen(port, host);
+    extra = await Promise.all(
+      extraPorts.map((extraPort) => {
+        const server = createServer(app.getHttpAdapter().getInstance());
+        applyServerLimits(server);
+        return listen(server, extraPort, host);
+      }),
+    );
+  } catch (error) {
+    // A port in use or an address that is not this host's: stop what started (MCP servers,
+    // the database, agent connections) and exit 1 with one clear line.
+    logger.fatal({ reason: reasonOf(error) }, 'cannot listen');
+    await app.close().catch(() => undefined);
+    logger.flush();
+    process.exit(1);
+  }
+  entry.announce(app, config, logger);
+  handleSignals(app, new ConnectionDrain([app.getHttpServer(), ...extra]), logger, entry);
+}
+
+function listen(server: Server, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function handleSignals<C extends LoggerConfig>(
+  app: NestExpressApplication,
+  drain: ConnectionDrain,
+  logger: Logger,
+  entry: HttpEntryPoint<C>,
+): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const drained = drain.drain(SHUTDOWN_GRACE_MS);
+    Promise.resolve()
+      .then(() => entry.beforeDrain?.(app))
+      .then(() => drained)
+      .then((outcome) => {
+        if (outcome === 'cut') {
+          logger.warn(
+            `requests still in flight after ${SHUTDOWN_GRACE_MS / 1000} s; closed their connections`,
+          );
+        }
+        return app.close();
+      })
+      .then(() => {
+        logger.info('stopped');
+        logger.flush();
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        logger.flush();
+        process.exit(1);
+      });
+  };
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

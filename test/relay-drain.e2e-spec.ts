@@ -1,0 +1,94 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from './fixtures/mcp-e2e-support.js';
+import { newToken } from './support/app-process.js';
+import { openRaw, parseRawAnswer, type RawConnection } from './support/raw-http.js';
+import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+
+/**
+ * The relay server shuts down like the plant service (common/bootstrap/run-http-app.ts): from
+ * the signal on it accepts no new connections and answers `Connection: close` on the ones it
+ * has, while the requests in flight finish; then it exits 0.
+ */
+const aliceToken = newToken();
+let relay: RunningRelay | undefined;
+
+afterAll(async () => {
+  await relay?.stop('SIGKILL');
+});
+
+/** Waits for one whole answer (headers and a Content-Length body) on a raw connection. */
+async function answerOn(
+  connection: RawConnection,
+  from = 0,
+): Promise<ReturnType<typeof parseRawAnswer>> {
+  const text = await waitFor(() => {
+    const received = connection.received().slice(from);
+    const end = received.indexOf('\r\n\r\n');
+    if (end < 0) return undefined;
+    const length = Number(/content-length: (\d+)/i.exec(received.slice(0, end))?.[1] ?? 0);
+    return received.length >= end + 4 + length ? received : undefined;
+  }, 'a whole answer');
+  return parseRawAnswer(text);
+}
+
+describe('relay server shutdown drain (e2e)', () => {
+  it('answers Connection: close on kept-alive connections from the signal on, finishes the request in flight, exits 0', async () => {
+    relay = await startRelay({
+      env: {
+        RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(newToken()) }),
+        RELAY_CLIENTS: JSON.stringify({
+          alice: { tokens: sha256Entry(aliceToken), agents: ['lab'] },
+        }),
+      },
+    });
+    const probe = `GET /health HTTP/1.1\r\nHost: relay\r\n\r\n`;
+    // A kept-alive connection to the health port, idle after its first answer.
+    const idle = await openRaw(relay.healthUrl);
+    await idle.write(probe);
+    const first = await answerOn(idle);
+    expect(first.status).toBe(200);
+    expect(first.headers).not.toContain('connection: close');
+    const seen = idle.received().length;
+
+    // A request in flight on the public port: its body is still on its way.
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'held',
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 't', version: '1' },
+      },
+    });
+    const held = await openRaw(`http://127.0.0.1:${relay.port}`);
+    await held.write(
+      [
+        'POST /mcp/lab/slow HTTP/1.1',
+        'Host: relay',
+        'Content-Type: application/json',
+        `Authorization: Bearer ${aliceToken}`,
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body.slice(0, 20),
+      ].join('\r\n'),
+    );
+
+    relay.child.kill('SIGTERM');
+    await waitFor(() => relay!.output().includes('shutting down'), 'the shutdown begun');
+    // The idle connection is still served, and told to close.
+    await idle.write(probe);
+    const during = await answerOn(idle, seen);
+    expect(during.status).toBe(200);
+    expect(during.headers).toContain('connection: close');
+    await waitFor(() => idle.closed(), 'the idle connection closed after its answer');
+    // The process waits for the request in flight, which is answered (no agent: -32001).
+    expect(relay.child.exitCode).toBeNull();
+    await held.write(body.slice(20));
+    const answer = await answerOn(held);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ id: 'held', error: { code: -32001 } });
+    expect(answer.headers).toContain('connection: close');
+    expect(await relay.exited).toBe(0);
+  });
+});
