@@ -14,9 +14,9 @@
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -156,6 +156,13 @@ async function load({ port, token }) {
   return { rps: ok / ((Date.now() - started) / 1000), errors: other, served: ok };
 }
 
+/** User + system CPU of a process, all its threads, from /proc. */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second here).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 for (const store of values.stores.split(',')) {
@@ -179,7 +186,12 @@ for (const store of values.stores.split(',')) {
         profileDir,
       );
       fsType ||= execFileSync('stat', ['-f', '-c', '%T', service.dir]).toString().trim();
+      const [serviceCpu0, benchCpu0] = [cpuSeconds(service.child.pid), process.cpuUsage()];
       const { rps, errors, served } = await load(service);
+      // CPU per request, to tell the service's own cost from the bench's (load and receiver).
+      const serviceUs = ((cpuSeconds(service.child.pid) - serviceCpu0) * 1e6) / served;
+      const benchCpu = process.cpuUsage(benchCpu0);
+      const benchUs = (benchCpu.user + benchCpu.system) / served;
       if (profileDir) {
         // A clean exit writes the profile.
         const exited = new Promise((resolve) => service.child.once('exit', resolve));
@@ -198,7 +210,7 @@ for (const store of values.stores.split(',')) {
       } else service.child.kill('SIGKILL');
       results[variant].push(rps);
       console.log(
-        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}`,
+        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us, bench ${benchUs.toFixed(0)} us; load average ${loadavg()[0].toFixed(2)}`,
       );
     }
   }
