@@ -7,14 +7,22 @@
  *
  *   npm run build && node bench/webhook-overhead.mjs [--rounds 5] [--duration 4] [--stores sqlite,pg]
  *   pg uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a new database per run).
- *   --dist-b <dir>: a copy of an older build's dist/, run with one receiver as `one-b` in the
+ *   --dist-b <dir>: a copy of an older build's dist/ (in a folder with the package.json and a
+ *     node_modules link, so its imports resolve), run with one receiver as `one-b` in the
  *     same rounds (none, one, one-b, ...): a change measured before and after in one run.
  *   --profile <dir>: the `one` (and `one-b`) runs under node --cpu-prof; each profile is summarized (main
  *     thread only) into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,9 +164,11 @@ async function load({ port, token }) {
   return { rps: ok / ((Date.now() - started) / 1000), errors: other, served: ok };
 }
 
-/** User + system CPU of a process, all its threads, from /proc. */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/** User + system CPU of a process, all its threads (or its main thread: `/task/<pid>`), from /proc. */
+function cpuSeconds(pid, mainThread = false) {
+  const stat = mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
+  if (!existsSync(stat)) throw new Error(`the service (pid ${pid}) is not running`);
+  const fields = readFileSync(stat, 'utf8').split(') ')[1].split(' ');
   // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second here).
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
@@ -186,10 +196,16 @@ for (const store of values.stores.split(',')) {
         profileDir,
       );
       fsType ||= execFileSync('stat', ['-f', '-c', '%T', service.dir]).toString().trim();
-      const [serviceCpu0, benchCpu0] = [cpuSeconds(service.child.pid), process.cpuUsage()];
+      const pid = service.child.pid;
+      const [serviceCpu0, mainCpu0, benchCpu0] = [
+        cpuSeconds(pid),
+        cpuSeconds(pid, true),
+        process.cpuUsage(),
+      ];
       const { rps, errors, served } = await load(service);
       // CPU per request, to tell the service's own cost from the bench's (load and receiver).
-      const serviceUs = ((cpuSeconds(service.child.pid) - serviceCpu0) * 1e6) / served;
+      const serviceUs = ((cpuSeconds(pid) - serviceCpu0) * 1e6) / served;
+      const mainUs = ((cpuSeconds(pid, true) - mainCpu0) * 1e6) / served;
       const benchCpu = process.cpuUsage(benchCpu0);
       const benchUs = (benchCpu.user + benchCpu.system) / served;
       if (profileDir) {
@@ -210,7 +226,7 @@ for (const store of values.stores.split(',')) {
       } else service.child.kill('SIGKILL');
       results[variant].push(rps);
       console.log(
-        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us, bench ${benchUs.toFixed(0)} us; load average ${loadavg()[0].toFixed(2)}`,
+        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us (main thread ${mainUs.toFixed(0)}), bench ${benchUs.toFixed(0)} us; load average ${loadavg()[0].toFixed(2)}`,
       );
     }
   }
