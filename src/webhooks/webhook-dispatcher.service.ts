@@ -17,8 +17,7 @@ import {
   type CommittedNotice,
   WebhookOutboxRepository,
 } from './webhook-outbox.repository.js';
-import { WebhookPoster } from './webhook-http.js';
-import { signWebhook } from './webhook-signature.js';
+import { WebhookSender } from './webhook-sender.js';
 
 /** Per attempt, as the issue and Svix say. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -96,7 +95,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private marks: bigint[] = [];
   private wakeMarker: (() => void) | undefined;
   private readonly wakers = new Set<() => void>();
-  private readonly posters = new Map<string, WebhookPoster>();
+  private readonly sender: WebhookSender;
   private unsubscribe: (() => void) | undefined;
   private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
 
@@ -109,7 +108,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @InjectMetric('webhook_delivery_duration_seconds') private readonly duration: Histogram,
     @InjectMetric('webhook_pending_notices') private readonly pending: Gauge,
     @InjectMetric('webhook_oldest_pending_age_seconds') private readonly oldestAge: Gauge,
-  ) {}
+  ) {
+    this.sender = new WebhookSender(
+      config.webhooks.receivers,
+      LANE_CONCURRENCY,
+      ATTEMPT_TIMEOUT_MS,
+    );
+  }
 
   /** For /health details: never fails readiness. */
   status(): {
@@ -166,9 +171,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   async beforeApplicationShutdown(): Promise<void> {
     this.unsubscribe?.();
     this.abort.abort();
+    this.sender.abort();
     this.wakeAll();
     await Promise.all(this.lanes);
-    for (const poster of this.posters.values()) poster.close();
+    await this.sender.close();
     if (this.lanes.length === 0) return;
     // The marks of notices already delivered, so the next start does not send them again.
     await this.writeMarks().catch((error: unknown) => {
@@ -342,15 +348,22 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         await this.sleep(POLL_MS);
         continue;
       }
-      const outcomes = await mapLimited(notices, LANE_CONCURRENCY, async (notice) => {
-        const stopTimer = this.duration.startTimer({ receiver: receiver.host });
-        const outcome = await this.attempt(receiver, notice);
-        stopTimer();
+      const results = await this.sender.send(
+        receiver.id,
+        notices.map(({ eventId, payload }) => ({ eventId, payload })),
+      );
+      const outcomes = results.map((result): Outcome => {
+        this.duration.observe({ receiver: receiver.host }, result.seconds);
         this.attempts.inc({
           receiver: receiver.host,
-          result: outcome.kind === 'delivered' ? '2xx' : outcome.kind === 'gone' ? '410' : 'retry',
+          result: result.kind === 'delivered' ? '2xx' : result.kind === 'gone' ? '410' : 'retry',
         });
-        return outcome;
+        if (result.kind !== 'retry') return result;
+        return {
+          kind: 'retry',
+          error: result.error,
+          retryAfterMs: retryAfterMs(result.retryAfter ?? null),
+        };
       });
       // Shutting down: the notices are released (their marks are not written, so they go out
       // again after the restart).
@@ -375,44 +388,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       if (outcomes.some((o) => o.kind === 'gone')) {
         log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
       }
-    }
-  }
-
-  private async attempt(receiver: WebhookReceiver, notice: ClaimedNotice): Promise<Outcome> {
-    const timestamp = Math.floor(Date.now() / 1000);
-    let poster = this.posters.get(receiver.id);
-    if (!poster) {
-      poster = new WebhookPoster(new URL(receiver.url.reveal()), LANE_CONCURRENCY);
-      this.posters.set(receiver.id, poster);
-    }
-    const timeout = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
-    try {
-      const response = await poster.post(
-        {
-          'content-type': 'application/json',
-          'webhook-id': notice.eventId,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(
-            receiver.keys.reveal(),
-            notice.eventId,
-            timestamp,
-            notice.payload,
-          ),
-        },
-        notice.payload,
-        AbortSignal.any([this.abort.signal, timeout]),
-      );
-      if (response.status >= 200 && response.status < 300) {
-        return { kind: 'delivered', status: response.status };
-      }
-      if (response.status === 410) return { kind: 'gone' };
-      return {
-        kind: 'retry',
-        error: `HTTP ${response.status}`,
-        retryAfterMs: retryAfterMs(response.retryAfter ?? null),
-      };
-    } catch (error) {
-      return { kind: 'retry', error: timeout.aborted ? 'timeout after 15 s' : reasonOf(error) };
     }
   }
 
@@ -451,24 +426,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       'plant webhook attempt failed; retrying',
     );
   }
-}
-
-/** `task` over `items`, at most `limit` at a time; results in the items' order. */
-async function mapLimited<T, R>(
-  items: T[],
-  limit: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 /** Retry-After in seconds or as an HTTP date, cut to a day; undefined when absent or invalid. */
