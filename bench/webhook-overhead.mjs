@@ -10,8 +10,8 @@
  *   --dist-b <dir>: a copy of an older build's dist/ (in a folder with the package.json and a
  *     node_modules link, so its imports resolve), run with one receiver as `one-b` in the
  *     same rounds (none, one, one-b, ...): a change measured before and after in one run.
- *   --profile <dir>: the `one` (and `one-b`) runs under node --cpu-prof; each profile is summarized (main
- *     thread only) into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
+ *   --profile <dir>: the `one` (and `one-b`) runs under node --cpu-prof; each thread's profile is
+ *     summarized into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -213,16 +213,20 @@ for (const store of values.stores.split(',')) {
         const exited = new Promise((resolve) => service.child.once('exit', resolve));
         service.child.kill('SIGTERM');
         await exited;
-        const [file] = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
         mkdirSync(values.profile, { recursive: true });
-        writeFileSync(
-          join(values.profile, `webhook-${store}-${variant}-${round + 1}.md`),
-          summarizeProfile(join(profileDir, file), {
-            title: `POST /plants c=${connections} with one webhook receiver (${variant}), ${store}, round ${round + 1}`,
-            requests: served,
-            note: 'Includes start-up and shutdown; per-request figures divide by the 200s served.',
-          }),
-        );
+        // One profile per thread: CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile, thread 0
+        // the main one (the sending worker thread, when there is one, gets its own summary).
+        for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+          const thread = file.split('.')[4] === '0' ? '' : '-worker';
+          writeFileSync(
+            join(values.profile, `webhook-${store}-${variant}${thread}-${round + 1}.md`),
+            summarizeProfile(join(profileDir, file), {
+              title: `POST /plants c=${connections} with one webhook receiver (${variant}${thread}), ${store}, round ${round + 1}`,
+              requests: served,
+              note: 'Includes start-up and shutdown; per-request figures divide by the 200s served.',
+            }),
+          );
+        }
       } else service.child.kill('SIGKILL');
       results[variant].push(rps);
       console.log(

@@ -155,6 +155,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       leaseMs: LEASE_MS,
       take: (notices) => this.take(notices),
     });
+    this.sender.start();
     for (const lane of this.laneOf.values()) this.lanes.push(this.runLane(lane));
     this.lanes.push(this.runMarker());
     this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshBacklog()));
@@ -312,6 +313,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private async runLane(lane: Lane): Promise<void> {
     const { receiver } = lane;
     const log = this.logger.child({ receiver: receiver.host });
+    // The lane's metric series, looked up once rather than per notice.
+    const durations = this.duration.labels({ receiver: receiver.host });
+    const attempts = {
+      delivered: this.attempts.labels({ receiver: receiver.host, result: '2xx' }),
+      gone: this.attempts.labels({ receiver: receiver.host, result: '410' }),
+      retry: this.attempts.labels({ receiver: receiver.host, result: 'retry' }),
+    };
     let lastClaim = -Infinity;
     while (!this.abort.signal.aborted) {
       if (this.outbox.isStopped(receiver.id)) {
@@ -353,11 +361,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         notices.map(({ eventId, payload }) => ({ eventId, payload })),
       );
       const outcomes = results.map((result): Outcome => {
-        this.duration.observe({ receiver: receiver.host }, result.seconds);
-        this.attempts.inc({
-          receiver: receiver.host,
-          result: result.kind === 'delivered' ? '2xx' : result.kind === 'gone' ? '410' : 'retry',
-        });
+        durations.observe(result.seconds);
+        attempts[result.kind].inc();
         if (result.kind !== 'retry') return result;
         return {
           kind: 'retry',

@@ -53,7 +53,9 @@ export class WebhookSender {
     await worker?.terminate();
   }
 
-  private start(): Worker {
+  /** Starts the thread now (at bootstrap), not within the first request's time. */
+  start(): Worker {
+    if (this.worker) return this.worker;
     const setup: SenderSetup = {
       receivers: this.receivers.map((r) => ({
         id: r.id,
