@@ -36,9 +36,11 @@ export interface NoticeTaker {
  * repository inside the transaction that inserts the plants (`insertEvents` takes that
  * transaction), so a committed plant always has its notices and a rolled-back one never has.
  *
- * The dispatcher claims rows with a lease (`lease_until`, `leased_by`): on PostgreSQL with
- * `FOR UPDATE SKIP LOCKED`, so replicas never claim the same row at once, and a replica that
- * dies mid-delivery leaves a lease that runs out, after which another replica takes the row.
+ * The notices a commit wrote are handed to the dispatcher in memory (`committed`); on
+ * PostgreSQL they carry the inserting replica's lease from the INSERT on. Everything else is
+ * claimed with a lease (`lease_until`, `leased_by`): on PostgreSQL with `FOR UPDATE SKIP
+ * LOCKED`, so replicas never claim the same row at once, and a replica that dies mid-delivery
+ * leaves a lease that runs out, after which another replica takes the row.
  */
 @Injectable()
 export class WebhookOutboxRepository {
@@ -179,9 +181,10 @@ export class WebhookOutboxRepository {
       .orderBy('id')
       .limit(limit);
     if (!this.postgres) {
-      // One process per store, and one lane per receiver that claims again only once its last
-      // batch is recorded: no lease is needed, so the claim writes (and fsyncs) nothing. A
-      // notice sent but not yet recorded when the process dies is sent again after the start.
+      // One process per store, and the dispatcher skips the rows it already holds (handed in
+      // memory, in flight, or delivered and not yet marked): no lease is needed, so the claim
+      // writes (and fsyncs) nothing. A notice sent but not yet recorded when the process dies
+      // is sent again after the start.
       const rows = await due.select(['event_id', 'payload', 'attempts', 'created_at']).execute();
       return rows.map(toNotice);
     }
