@@ -7,16 +7,24 @@
  *
  *   npm run build && node bench/webhook-overhead.mjs [--rounds 5] [--duration 4] [--stores sqlite,pg]
  *   pg uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a new database per run).
- *   --dist-b <dir>: a copy of an older build's dist/, run with one receiver as `one-b` in the
+ *   --dist-b <dir>: a copy of an older build's dist/ (in a folder with the package.json and a
+ *     node_modules link, so its imports resolve), run with one receiver as `one-b` in the
  *     same rounds (none, one, one-b, ...): a change measured before and after in one run.
- *   --profile <dir>: the `one` (and `one-b`) runs under node --cpu-prof; each profile is summarized (main
- *     thread only) into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
+ *   --profile <dir>: the `one` (and `one-b`) runs under node --cpu-prof; each thread's profile is
+ *     summarized into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -156,6 +164,15 @@ async function load({ port, token }) {
   return { rps: ok / ((Date.now() - started) / 1000), errors: other, served: ok };
 }
 
+/** User + system CPU of a process, all its threads (or its main thread: `/task/<pid>`), from /proc. */
+function cpuSeconds(pid, mainThread = false) {
+  const stat = mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
+  if (!existsSync(stat)) throw new Error(`the service (pid ${pid}) is not running`);
+  const fields = readFileSync(stat, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second here).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 for (const store of values.stores.split(',')) {
@@ -179,26 +196,41 @@ for (const store of values.stores.split(',')) {
         profileDir,
       );
       fsType ||= execFileSync('stat', ['-f', '-c', '%T', service.dir]).toString().trim();
+      const pid = service.child.pid;
+      const [serviceCpu0, mainCpu0, benchCpu0] = [
+        cpuSeconds(pid),
+        cpuSeconds(pid, true),
+        process.cpuUsage(),
+      ];
       const { rps, errors, served } = await load(service);
+      // CPU per request, to tell the service's own cost from the bench's (load and receiver).
+      const serviceUs = ((cpuSeconds(pid) - serviceCpu0) * 1e6) / served;
+      const mainUs = ((cpuSeconds(pid, true) - mainCpu0) * 1e6) / served;
+      const benchCpu = process.cpuUsage(benchCpu0);
+      const benchUs = (benchCpu.user + benchCpu.system) / served;
       if (profileDir) {
         // A clean exit writes the profile.
         const exited = new Promise((resolve) => service.child.once('exit', resolve));
         service.child.kill('SIGTERM');
         await exited;
-        const [file] = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
         mkdirSync(values.profile, { recursive: true });
-        writeFileSync(
-          join(values.profile, `webhook-${store}-${variant}-${round + 1}.md`),
-          summarizeProfile(join(profileDir, file), {
-            title: `POST /plants c=${connections} with one webhook receiver (${variant}), ${store}, round ${round + 1}`,
-            requests: served,
-            note: 'Includes start-up and shutdown; per-request figures divide by the 200s served.',
-          }),
-        );
+        // One profile per thread: CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile, thread 0
+        // the main one (the sending worker thread, when there is one, gets its own summary).
+        for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
+          const thread = file.split('.')[4] === '0' ? '' : '-worker';
+          writeFileSync(
+            join(values.profile, `webhook-${store}-${variant}${thread}-${round + 1}.md`),
+            summarizeProfile(join(profileDir, file), {
+              title: `POST /plants c=${connections} with one webhook receiver (${variant}${thread}), ${store}, round ${round + 1}`,
+              requests: served,
+              note: 'Includes start-up and shutdown; per-request figures divide by the 200s served.',
+            }),
+          );
+        }
       } else service.child.kill('SIGKILL');
       results[variant].push(rps);
       console.log(
-        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}`,
+        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us (main thread ${mainUs.toFixed(0)}), bench ${benchUs.toFixed(0)} us; load average ${loadavg()[0].toFixed(2)}`,
       );
     }
   }

@@ -127,16 +127,18 @@ export class PlantsRepository {
       } else {
         // The webhook's notices ride in the plants' own transaction (one commit, one fsync):
         // every committed plant has them, and no notice exists for a plant that was not.
-        created = await this.db.transaction().execute(async (trx) => {
+        const written = await this.db.transaction().execute(async (trx) => {
           const { rows } = await trx.executeQuery(query);
           const ids = new Set(rows.map((row) => BigInt(row.id)));
-          await this.outbox.insertEvents(
+          const notices = await this.outbox.insertEvents(
             trx,
             plants.filter((p) => ids.has(p.id)),
           );
-          return ids;
+          return { ids, notices };
         });
-        this.outbox.committed();
+        created = written.ids;
+        // Handed to the dispatcher only once committed; it sends them without a read.
+        this.outbox.committed(written.notices);
       }
       return plants.map((p) => (created.has(p.id) ? 'created' : 'duplicate'));
     });

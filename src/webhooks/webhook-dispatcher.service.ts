@@ -12,9 +12,12 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 import { LOGGER } from '../common/logging/logger.token.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
-import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
-import { WebhookPoster } from './webhook-http.js';
-import { signWebhook } from './webhook-signature.js';
+import {
+  type ClaimedNotice,
+  type CommittedNotice,
+  WebhookOutboxRepository,
+} from './webhook-outbox.repository.js';
+import { WebhookSender } from './webhook-sender.js';
 
 /** Per attempt, as the issue and Svix say. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -32,6 +35,21 @@ const LANE_BATCH = 64;
 const LANE_CONCURRENCY = 16;
 /** How often a lane looks for due retries and for rows another replica wrote. */
 const POLL_MS = 1_000;
+/**
+ * Notices a lane holds in memory (handed at commit, waiting to be sent). Beyond it, new ones
+ * stay in the table only and the lane claims them from there: a receiver that lags does not
+ * grow memory without bound.
+ */
+const INBOX_LIMIT = 1_024;
+/**
+ * Delivered marks are written at most this often (or once MARK_BATCH accumulate, and at
+ * shutdown), one UPDATE for all of them, rather than one per batch: at the rate plants are
+ * created a write per batch cost nearly as much as the plants' own commits. A crash loses at
+ * most this long of marks, and those notices are sent again after the restart (at least once;
+ * receivers dedupe by webhook-id).
+ */
+export const MARK_EVERY_MS = 1_000;
+const MARK_BATCH = 1_000;
 /** How often the backlog metrics and /health details are refreshed. */
 const BACKLOG_REFRESH_MS = 5_000;
 /** Finished notices (delivered, failed, stopped) are kept this long, then deleted. */
@@ -39,6 +57,15 @@ export const RETENTION_MS = 7 * 24 * 3600_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** A Retry-After longer than this is cut to it. */
 const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+
+/** One receiver's delivery state in this process. */
+interface Lane {
+  receiver: WebhookReceiver;
+  /** Committed notices handed in memory, oldest first. */
+  inbox: ClaimedNotice[];
+  /** Notices wait in the table that the inbox does not hold: claim before the next poll. */
+  claimNeeded: boolean;
+}
 
 type Outcome =
   | { kind: 'delivered'; status: number }
@@ -58,8 +85,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly owner = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
   private readonly abort = new AbortController();
   private readonly lanes: Promise<void>[] = [];
+  private readonly laneOf = new Map<string, Lane>();
+  /**
+   * Ids of notices this process is sending, or has sent and not yet marked: never taken twice
+   * (a claim may read a row that was also handed in memory, or one whose mark is not written).
+   */
+  private readonly held = new Set<bigint>();
+  /** Delivered, their mark not yet written (MARK_EVERY_MS). */
+  private marks: bigint[] = [];
+  private wakeMarker: (() => void) | undefined;
   private readonly wakers = new Set<() => void>();
-  private readonly posters = new Map<string, WebhookPoster>();
+  private readonly sender: WebhookSender;
   private unsubscribe: (() => void) | undefined;
   private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
 
@@ -72,7 +108,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @InjectMetric('webhook_delivery_duration_seconds') private readonly duration: Histogram,
     @InjectMetric('webhook_pending_notices') private readonly pending: Gauge,
     @InjectMetric('webhook_oldest_pending_age_seconds') private readonly oldestAge: Gauge,
-  ) {}
+  ) {
+    this.sender = new WebhookSender(
+      config.webhooks.receivers,
+      LANE_CONCURRENCY,
+      ATTEMPT_TIMEOUT_MS,
+    );
+  }
 
   /** For /health details: never fails readiness. */
   status(): {
@@ -105,8 +147,17 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
     if (receivers.length === 0) return;
     await this.outbox.releaseLeasesIfSingleProcess();
-    this.unsubscribe = this.outbox.onCommitted(() => this.wakeAll());
-    for (const receiver of receivers) this.lanes.push(this.runLane(receiver));
+    for (const receiver of receivers) {
+      this.laneOf.set(receiver.id, { receiver, inbox: [], claimNeeded: true });
+    }
+    this.unsubscribe = this.outbox.onCommitted({
+      owner: this.owner,
+      leaseMs: LEASE_MS,
+      take: (notices) => this.take(notices),
+    });
+    this.sender.start();
+    for (const lane of this.laneOf.values()) this.lanes.push(this.runLane(lane));
+    this.lanes.push(this.runMarker());
     this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshBacklog()));
     // Another replica's 410, or an operator re-enabling a receiver, is seen within this time.
     this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshStopped()));
@@ -121,15 +172,73 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   async beforeApplicationShutdown(): Promise<void> {
     this.unsubscribe?.();
     this.abort.abort();
+    this.sender.abort();
     this.wakeAll();
     await Promise.all(this.lanes);
-    for (const poster of this.posters.values()) poster.close();
+    await this.sender.close();
     if (this.lanes.length === 0) return;
+    // The marks of notices already delivered, so the next start does not send them again.
+    await this.writeMarks().catch((error: unknown) => {
+      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
+    });
     // Before the database closes (onApplicationShutdown): another replica, or the next start,
     // takes the aborted notices at once rather than after the lease.
     await this.outbox.releaseLeasesOf(this.owner).catch((error: unknown) => {
       this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
     });
+  }
+
+  /** Notices just committed: into their lanes' inboxes, up to INBOX_LIMIT each. */
+  private take(notices: CommittedNotice[]): void {
+    const overflow: bigint[] = [];
+    for (const notice of notices) {
+      const lane = this.laneOf.get(notice.receiver);
+      if (!lane || this.held.has(notice.id)) continue;
+      if (lane.inbox.length >= INBOX_LIMIT || this.abort.signal.aborted) {
+        overflow.push(notice.id);
+        lane.claimNeeded = true;
+        continue;
+      }
+      this.held.add(notice.id);
+      lane.inbox.push(notice);
+    }
+    // PostgreSQL: they were written with this process's lease; the claim takes them instead.
+    this.outbox.releaseLeases(overflow, this.owner).catch((error: unknown) => {
+      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
+    });
+    this.wakeAll();
+  }
+
+  /** Writes the delivered marks every MARK_EVERY_MS, or sooner once MARK_BATCH accumulate. */
+  private async runMarker(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.abort.signal.removeEventListener('abort', done);
+          this.wakeMarker = undefined;
+          resolve();
+        };
+        const timer = setTimeout(done, MARK_EVERY_MS);
+        this.wakeMarker = done;
+        this.abort.signal.addEventListener('abort', done);
+      });
+      try {
+        await this.writeMarks();
+      } catch (error) {
+        this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
+      }
+    }
+  }
+
+  /** One UPDATE per chunk; a chunk that fails is kept for the next try. */
+  private async writeMarks(): Promise<void> {
+    while (this.marks.length > 0) {
+      const chunk = this.marks.slice(0, MARK_BATCH);
+      await this.outbox.deliveredAll(chunk);
+      this.marks = this.marks.slice(chunk.length);
+      for (const id of chunk) this.held.delete(id);
+    }
   }
 
   private wakeAll(): void {
@@ -162,11 +271,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   /** Like sleep, but only shutdown wakes it, not every commit. */
   private sleepUnlessWoken(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => {
+      const done = () => {
         clearTimeout(timer);
+        this.abort.signal.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const timer = setTimeout(done, ms);
+      this.abort.signal.addEventListener('abort', done);
     });
   }
 
@@ -199,92 +310,89 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     if (deleted > 0) this.logger.info({ deleted }, 'plant webhook: old notices pruned');
   }
 
-  private async runLane(receiver: WebhookReceiver): Promise<void> {
+  private async runLane(lane: Lane): Promise<void> {
+    const { receiver } = lane;
     const log = this.logger.child({ receiver: receiver.host });
+    // The lane's metric series, looked up once rather than per notice.
+    const durations = this.duration.labels({ receiver: receiver.host });
+    const attempts = {
+      delivered: this.attempts.labels({ receiver: receiver.host, result: '2xx' }),
+      gone: this.attempts.labels({ receiver: receiver.host, result: '410' }),
+      retry: this.attempts.labels({ receiver: receiver.host, result: 'retry' }),
+    };
+    let lastClaim = -Infinity;
     while (!this.abort.signal.aborted) {
       if (this.outbox.isStopped(receiver.id)) {
         // Stopped by a 410 (here, on another replica, or before a restart): idle until an
-        // operator re-enables it.
+        // operator re-enables it. The table holds its notices as `stopped`.
+        for (const notice of lane.inbox.splice(0)) this.held.delete(notice.id);
+        lane.claimNeeded = true;
         await this.sleep(POLL_MS);
         continue;
       }
-      let notices: ClaimedNotice[];
-      try {
-        notices = await this.outbox.claim(receiver.id, LANE_BATCH, LEASE_MS, this.owner);
-      } catch (error) {
-        log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
-        await this.sleep(POLL_MS);
-        continue;
+      let notices: ClaimedNotice[] = [];
+      // The table is read for what the inbox does not hold: due retries, notices of a previous
+      // run or another replica, and those beyond INBOX_LIMIT; not once per commit.
+      if (lane.claimNeeded || Date.now() - lastClaim >= POLL_MS) {
+        lastClaim = Date.now();
+        try {
+          const claimed = await this.outbox.claim(receiver.id, LANE_BATCH, LEASE_MS, this.owner);
+          notices = claimed.filter((notice) => !this.held.has(notice.id));
+          for (const notice of notices) this.held.add(notice.id);
+          lane.claimNeeded = notices.length > 0 && claimed.length === LANE_BATCH;
+        } catch (error) {
+          log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
+        }
+      }
+      for (const notice of lane.inbox.splice(0, LANE_BATCH - notices.length)) {
+        // Waited so long that its lease (PostgreSQL) may run out mid-attempt: back to the
+        // table, where a claim takes it with a fresh lease.
+        if (notice.createdAt + LEASE_MS - ATTEMPT_TIMEOUT_MS < Date.now()) {
+          this.held.delete(notice.id);
+          lane.claimNeeded = true;
+        } else notices.push(notice);
       }
       if (notices.length === 0) {
         await this.sleep(POLL_MS);
         continue;
       }
-      const outcomes = await mapLimited(notices, LANE_CONCURRENCY, async (notice) => {
-        const stopTimer = this.duration.startTimer({ receiver: receiver.host });
-        const outcome = await this.attempt(receiver, notice);
-        stopTimer();
-        this.attempts.inc({
-          receiver: receiver.host,
-          result: outcome.kind === 'delivered' ? '2xx' : outcome.kind === 'gone' ? '410' : 'retry',
-        });
-        return outcome;
+      const results = await this.sender.send(
+        receiver.id,
+        notices.map(({ eventId, payload }) => ({ eventId, payload })),
+      );
+      const outcomes = results.map((result): Outcome => {
+        durations.observe(result.seconds);
+        attempts[result.kind].inc();
+        if (result.kind !== 'retry') return result;
+        return {
+          kind: 'retry',
+          error: result.error,
+          retryAfterMs: retryAfterMs(result.retryAfter ?? null),
+        };
       });
-      if (this.abort.signal.aborted) return; // shutting down: the notices are released
-      try {
-        const delivered = notices.filter((_, i) => outcomes[i]!.kind === 'delivered');
-        if (delivered.length > 0) {
-          await this.outbox.deliveredAll(delivered.map((n) => n.id));
-          this.finished.inc({ receiver: receiver.host, outcome: 'delivered' }, delivered.length);
+      // Shutting down: the notices are released (their marks are not written, so they go out
+      // again after the restart).
+      if (this.abort.signal.aborted) return;
+      const delivered = notices.filter((_, i) => outcomes[i]!.kind === 'delivered');
+      if (delivered.length > 0) {
+        // Held until the mark is written, so no claim sends them again meanwhile.
+        for (const notice of delivered) this.marks.push(notice.id);
+        this.finished.inc({ receiver: receiver.host, outcome: 'delivered' }, delivered.length);
+        if (this.marks.length >= MARK_BATCH) this.wakeMarker?.();
+      }
+      for (const [i, notice] of notices.entries()) {
+        const outcome = outcomes[i]!;
+        if (outcome.kind === 'delivered') continue;
+        try {
+          await this.record(receiver, notice, outcome, log);
+        } catch (error) {
+          log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
         }
-        for (const [i, notice] of notices.entries()) {
-          const outcome = outcomes[i]!;
-          if (outcome.kind !== 'delivered') await this.record(receiver, notice, outcome, log);
-        }
-      } catch (error) {
-        log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
+        this.held.delete(notice.id);
       }
       if (outcomes.some((o) => o.kind === 'gone')) {
         log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
       }
-    }
-  }
-
-  private async attempt(receiver: WebhookReceiver, notice: ClaimedNotice): Promise<Outcome> {
-    const timestamp = Math.floor(Date.now() / 1000);
-    let poster = this.posters.get(receiver.id);
-    if (!poster) {
-      poster = new WebhookPoster(new URL(receiver.url.reveal()), LANE_CONCURRENCY);
-      this.posters.set(receiver.id, poster);
-    }
-    const timeout = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
-    try {
-      const response = await poster.post(
-        {
-          'content-type': 'application/json',
-          'webhook-id': notice.eventId,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signWebhook(
-            receiver.keys.reveal(),
-            notice.eventId,
-            timestamp,
-            notice.payload,
-          ),
-        },
-        notice.payload,
-        AbortSignal.any([this.abort.signal, timeout]),
-      );
-      if (response.status >= 200 && response.status < 300) {
-        return { kind: 'delivered', status: response.status };
-      }
-      if (response.status === 410) return { kind: 'gone' };
-      return {
-        kind: 'retry',
-        error: `HTTP ${response.status}`,
-        retryAfterMs: retryAfterMs(response.retryAfter ?? null),
-      };
-    } catch (error) {
-      return { kind: 'retry', error: timeout.aborted ? 'timeout after 15 s' : reasonOf(error) };
     }
   }
 
@@ -323,24 +431,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       'plant webhook attempt failed; retrying',
     );
   }
-}
-
-/** `task` over `items`, at most `limit` at a time; results in the items' order. */
-async function mapLimited<T, R>(
-  items: T[],
-  limit: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 /** Retry-After in seconds or as an HTTP date, cut to a day; undefined when absent or invalid. */

@@ -13,6 +13,7 @@ import { openSqlite } from '../database/sqlite.connection.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { PlantsRepository } from '../plants/plants.repository.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
+import { stringifyJson } from '../common/json/lossless-json.js';
 import { parseWebhookReceivers } from '../config/webhook-receivers.js';
 import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
@@ -100,6 +101,33 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     // One event id per plant, shared by its receivers.
     expect(new Set(written.map((r) => r.event_id)).size).toBe(2);
     expect(written.every((r) => r.state === 'pending')).toBe(true);
+  });
+
+  it('returns what it wrote, bodies exact as lossless JSON writes them (escapes, int64)', async () => {
+    const tricky = [
+      { id: 9223372036854775807n, name: 'a "quoted" \\ name\u0001\u2028 é 😀', tag: 'x\ny' },
+      { id: -5n, name: '</script>', tag: undefined },
+    ];
+    const rollback = new Error('rolled back by the test');
+    let notices: Awaited<ReturnType<WebhookOutboxRepository['insertEvents']>> = [];
+    await expect(
+      db.transaction().execute(async (trx) => {
+        notices = await outbox.insertEvents(trx, tricky);
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(notices).toHaveLength(4);
+    for (const plant of tricky) {
+      const expected = stringifyJson(
+        plant.tag === undefined
+          ? { id: plant.id, name: plant.name }
+          : { id: plant.id, name: plant.name, tag: plant.tag },
+      );
+      const mine = notices.filter((n) => n.payload === expected);
+      expect(mine.map((n) => n.receiver).sort()).toEqual([a!.id, b!.id].sort());
+      expect(new Set(mine.map((n) => n.eventId)).size).toBe(1);
+    }
+    expect(new Set(notices.map((n) => n.id)).size).toBe(4);
   });
 
   it('stores nothing when no receiver is configured', async () => {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
-import { stringifyJson } from '../common/json/lossless-json.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
@@ -16,14 +15,31 @@ export interface ClaimedNotice {
   createdAt: number;
 }
 
+/** A notice just committed with its plant, handed to the dispatcher without a read. */
+export interface CommittedNotice extends ClaimedNotice {
+  receiver: string;
+}
+
+/**
+ * Who takes the notices this process commits. On PostgreSQL its lease is written in the
+ * INSERT itself, so other replicas leave the rows alone and no claim UPDATE is needed.
+ */
+export interface NoticeTaker {
+  owner: string;
+  leaseMs: number;
+  take: (notices: CommittedNotice[]) => void;
+}
+
 /**
  * The only place with SQL for the plant webhook's outbox. Rows are written by the plants
  * repository inside the transaction that inserts the plants (`insertEvents` takes that
  * transaction), so a committed plant always has its notices and a rolled-back one never has.
  *
- * The dispatcher claims rows with a lease (`lease_until`, `leased_by`): on PostgreSQL with
- * `FOR UPDATE SKIP LOCKED`, so replicas never claim the same row at once, and a replica that
- * dies mid-delivery leaves a lease that runs out, after which another replica takes the row.
+ * The notices a commit wrote are handed to the dispatcher in memory (`committed`); on
+ * PostgreSQL they carry the inserting replica's lease from the INSERT on. Everything else is
+ * claimed with a lease (`lease_until`, `leased_by`): on PostgreSQL with `FOR UPDATE SKIP
+ * LOCKED`, so replicas never claim the same row at once, and a replica that dies mid-delivery
+ * leaves a lease that runs out, after which another replica takes the row.
  */
 /**
  * What a notice carries: the upstream document's NewPlant. The plants feature hands its plants
@@ -43,7 +59,7 @@ export class WebhookOutboxRepository {
    * `loadStopped`.
    */
   private stopped = new Set<string>();
-  private readonly listeners = new Set<() => void>();
+  private taker: NoticeTaker | undefined;
   private readonly postgres: boolean;
 
   constructor(
@@ -62,17 +78,30 @@ export class WebhookOutboxRepository {
     return this.receivers().length > 0;
   }
 
-  /** One notice per plant and receiver; one event id per plant, the same for every receiver. */
-  async insertEvents(trx: Kysely<Database>, plants: NewPlant[], now = Date.now()): Promise<void> {
+  /**
+   * One notice per plant and receiver; one event id per plant, the same for every receiver.
+   * Returns them with their row ids, for `committed` once the transaction has committed.
+   */
+  async insertEvents(
+    trx: Kysely<Database>,
+    plants: NewPlant[],
+    now = Date.now(),
+  ): Promise<CommittedNotice[]> {
     const receivers = this.receivers();
-    if (plants.length === 0 || receivers.length === 0) return;
-    const rows = plants.flatMap((plant) => {
-      const eventId = `msg_${randomBytes(16).toString('base64url')}`;
-      const payload = stringifyJson(
-        plant.tag === undefined
-          ? { id: plant.id, name: plant.name }
-          : { id: plant.id, name: plant.name, tag: plant.tag },
-      );
+    if (plants.length === 0 || receivers.length === 0) return [];
+    const lease =
+      this.postgres && this.taker
+        ? { lease_until: now + this.taker.leaseMs, leased_by: this.taker.owner }
+        : {};
+    // One random draw for the batch; the payload written directly (a plant is three flat
+    // fields, and JSON.stringify escapes a string as lossless-json does): both ran per plant
+    // on the API's event loop.
+    const random = randomBytes(16 * plants.length);
+    const rows = plants.flatMap((plant, index) => {
+      const eventId = `msg_${random.subarray(16 * index, 16 * index + 16).toString('base64url')}`;
+      const payload = `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${
+        plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
+      }}`;
       return receivers.map((receiver) => ({
         event_id: eventId,
         receiver: receiver.id,
@@ -80,19 +109,56 @@ export class WebhookOutboxRepository {
         state: 'pending' as const,
         created_at: now,
         next_attempt_at: now,
+        ...lease,
       }));
     });
-    await trx.insertInto('webhook_outbox').values(rows).execute();
+    const written = await trx
+      .insertInto('webhook_outbox')
+      .values(rows)
+      .returning(['id', 'event_id', 'receiver'])
+      .execute();
+    // Matched by (event, receiver), not by position: RETURNING's order is not promised.
+    const payloads = new Map(rows.map((row) => [row.event_id, row.payload]));
+    return written.map((row) => ({
+      id: BigInt(row.id),
+      eventId: row.event_id,
+      receiver: row.receiver,
+      payload: payloads.get(row.event_id)!,
+      attempts: 0,
+      createdAt: now,
+    }));
   }
 
-  /** Called after a transaction with notices committed: wakes the dispatcher. */
-  committed(): void {
-    for (const listener of this.listeners) listener();
+  /**
+   * Called once the transaction that wrote `notices` committed (never for one rolled back):
+   * hands them to the dispatcher, which sends them without reading them back.
+   */
+  committed(notices: CommittedNotice[]): void {
+    if (notices.length > 0) this.taker?.take(notices);
   }
 
-  onCommitted(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+  /** The dispatcher takes every notice this process commits from now on. */
+  onCommitted(taker: NoticeTaker): () => void {
+    this.taker = taker;
+    return () => {
+      if (this.taker === taker) this.taker = undefined;
+    };
+  }
+
+  /**
+   * PostgreSQL: gives up this process's leases on notices it will not send from memory (its
+   * lane is full), so its own claim, or another replica's, takes them now.
+   */
+  async releaseLeases(ids: bigint[], owner: string): Promise<void> {
+    if (!this.postgres || ids.length === 0) return;
+    await this.db
+      .updateTable('webhook_outbox')
+      .set({ lease_until: null, leased_by: null })
+      .where('id', 'in', ids)
+      .where('leased_by', '=', owner)
+      .where('state', '=', 'pending')
+      .where(asynchronousCommit)
+      .execute();
   }
 
   /** Leases up to `limit` due notices of one receiver, oldest first. */
@@ -124,9 +190,10 @@ export class WebhookOutboxRepository {
       .orderBy('id')
       .limit(limit);
     if (!this.postgres) {
-      // One process per store, and one lane per receiver that claims again only once its last
-      // batch is recorded: no lease is needed, so the claim writes (and fsyncs) nothing. A
-      // notice sent but not yet recorded when the process dies is sent again after the start.
+      // One process per store, and the dispatcher skips the rows it already holds (handed in
+      // memory, in flight, or delivered and not yet marked): no lease is needed, so the claim
+      // writes (and fsyncs) nothing. A notice sent but not yet recorded when the process dies
+      // is sent again after the start.
       const rows = await due.select(['event_id', 'payload', 'attempts', 'created_at']).execute();
       return rows.map(toNotice);
     }

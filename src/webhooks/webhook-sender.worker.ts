@@ -1,0 +1,108 @@
+/**
+ * The plant webhook's sending thread: signs and POSTs each batch of notices it is given and
+ * answers each attempt's outcome. Off the main thread, so the HTTP client's and the HMAC's CPU
+ * runs beside the API's event loop instead of inside it (on SQLite the main thread also waits
+ * out every commit's fsync, time this thread can use).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type {
+  AttemptResult,
+  SenderSetup,
+  SendRequest,
+  SendResult,
+  AbortRequest,
+} from './webhook-sender.protocol.js';
+import { WebhookPoster } from './webhook-http.js';
+import { signWebhook } from './webhook-signature.js';
+
+const setup = workerData as SenderSetup;
+const abort = new AbortController();
+const receivers = new Map(
+  setup.receivers.map((r) => [
+    r.id,
+    {
+      poster: new WebhookPoster(new URL(r.url), setup.concurrency),
+      keys: r.keys.map((key) => Buffer.from(key)),
+    },
+  ]),
+);
+
+async function attempt(
+  receiver: { poster: WebhookPoster; keys: Buffer[] },
+  notice: { eventId: string; payload: string },
+): Promise<AttemptResult> {
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  const timestamp = Math.floor(Date.now() / 1000);
+  const timeout = AbortSignal.timeout(setup.timeoutMs);
+  try {
+    const response = await receiver.poster.post(
+      {
+        'content-type': 'application/json',
+        'webhook-id': notice.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signWebhook(receiver.keys, notice.eventId, timestamp, notice.payload),
+      },
+      notice.payload,
+      AbortSignal.any([abort.signal, timeout]),
+    );
+    if (response.status >= 200 && response.status < 300) {
+      return { kind: 'delivered', status: response.status, seconds: seconds() };
+    }
+    if (response.status === 410) return { kind: 'gone', seconds: seconds() };
+    return {
+      kind: 'retry',
+      error: `HTTP ${response.status}`,
+      ...(response.retryAfter !== undefined && { retryAfter: response.retryAfter }),
+      seconds: seconds(),
+    };
+  } catch (error) {
+    const reason = timeout.aborted ? `timeout after ${setup.timeoutMs / 1000} s` : reasonOf(error);
+    return { kind: 'retry', error: reason, seconds: seconds() };
+  }
+}
+
+/** `task` over `items`, at most `limit` at a time; results in the items' order. */
+async function mapLimited<T, R>(
+  items: T[],
+  limit: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** An error's message without the URL (which may carry credentials). */
+function reasonOf(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
+  const cause = (error as { cause?: { code?: string } }).cause;
+  if (cause?.code) return cause.code;
+  return error instanceof Error ? error.name : 'error';
+}
+
+parentPort!.on('message', (message: SendRequest | AbortRequest) => {
+  if (message.type === 'abort') {
+    abort.abort();
+    for (const receiver of receivers.values()) receiver.poster.close();
+    return;
+  }
+  const receiver = receivers.get(message.receiver);
+  const done = (results: AttemptResult[]) =>
+    parentPort!.postMessage({ batch: message.batch, results } satisfies SendResult);
+  if (!receiver) {
+    done(message.notices.map(() => ({ kind: 'retry', error: 'unknown receiver', seconds: 0 })));
+    return;
+  }
+  void mapLimited(message.notices, setup.concurrency, (notice) => attempt(receiver, notice)).then(
+    done,
+  );
+});
