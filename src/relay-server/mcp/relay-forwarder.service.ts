@@ -1,0 +1,160 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter, Gauge, Histogram } from 'prom-client';
+import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
+import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { InFlightLimiter } from './in-flight-limiter.js';
+import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
+import type { RelaySession } from './session-store.service.js';
+
+type Message = Record<string, unknown>;
+
+/**
+ * How a client's request reaches an agent, for both kinds of endpoint: `run` admits one request
+ * of a session (its id not already in flight, within the per-agent and per-client caps,
+ * counted in the metrics) and makes it cancellable; `send` puts one JSON-RPC request on an
+ * agent connection and cancels it there when the request is aborted. A per-server request is
+ * one `send`; an aggregate `tools/list` is several under one `run`.
+ */
+@Injectable()
+export class RelayForwarder {
+  private readonly perAgent: InFlightLimiter;
+  private readonly perClient: InFlightLimiter;
+
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @InjectMetric('relay_mcp_requests_total')
+    private readonly requests: Counter<'agent' | 'outcome'>,
+    @InjectMetric('relay_mcp_request_duration_seconds')
+    private readonly duration: Histogram<'agent'>,
+    @InjectMetric('relay_mcp_requests_in_flight') private readonly inFlight: Gauge<'agent'>,
+  ) {
+    this.perAgent = new InFlightLimiter(config.maxInFlightPerAgent);
+    this.perClient = new InFlightLimiter(config.maxInFlightPerClient);
+  }
+
+  /**
+   * One request of `session`. `handle` gets a signal that aborts when the client cancels the
+   * request (`notifications/cancelled`) or hangs up (`hungUp`); the answer carries the client's id.
+   */
+  async run(
+    session: RelaySession,
+    message: Message,
+    hungUp: AbortSignal,
+    handle: (signal: AbortSignal) => Promise<JsonRpcResponse>,
+  ): Promise<JsonRpcResponse> {
+    const clientId = message.id as JsonRpcId;
+    const key = JSON.stringify(clientId);
+    // Cancellation finds a request by the client's id: a second request with an id still in
+    // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
+    if (session.inFlight.has(key)) {
+      this.requests.inc({ agent: session.agent, outcome: 'error' });
+      return jsonRpcError(
+        clientId,
+        JsonRpcCode.InvalidRequest,
+        'a request with this id is already in flight in this session',
+      );
+    }
+    const releaseAgent = this.perAgent.acquire(session.agent);
+    if (!releaseAgent) return this.overloaded(session.agent, clientId, `agent "${session.agent}"`);
+    const releaseClient = this.perClient.acquire(session.client);
+    if (!releaseClient) {
+      releaseAgent();
+      return this.overloaded(session.agent, clientId, 'this client');
+    }
+    const stopTimer = this.duration.startTimer({ agent: session.agent });
+    this.inFlight.inc({ agent: session.agent });
+    const cancel = new AbortController();
+    session.inFlight.set(key, cancel);
+    // A client that hangs up no longer waits: the MCP server is told to stop (cancelled).
+    const onHangUp = () => cancel.abort('client disconnected');
+    hungUp.addEventListener('abort', onHangUp, { once: true });
+    try {
+      const answer = await handle(cancel.signal);
+      this.requests.inc({ agent: session.agent, outcome: outcomeOf(answer) });
+      return { ...answer, id: clientId };
+    } finally {
+      hungUp.removeEventListener('abort', onHangUp);
+      session.inFlight.delete(key);
+      this.inFlight.dec({ agent: session.agent });
+      stopTimer();
+      releaseClient();
+      releaseAgent();
+    }
+  }
+
+  /**
+   * Sends `message` (a request; its id is replaced by the connection's own) to `server` on
+   * `connection`. When `signal` aborts, the agent is sent `notifications/cancelled` for it and
+   * the answer is a cancellation error at once. `sink` receives the request's progress.
+   */
+  async send(
+    connection: AgentConnection,
+    server: string,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    const { id, response } = connection.request(
+      server,
+      withoutId(message),
+      this.config.requestTimeoutMs,
+      sink,
+    );
+    const onAbort = () => {
+      const reason = typeof signal.reason === 'string' ? signal.reason : 'cancelled by the client';
+      connection.notify(server, {
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason },
+      });
+      connection.forget(id);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await response;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** A client's `notifications/cancelled`: cancels the request of `session` it names, if any. */
+  cancel(session: RelaySession, params: unknown): void {
+    const fields = isObject(params) ? params : {};
+    const reason = typeof fields.reason === 'string' ? fields.reason : 'cancelled by the client';
+    session.inFlight.get(JSON.stringify(fields.requestId))?.abort(reason);
+  }
+
+  /** Counts a request the relay refused or answered itself before it reached an agent. */
+  count(agent: string, outcome: 'unavailable' | 'error'): void {
+    this.requests.inc({ agent, outcome });
+  }
+
+  private overloaded(agent: string, id: JsonRpcId, who: string): JsonRpcResponse {
+    this.requests.inc({ agent, outcome: 'overloaded' });
+    return jsonRpcError(
+      id,
+      JsonRpcCode.Overloaded,
+      `too many requests in flight for ${who}; retry later`,
+    );
+  }
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutId(message: Message): Message {
+  const copy = { ...message };
+  delete copy.id;
+  return copy;
+}
+
+function outcomeOf(answer: JsonRpcResponse): string {
+  if (answer.error === undefined) return 'ok';
+  if (answer.error.code === RelayErrorCode.RequestTimeout) return 'timeout';
+  if (answer.error.code === RelayErrorCode.ServerUnavailable) return 'unavailable';
+  if (answer.error.code === JsonRpcCode.Overloaded) return 'overloaded';
+  return 'error';
+}
