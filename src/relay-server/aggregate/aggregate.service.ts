@@ -1,16 +1,16 @@
-import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { APP_VERSION } from '../../config/version.js';
-import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
+import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { LogThrottle } from '../agents/log-throttle.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
 import { RelayForwarder } from '../mcp/relay-forwarder.service.js';
 import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
+import { offeredDigest } from './offered-tools.js';
 import { listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
 
@@ -214,23 +214,6 @@ export class AggregateService {
     this.offered.set(agent, digest);
     this.sessions.broadcastAggregate(agent, TOOLS_LIST_CHANGED);
   }
-}
-
-/**
- * What an agent offers, as a digest: each server that is up on some open connection with the
- * tools that connection lists. Pods that list the same tools count once.
- */
-export function offeredDigest(connections: readonly AgentConnection[]): string {
-  const entries = new Set<string>();
-  for (const connection of connections) {
-    if (!connection.open) continue;
-    for (const server of connection.servers) {
-      if (server.state === 'up') entries.add(JSON.stringify([server.name, server.tools]));
-    }
-  }
-  const hash = createHash('sha256');
-  for (const entry of [...entries].sort()) hash.update(entry).update('\n');
-  return hash.digest('hex');
 }
 
 const NOTHING_OFFERED = offeredDigest([]);
