@@ -20,6 +20,7 @@ const BASE = '/relay';
 const shopToken = newToken();
 const labToken = newToken();
 const clientToken = newToken();
+const labOnlyToken = newToken();
 
 let ca: TestCa;
 let caPem: string;
@@ -140,6 +141,7 @@ beforeAll(async () => {
       RELAY_AGENTS: JSON.stringify({ shop: sha256Entry(shopToken), lab: sha256Entry(labToken) }),
       RELAY_CLIENTS: JSON.stringify({
         alice: { tokens: sha256Entry(clientToken), agents: ['shop', 'lab'] },
+        bob: { tokens: sha256Entry(labOnlyToken), agents: ['lab'] },
       }),
       RELAY_REQUEST_TIMEOUT_SECONDS: '10',
     },
@@ -199,6 +201,26 @@ describe('the aggregate endpoint with the plant-store agent (e2e)', () => {
     } finally {
       await disconnect(connected);
     }
+  });
+
+  it('answers 401 without a client token, and the same 404 for an agent the client may not reach', async () => {
+    const initialize = (path: string, token?: string) =>
+      tlsFetch(mcpUrl(path), {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          ...(token && { Authorization: `Bearer ${token}` }),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+      });
+    expect((await initialize('shop')).status).toBe(401);
+    expect((await initialize('shop', shopToken)).status).toBe(401);
+    const forbidden = await initialize('shop', labOnlyToken);
+    const missing = await initialize('nowhere', labOnlyToken);
+    expect(forbidden.status).toBe(404);
+    expect(await forbidden.text()).toBe(await missing.text());
+    expect((await initialize('lab', labOnlyToken)).status).toBe(200);
   });
 
   it('answers an unknown tool with -32602 and methods it does not offer with -32601', async () => {
@@ -375,6 +397,44 @@ describe('the aggregate endpoint and list changes, with a scripted agent (e2e)',
       await transport.terminateSession();
       await client.close();
       lab.vanish();
+    }
+  });
+
+  it("asks one pod for all pages of a server's list (a cursor is that pod's)", async () => {
+    const pods = [await scriptedLab(['slow']), await scriptedLab(['slow'])];
+    const connected = await connectClient('lab');
+    try {
+      const tool = (name: string) => ({ name, inputSchema: { type: 'object' } });
+      const lists = (pod: ScriptedAgent) =>
+        pod.requests.filter((r) => r.message.method === 'tools/list');
+      // Twice, as pods are taken in turn: whichever pod the first page goes to gets the second.
+      const askedPods = new Set<ScriptedAgent>();
+      for (const round of [1, 2]) {
+        const before = pods.map((pod) => lists(pod).length);
+        const listing = connected.client.listTools();
+        const asked = await waitFor(
+          () => pods.find((pod, i) => lists(pod).length > before[i]!),
+          `page 1 of round ${round} at a pod`,
+        );
+        askedPods.add(asked);
+        const first = lists(asked).at(-1)!;
+        expect(first.message.params?.cursor).toBeUndefined();
+        asked.answer(first, { tools: [tool('a')], nextCursor: 'c' });
+        const second = await waitFor(
+          () => lists(asked)[lists(asked).indexOf(first) + 1],
+          'page 2 at the same pod',
+        );
+        expect(second.message.params).toEqual({ cursor: 'c' });
+        asked.answer(second, { tools: [tool('b')] });
+        expect(names((await listing).tools)).toEqual(['slow__a', 'slow__b']);
+        const other = pods.findIndex((pod) => pod !== asked);
+        expect(lists(pods[other]!)).toHaveLength(before[other]!);
+      }
+      // The precondition of the point: both pods served a listing, so either could have been asked.
+      expect(askedPods.size).toBe(2);
+    } finally {
+      await disconnect(connected);
+      for (const pod of pods) pod.vanish();
     }
   });
 

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { APP_VERSION } from '../../config/version.js';
-import type { RequestNotificationSink } from '../agents/agent-connection.js';
+import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { LogThrottle } from '../agents/log-throttle.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
@@ -129,10 +129,13 @@ export class AggregateService {
         'the aggregate endpoint answers tools/list in one page: it has no cursors',
       );
     }
+    // A cursor is the server instance's own: every page of a server comes from one pod.
+    const pods = new Map<string, AgentConnection | undefined>();
     const merged = await listAllTools(
       this.serversUp(agent),
       (server, cursor) => {
-        const connection = this.registry.pick(agent, server);
+        if (!pods.has(server)) pods.set(server, this.registry.pick(agent, server));
+        const connection = pods.get(server);
         if (!connection) return Promise.resolve(notUp(id, agent, server));
         const page = {
           jsonrpc: '2.0',
