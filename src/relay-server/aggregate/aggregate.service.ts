@@ -187,10 +187,7 @@ export class AggregateService {
       );
     }
     const connection = this.registry.pick(agent, target.server);
-    if (!connection) {
-      this.forwarder.count(agent, 'unavailable');
-      return notUp(id, agent, target.server);
-    }
+    if (!connection) return notUp(id, agent, target.server);
     return this.forwarder.send(
       connection,
       target.server,

@@ -69,7 +69,8 @@ export class RelayForwarder {
     session.inFlight.set(key, cancel);
     // A client that hangs up no longer waits: the MCP server is told to stop (cancelled).
     const onHangUp = () => cancel.abort('client disconnected');
-    hungUp.addEventListener('abort', onHangUp, { once: true });
+    if (hungUp.aborted) onHangUp();
+    else hungUp.addEventListener('abort', onHangUp, { once: true });
     try {
       const answer = await handle(cancel.signal);
       this.requests.inc({ agent: session.agent, outcome: outcomeOf(answer) });
@@ -96,6 +97,8 @@ export class RelayForwarder {
     signal: AbortSignal,
     sink?: RequestNotificationSink,
   ): Promise<JsonRpcResponse> {
+    // Cancelled before it was sent (a later page of a cancelled listing): nothing to send.
+    if (signal.aborted) return cancelledError(null);
     const { id, response } = connection.request(
       server,
       withoutId(message),
@@ -126,8 +129,8 @@ export class RelayForwarder {
     session.inFlight.get(JSON.stringify(fields.requestId))?.abort(reason);
   }
 
-  /** Counts a request the relay refused or answered itself before it reached an agent. */
-  count(agent: string, outcome: 'unavailable' | 'error'): void {
+  /** Counts a request answered before any session admitted it (no connection for initialize). */
+  count(agent: string, outcome: 'unavailable'): void {
     this.requests.inc({ agent, outcome });
   }
 
@@ -139,6 +142,13 @@ export class RelayForwarder {
       `too many requests in flight for ${who}; retry later`,
     );
   }
+}
+
+/** JSON-RPC's conventional "request cancelled" code (as AgentConnection.forget answers). */
+const REQUEST_CANCELLED = -32800;
+
+function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
+  return jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client');
 }
 
 function isObject(value: unknown): value is Message {
