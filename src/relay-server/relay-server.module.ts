@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
 import { CoreModule } from '../common/core/core.module.js';
 import { RequestLogMiddleware } from '../common/logging/request-log.middleware.js';
+import { AggregateService } from './aggregate/aggregate.service.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
 import { ClientAuthGuard } from './auth/client-auth.guard.js';
@@ -18,13 +19,14 @@ import { AgentsHealthIndicator } from './health/agents.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
+import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
 
 /** The MCP endpoints, mounted under RELAY_BASE_PATH by RouterModule. */
 @Module({
   controllers: [McpController],
-  providers: [McpRelayService, SessionStore, ClientAuthGuard],
+  providers: [McpRelayService, RelayForwarder, AggregateService, SessionStore, ClientAuthGuard],
 })
 class McpEndpointModule {}
 

@@ -142,17 +142,16 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
         case 'hello':
           connection.agentId = frame.agentId;
           connection.version = frame.version;
+          if (greeted) return this.registry.setInventory(connection, frame.servers);
+          greeted = true;
+          clearTimeout(helloTimer);
           connection.servers = frame.servers;
-          if (!greeted) {
-            greeted = true;
-            clearTimeout(helloTimer);
-            this.registry.add(connection);
-            log.info({ agentId: frame.agentId, version: frame.version }, 'agent connected');
-          }
+          this.registry.add(connection);
+          log.info({ agentId: frame.agentId, version: frame.version }, 'agent connected');
           return;
         case 'inventory':
           if (!greeted) return drop('inventory before hello');
-          connection.servers = frame.servers;
+          this.registry.setInventory(connection, frame.servers);
           return;
         case 'response':
           if (!greeted) return drop('rpc before hello');

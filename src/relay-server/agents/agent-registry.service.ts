@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Gauge } from 'prom-client';
+import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { AgentConnection } from './agent-connection.js';
 
@@ -9,6 +10,9 @@ type NotificationListener = (
   server: string,
   message: Record<string, unknown>,
 ) => void;
+
+/** A connection's inventory changed; `before` is the one it replaced (empty for a new one). */
+type InventoryListener = (connection: AgentConnection, before: readonly ProtocolServer[]) => void;
 
 /**
  * The open, greeted connections of every configured agent. Several pods of one deployment
@@ -21,6 +25,7 @@ export class AgentRegistry {
   private turn = 0;
   private readonly disconnectListeners: ((connection: AgentConnection) => void)[] = [];
   private readonly notificationListeners: NotificationListener[] = [];
+  private readonly inventoryListeners: InventoryListener[] = [];
 
   constructor(
     @Inject(RELAY_CONFIG) config: RelayConfig,
@@ -32,9 +37,22 @@ export class AgentRegistry {
     }
   }
 
+  /** A greeted connection (its inventory from `hello` already set): every server of it is new. */
   add(connection: AgentConnection): void {
     this.connections.get(connection.agent)?.add(connection);
     this.updateGauge(connection.agent);
+    for (const listener of this.inventoryListeners) listener(connection, []);
+  }
+
+  /** A greeted connection's new inventory (`inventory`, or a second `hello`). */
+  setInventory(connection: AgentConnection, servers: ProtocolServer[]): void {
+    const before = connection.servers;
+    connection.servers = servers;
+    for (const listener of this.inventoryListeners) listener(connection, before);
+  }
+
+  onInventoryChange(listener: InventoryListener): void {
+    this.inventoryListeners.push(listener);
   }
 
   remove(connection: AgentConnection): void {

@@ -1,13 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import type { Counter, Gauge, Histogram } from 'prom-client';
+import { Injectable } from '@nestjs/common';
 import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
-import { congestionMessage, type RequestNotificationSink } from '../agents/agent-connection.js';
+import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
-import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { InFlightLimiter } from './in-flight-limiter.js';
+import { AggregateService } from '../aggregate/aggregate.service.js';
 import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
+import { changedServers } from './inventory-changes.js';
+import { RelayForwarder } from './relay-forwarder.service.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
+
+const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
 /** What the controller writes back: an HTTP status, maybe a session id, maybe a JSON body. */
 export interface RelayAnswer {
@@ -20,7 +21,8 @@ export interface RelayAnswer {
 export interface RelayTarget {
   client: string;
   agent: string;
-  server: string;
+  /** Undefined for the agent's aggregate endpoint (`/mcp/<agent>`). */
+  server: string | undefined;
   sessionId: string | undefined;
 }
 
@@ -31,29 +33,28 @@ type Message = Record<string, unknown>;
  * what routing needs (is this a request, a notification, a response; is it `initialize`; the
  * id) and passes every message through unchanged otherwise, so MCP features the relay does
  * not know still work. `initialize` opens a session on one agent connection that has the
- * server up; every later request of that session goes to that connection.
+ * server up; every later request of that session goes to that connection. Sessions of the
+ * agent's aggregate endpoint are handed to AggregateService, which answers for the agent.
  */
 @Injectable()
 export class McpRelayService {
-  private readonly perAgent: InFlightLimiter;
-  private readonly perClient: InFlightLimiter;
-
   constructor(
-    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly registry: AgentRegistry,
     private readonly sessions: SessionStore,
-    @InjectMetric('relay_mcp_requests_total')
-    private readonly requests: Counter<'agent' | 'outcome'>,
-    @InjectMetric('relay_mcp_request_duration_seconds')
-    private readonly duration: Histogram<'agent'>,
-    @InjectMetric('relay_mcp_requests_in_flight') private readonly inFlight: Gauge<'agent'>,
+    private readonly forwarder: RelayForwarder,
+    private readonly aggregate: AggregateService,
   ) {
-    this.perAgent = new InFlightLimiter(config.maxInFlightPerAgent);
-    this.perClient = new InFlightLimiter(config.maxInFlightPerClient);
     registry.onDisconnect((connection) => sessions.dropConnection(connection));
     registry.onNotification((connection, server, message) =>
       sessions.broadcast(connection, server, message),
     );
+    // A server that comes up, goes down, is removed or lists other tools on a connection: its
+    // sessions there re-list (the MCP server itself may never say so: it restarted, or left).
+    registry.onInventoryChange((connection, before) => {
+      for (const server of changedServers(before, connection.servers)) {
+        sessions.broadcast(connection, server, TOOLS_LIST_CHANGED);
+      }
+    });
   }
 
   /**
@@ -87,8 +88,11 @@ export class McpRelayService {
     if (kind === 'invalid')
       return invalid(id, 'not a JSON-RPC 2.0 request, notification or response');
 
-    if (kind === 'request' && method === 'initialize')
-      return this.initialize(target, message, signal);
+    if (kind === 'request' && method === 'initialize') {
+      return target.server === undefined
+        ? this.initializeAggregate(target, message)
+        : this.initialize(target, target.server, message, signal);
+    }
 
     if (target.sessionId === undefined) {
       return invalid(id, 'Mcp-Session-Id header is required: start a session with initialize');
@@ -110,7 +114,14 @@ export class McpRelayService {
       };
     }
     if (kind === 'request') {
-      return answerOf(await this.forward(session, message, signal, sink));
+      const { pinned } = session;
+      return answerOf(
+        await this.forwarder.run(session, message, signal, (cancelled) =>
+          pinned
+            ? this.forwarder.send(pinned.connection, pinned.server, message, cancelled, sink)
+            : this.aggregate.request(session, message, cancelled, sink),
+        ),
+      );
     }
     if (kind === 'notification') {
       const refused = this.notify(session, message);
@@ -164,23 +175,26 @@ export class McpRelayService {
 
   private async initialize(
     target: RelayTarget,
+    server: string,
     message: Message,
     signal: AbortSignal,
   ): Promise<RelayAnswer> {
-    const connection = this.registry.pick(target.agent, target.server);
+    const connection = this.registry.pick(target.agent, server);
     if (!connection) {
-      this.requests.inc({ agent: target.agent, outcome: 'unavailable' });
+      this.forwarder.count(target.agent, 'unavailable');
       return {
         status: 200,
         body: jsonRpcError(
           idOf(message),
           RelayErrorCode.ServerUnavailable,
-          `MCP server "${target.server}" of agent "${target.agent}" is not available (agent not connected, or the server is not up)`,
+          `MCP server "${server}" of agent "${target.agent}" is not available (agent not connected, or the server is not up)`,
         ),
       };
     }
-    const session = this.sessions.create(target.client, target.agent, target.server, connection);
-    const answer = await this.forward(session, message, signal);
+    const session = this.sessions.create(target.client, target.agent, { server, connection });
+    const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
+      this.forwarder.send(connection, server, message, cancelled),
+    );
     if (answer.error !== undefined) {
       this.sessions.delete(session.id);
       return answerOf(answer);
@@ -188,56 +202,14 @@ export class McpRelayService {
     return { status: 200, sessionId: session.id, body: answer };
   }
 
-  private async forward(
-    session: RelaySession,
-    message: Message,
-    signal: AbortSignal,
-    sink?: RequestNotificationSink,
-  ): Promise<JsonRpcResponse> {
-    const clientId = idOf(message) as JsonRpcId;
-    // Cancellation finds a request by the client's id: a second request with an id still in
-    // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
-    if (session.inFlight.has(JSON.stringify(clientId))) {
-      this.requests.inc({ agent: session.agent, outcome: 'error' });
-      return jsonRpcError(
-        clientId,
-        JsonRpcCode.InvalidRequest,
-        'a request with this id is already in flight in this session',
-      );
-    }
-    const releaseAgent = this.perAgent.acquire(session.agent);
-    if (!releaseAgent) return this.overloaded(session.agent, clientId, `agent "${session.agent}"`);
-    const releaseClient = this.perClient.acquire(session.client);
-    if (!releaseClient) {
-      releaseAgent();
-      return this.overloaded(session.agent, clientId, 'this client');
-    }
-    const stopTimer = this.duration.startTimer({ agent: session.agent });
-    this.inFlight.inc({ agent: session.agent });
-    const key = JSON.stringify(clientId);
-    const { connection } = session;
-    const { id: relayId, response } = connection.request(
-      session.server,
-      withoutId(message),
-      this.config.requestTimeoutMs,
-      sink,
-    );
-    session.inFlight.set(key, relayId);
-    // A client that hangs up no longer waits: the MCP server is told to stop (cancelled).
-    const onAbort = () => this.cancel(session, relayId, 'client disconnected');
-    signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      const answer = await response;
-      this.requests.inc({ agent: session.agent, outcome: outcomeOf(answer) });
-      return { ...answer, id: clientId };
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      session.inFlight.delete(key);
-      this.inFlight.dec({ agent: session.agent });
-      stopTimer();
-      releaseClient();
-      releaseAgent();
-    }
+  /** The aggregate endpoint's `initialize` is the relay's to answer: no agent is asked. */
+  private initializeAggregate(target: RelayTarget, message: Message): RelayAnswer {
+    const session = this.sessions.create(target.client, target.agent);
+    return {
+      status: 200,
+      sessionId: session.id,
+      body: this.aggregate.initialize(idOf(message) as JsonRpcId, message.params),
+    };
   }
 
   /**
@@ -248,58 +220,27 @@ export class McpRelayService {
    */
   private notify(session: RelaySession, message: Message): RelayAnswer | undefined {
     if (message.method === 'notifications/cancelled') {
-      const params = isObject(message.params) ? message.params : {};
-      const relayId = session.inFlight.get(JSON.stringify(params.requestId));
-      if (relayId !== undefined) {
-        const reason =
-          typeof params.reason === 'string' ? params.reason : 'cancelled by the client';
-        this.cancel(session, relayId, reason);
-      }
+      this.forwarder.cancel(session, message.params);
       return undefined;
     }
-    const { connection } = session;
-    const waiting = connection.congested;
-    if (waiting !== undefined) {
-      return answerOf(
-        this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting)),
-      );
-    }
-    const releaseAgent = this.perAgent.acquire(session.agent);
-    if (!releaseAgent) {
-      return answerOf(this.overloaded(session.agent, null, `agent "${session.agent}"`));
-    }
-    const releaseClient = this.perClient.acquire(session.client);
-    if (!releaseClient) {
-      releaseAgent();
-      return answerOf(this.overloaded(session.agent, null, 'this client'));
-    }
-    const refused = connection.notify(session.server, message, () => {
-      releaseClient();
-      releaseAgent();
-    });
-    // Never sent: the agent would close its connection for a frame over the limit (1009).
+    const pinned = session.pinned;
+    // The aggregate session is the relay's own: `notifications/initialized` and the like
+    // concern no MCP server, so there is nothing to pass on.
+    if (!pinned) return undefined;
+    const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message);
     if (refused === undefined) return undefined;
-    return {
-      status: 413,
-      body: jsonRpcError(null, RelayErrorCode.MessageRejected, `message rejected: ${refused}`),
-    };
-  }
-
-  private cancel(session: RelaySession, relayId: number, reason: string): void {
-    session.connection.notify(session.server, {
-      method: 'notifications/cancelled',
-      params: { requestId: relayId, reason },
-    });
-    session.connection.forget(relayId);
-  }
-
-  private overloaded(agent: string, id: JsonRpcId | null, who: string): JsonRpcResponse {
-    return this.overloadedBy(agent, id, `too many requests in flight for ${who}; retry later`);
-  }
-
-  private overloadedBy(agent: string, id: JsonRpcId | null, message: string): JsonRpcResponse {
-    this.requests.inc({ agent, outcome: 'overloaded' });
-    return jsonRpcError(id, JsonRpcCode.Overloaded, message);
+    if ('rejected' in refused) {
+      // Never sent: the agent would close its connection for a frame over the limit (1009).
+      return {
+        status: 413,
+        body: jsonRpcError(
+          null,
+          RelayErrorCode.MessageRejected,
+          `message rejected: ${refused.rejected}`,
+        ),
+      };
+    }
+    return answerOf(refused);
   }
 }
 
@@ -313,12 +254,6 @@ function idOf(message: unknown): JsonRpcId | null {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
 }
 
-function withoutId(message: Message): Message {
-  const copy = { ...message };
-  delete copy.id;
-  return copy;
-}
-
 function invalid(id: JsonRpcId | null, reason: string): RelayAnswer {
   return { status: 400, body: jsonRpcError(id, JsonRpcCode.InvalidRequest, reason) };
 }
@@ -328,12 +263,4 @@ function answerOf(body: JsonRpcResponse): RelayAnswer {
   return body.error?.code === JsonRpcCode.Overloaded
     ? { status: 429, body, headers: { 'Retry-After': '1' } }
     : { status: 200, body };
-}
-
-function outcomeOf(answer: JsonRpcResponse): string {
-  if (answer.error === undefined) return 'ok';
-  if (answer.error.code === RelayErrorCode.RequestTimeout) return 'timeout';
-  if (answer.error.code === RelayErrorCode.ServerUnavailable) return 'unavailable';
-  if (answer.error.code === JsonRpcCode.Overloaded) return 'overloaded';
-  return 'error';
 }

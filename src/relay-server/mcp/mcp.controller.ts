@@ -23,14 +23,17 @@ import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
 
 const SESSION_HEADER = 'mcp-session-id';
+/** `mcp/<agent>/<server>` (one MCP server) and `mcp/<agent>` (the aggregate endpoint). */
+const ROUTES = [':server', '/'];
 
 /**
- * `<base>/mcp/<agent>/<server>`: one Streamable HTTP endpoint per agent and MCP server. Every
+ * `<base>/mcp/<agent>/<server>`: one Streamable HTTP endpoint per agent and MCP server, and
+ * `<base>/mcp/<agent>`: the agent's aggregate endpoint (all its servers' tools, prefixed). Every
  * route needs a client token (ClientAuthGuard); an agent the client may not reach is answered
  * exactly like an agent that does not exist (404), so a token reveals no other agent names.
  */
 @UseGuards(ClientAuthGuard)
-@Controller('mcp/:agent/:server')
+@Controller('mcp/:agent')
 export class McpController {
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -39,12 +42,12 @@ export class McpController {
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
   ) {}
 
-  @Post()
+  @Post(ROUTES)
   async post(
     @Req() request: ClientRequest,
     @Res() response: Response,
     @Param('agent') agent: string,
-    @Param('server') server: string,
+    @Param('server') server: string | undefined,
   ): Promise<void> {
     const target = this.target(request, agent, server);
     const message = await readJsonBody(request, this.config.maxFrameBytes);
@@ -72,12 +75,12 @@ export class McpController {
    * (`notifications/tools/list_changed`, logging). Held open until the client, the session or
    * the agent connection ends it; a client that does not read loses events past the frame limit.
    */
-  @Get()
+  @Get(ROUTES)
   stream(
     @Req() request: ClientRequest,
     @Res() response: Response,
     @Param('agent') agent: string,
-    @Param('server') server: string,
+    @Param('server') server: string | undefined,
   ): void {
     const target = this.target(request, agent, server);
     if (!acceptsEventStream(request)) {
@@ -106,17 +109,17 @@ export class McpController {
     });
   }
 
-  @Delete()
+  @Delete(ROUTES)
   end(
     @Req() request: ClientRequest,
     @Res() response: Response,
     @Param('agent') agent: string,
-    @Param('server') server: string,
+    @Param('server') server: string | undefined,
   ): void {
     write(response, this.relay.end(this.target(request, agent, server)));
   }
 
-  private target(request: ClientRequest, agent: string, server: string): RelayTarget {
+  private target(request: ClientRequest, agent: string, server: string | undefined): RelayTarget {
     const client = request.relayClient;
     if (!client?.agents.has(agent)) {
       throw new NotFoundException('no such MCP endpoint');

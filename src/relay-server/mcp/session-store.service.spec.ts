@@ -3,7 +3,7 @@ import type { AgentConnection } from '../agents/agent-connection.js';
 import type { RelayConfig } from '../config/relay-config.js';
 import { SessionStore } from './session-store.service.js';
 
-const open = { open: true } as AgentConnection;
+const pin = { server: 'echo', connection: { open: true } as AgentConnection };
 const config = { sessionIdleMs: 60_000, maxSessionsPerClient: 2 } as RelayConfig;
 
 describe('SessionStore', () => {
@@ -15,26 +15,47 @@ describe('SessionStore', () => {
   afterEach(() => vi.useRealTimers());
 
   it('finds a session only for its own client, agent and server', () => {
-    const session = store.create('alice', 'shop', 'echo', open);
+    const session = store.create('alice', 'shop', pin);
     expect(store.find(session.id, 'alice', 'shop', 'echo')).toBe(session);
     expect(store.find(session.id, 'bob', 'shop', 'echo')).toBeUndefined();
     expect(store.find(session.id, 'alice', 'lab', 'echo')).toBeUndefined();
     expect(store.find(session.id, 'alice', 'shop', 'other')).toBeUndefined();
+    expect(store.find(session.id, 'alice', 'shop', undefined)).toBeUndefined();
+  });
+
+  it("keeps an aggregate session apart from the agent's per-server ones", () => {
+    const aggregate = store.create('alice', 'shop');
+    expect(store.find(aggregate.id, 'alice', 'shop', undefined)).toBe(aggregate);
+    expect(store.find(aggregate.id, 'alice', 'shop', 'echo')).toBeUndefined();
+    expect(store.find(aggregate.id, 'alice', 'lab', undefined)).toBeUndefined();
+  });
+
+  it("sends an aggregate notification to the streams of that agent's aggregate sessions only", () => {
+    const got: string[] = [];
+    const stream = (name: string) => ({ send: () => got.push(name), end: () => undefined });
+    store.create('alice', 'shop').stream = stream('shop aggregate');
+    store.create('bob', 'lab').stream = stream('lab aggregate');
+    store.create('carol', 'shop', pin).stream = stream('shop echo');
+    store.broadcastAggregate('shop', { method: 'notifications/tools/list_changed' });
+    expect(got).toEqual(['shop aggregate']);
   });
 
   it('forgets a session whose connection closed', () => {
     const connection = { open: true } as { open: boolean };
-    const session = store.create('alice', 'shop', 'echo', connection as AgentConnection);
+    const session = store.create('alice', 'shop', {
+      server: 'echo',
+      connection: connection as AgentConnection,
+    });
     connection.open = false;
     expect(store.find(session.id, 'alice', 'shop', 'echo')).toBeUndefined();
     expect(store.size).toBe(0);
   });
 
   it('ends sessions idle past the limit, but not one with a request in flight', () => {
-    const idle = store.create('alice', 'shop', 'echo', open);
-    const busy = store.create('bob', 'shop', 'echo', open);
-    busy.inFlight.set('1', 1);
-    const used = store.create('carol', 'shop', 'echo', open);
+    const idle = store.create('alice', 'shop', pin);
+    const busy = store.create('bob', 'shop', pin);
+    busy.inFlight.set('1', new AbortController());
+    const used = store.create('carol', 'shop', pin);
     vi.advanceTimersByTime(50_000);
     store.find(used.id, 'carol', 'shop', 'echo');
     vi.advanceTimersByTime(20_000);
@@ -45,11 +66,11 @@ describe('SessionStore', () => {
   });
 
   it("ends a client's least recently used session past its cap, and only that client's", () => {
-    const other = store.create('bob', 'shop', 'echo', open);
-    const first = store.create('alice', 'shop', 'echo', open);
-    const second = store.create('alice', 'shop', 'echo', open);
+    const other = store.create('bob', 'shop', pin);
+    const first = store.create('alice', 'shop', pin);
+    const second = store.create('alice', 'shop', pin);
     store.find(first.id, 'alice', 'shop', 'echo'); // first is now the most recently used
-    const third = store.create('alice', 'shop', 'echo', open);
+    const third = store.create('alice', 'shop', pin);
     expect(store.find(second.id, 'alice', 'shop', 'echo')).toBeUndefined();
     expect(store.find(first.id, 'alice', 'shop', 'echo')).toBe(first);
     expect(store.find(third.id, 'alice', 'shop', 'echo')).toBe(third);

@@ -3,15 +3,22 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import type { AgentConnection } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 
-/** One MCP session (`Mcp-Session-Id`), pinned to the agent connection that initialized it. */
+/**
+ * One MCP session (`Mcp-Session-Id`). A session of `/mcp/<agent>/<server>` is pinned to the
+ * agent connection that initialized it; a session of the agent's aggregate endpoint
+ * (`/mcp/<agent>`) is the relay's own and picks a connection for each request.
+ */
 export interface RelaySession {
   id: string;
   client: string;
   agent: string;
-  server: string;
-  connection: AgentConnection;
-  /** Client request id (as JSON) → the relay id on the connection, for cancellation. */
-  inFlight: Map<string, number>;
+  /** The MCP server and the agent connection of a per-server session; none when aggregate. */
+  pinned?: { server: string; connection: AgentConnection };
+  /**
+   * Requests in flight, by the client's id (as JSON). Aborting one cancels it at the agent
+   * (`notifications/cancelled` from the client, or the client hanging up).
+   */
+  inFlight: Map<string, AbortController>;
   lastUsed: number;
   /** The client's open GET event stream, for notifications about no request. */
   stream?: { send: (message: Record<string, unknown>) => void; end: () => void };
@@ -46,7 +53,8 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.sweeper);
   }
 
-  create(client: string, agent: string, server: string, connection: AgentConnection): RelaySession {
+  /** A new session; without `pinned`, one of the agent's aggregate endpoint. */
+  create(client: string, agent: string, pinned?: RelaySession['pinned']): RelaySession {
     const mine = [...this.sessions.values()].filter((s) => s.client === client);
     if (mine.length >= this.config.maxSessionsPerClient) {
       const oldest = mine.find((s) => s.inFlight.size === 0) ?? mine[0];
@@ -56,8 +64,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
       id: randomUUID(),
       client,
       agent,
-      server,
-      connection,
+      ...(pinned && { pinned }),
       inFlight: new Map(),
       lastUsed: Date.now(),
     };
@@ -66,14 +73,20 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * The session, only for the client, agent and server it was made for: another client
-   * holding the id learns nothing (the same 404 as an unknown id). Finding it counts as use.
+   * The session, only for the client, agent and server it was made for (`server` undefined:
+   * the agent's aggregate endpoint): another client holding the id learns nothing (the same
+   * 404 as an unknown id). Finding it counts as use.
    */
-  find(id: string, client: string, agent: string, server: string): RelaySession | undefined {
+  find(
+    id: string,
+    client: string,
+    agent: string,
+    server: string | undefined,
+  ): RelaySession | undefined {
     const session = this.sessions.get(id);
     if (!session || session.client !== client || session.agent !== agent) return undefined;
-    if (session.server !== server) return undefined;
-    if (!session.connection.open) {
+    if (session.pinned?.server !== server) return undefined;
+    if (session.pinned && !session.pinned.connection.open) {
       this.sessions.delete(id);
       return undefined;
     }
@@ -92,16 +105,23 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   /** Drops every session of a closed connection (called when an agent pod disconnects). */
   dropConnection(connection: AgentConnection): void {
     for (const [id, session] of this.sessions) {
-      if (session.connection === connection) this.delete(id);
+      if (session.pinned?.connection === connection) this.delete(id);
     }
   }
 
   /** Sends a notification to every open stream of `server`'s sessions on `connection`. */
   broadcast(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
     for (const session of this.sessions.values()) {
-      if (session.connection === connection && session.server === server) {
+      if (session.pinned?.connection === connection && session.pinned.server === server) {
         session.stream?.send(message);
       }
+    }
+  }
+
+  /** Sends a notification to every open stream of `agent`'s aggregate sessions. */
+  broadcastAggregate(agent: string, message: Record<string, unknown>): void {
+    for (const session of this.sessions.values()) {
+      if (!session.pinned && session.agent === agent) session.stream?.send(message);
     }
   }
 

@@ -1,0 +1,229 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
+import type { Logger } from 'pino';
+import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { APP_VERSION } from '../../config/version.js';
+import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
+import { AgentRegistry } from '../agents/agent-registry.service.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
+import { RelayForwarder } from '../mcp/relay-forwarder.service.js';
+import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
+import { offeredDigest } from './offered-tools.js';
+import { listAllTools, type ToolListLimits } from './tool-lists.js';
+import { splitName } from './tool-names.js';
+
+type Message = Record<string, unknown>;
+
+const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+/** JSON-RPC's "request cancelled" (as AgentConnection answers a cancelled request). */
+const REQUEST_CANCELLED = -32800;
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+
+/**
+ * Bounds of one aggregate `tools/list`: pages per server, servers asked at once, and the merged
+ * list's size. An agent's `hello` carries all its tools in one 4 MiB frame, so real lists are far
+ * below these; they stop a hostile agent from making the relay hold gigabytes for one request.
+ */
+const TOOL_LIST_LIMITS: ToolListLimits = {
+  maxPagesPerServer: 10,
+  concurrency: 8,
+  maxBytes: 16 * 1024 * 1024,
+};
+
+/**
+ * The agent's aggregate endpoint (`/mcp/<agent>`): one MCP server made of all the agent's MCP
+ * servers' tools, named `<server>__<tool>` (tool-names.ts). The relay is this server itself: it
+ * answers `initialize` and `ping`, builds `tools/list` by asking every server that is up on
+ * some connection of the agent, and passes `tools/call` on to the server its prefix names, on
+ * a connection that has it up, through the same RelayForwarder as the per-server endpoints
+ * (ids, progress tokens, timeouts, caps and cancellation alike). It offers tools only:
+ * resources, prompts, completions and logging stay on `/mcp/<agent>/<server>`.
+ *
+ * It also tells the agent's aggregate sessions when their list changes
+ * (`notifications/tools/list_changed` on their GET streams): when the tools offered across the
+ * agent's connections differ after a `hello`, an `inventory` or a disconnect, and when a server
+ * that is up says its own list changed.
+ */
+@Injectable()
+export class AggregateService {
+  /** Per agent: a digest of the tools its connections offer, to notice changes. */
+  private readonly offered = new Map<string, string>();
+  /** One line per 10 s at most: what agents offer is the peers' to vary. */
+  private readonly failureLog: RateLimitedLog;
+
+  constructor(
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly registry: AgentRegistry,
+    private readonly sessions: SessionStore,
+    private readonly forwarder: RelayForwarder,
+  ) {
+    this.failureLog = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
+    registry.onInventoryChange((connection) => this.refresh(connection.agent));
+    registry.onDisconnect((connection) => this.refresh(connection.agent));
+    registry.onNotification((connection, server, message) => {
+      if (message.method === 'notifications/tools/list_changed' && connection.serves(server)) {
+        sessions.broadcastAggregate(connection.agent, TOOLS_LIST_CHANGED);
+      }
+    });
+  }
+
+  /**
+   * The answer to `initialize`: the client's protocol version when the relay knows it, else the
+   * newest it knows (the client then decides), and the one capability it has.
+   */
+  initialize(id: JsonRpcId, params: unknown): JsonRpcResponse {
+    const asked = isObject(params) ? params.protocolVersion : undefined;
+    const protocolVersion =
+      typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked)
+        ? asked
+        : SUPPORTED_PROTOCOL_VERSIONS[0];
+    return {
+      jsonrpc: '2.0',
+      id,
+      result: {
+        protocolVersion,
+        capabilities: { tools: { listChanged: true } },
+        serverInfo: { name: 'plant-store-relay', version: APP_VERSION },
+        instructions:
+          'The tools of all MCP servers of this agent, each named <server>__<tool>. ' +
+          'The list follows the servers that are up; it changes as they come and go.',
+      },
+    };
+  }
+
+  /** One request of an aggregate session (admitted and made cancellable by RelayForwarder). */
+  async request(
+    session: RelaySession,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    const id = message.id as JsonRpcId;
+    switch (message.method) {
+      case 'ping':
+        return { jsonrpc: '2.0', id, result: {} };
+      case 'tools/list':
+        return this.listTools(session.agent, id, message.params, signal);
+      case 'tools/call':
+        return this.callTool(session.agent, id, message, signal, sink);
+      default:
+        return jsonRpcError(
+          id,
+          METHOD_NOT_FOUND,
+          `method "${String(message.method).slice(0, 64)}" is not offered by the aggregate endpoint, which has tools only: use /mcp/${session.agent}/<server> for resources, prompts and the rest`,
+        );
+    }
+  }
+
+  private async listTools(
+    agent: string,
+    id: JsonRpcId,
+    params: unknown,
+    signal: AbortSignal,
+  ): Promise<JsonRpcResponse> {
+    if (isObject(params) && params.cursor !== undefined) {
+      return jsonRpcError(
+        id,
+        INVALID_PARAMS,
+        'the aggregate endpoint answers tools/list in one page: it has no cursors',
+      );
+    }
+    // A cursor is the server instance's own: every page of a server comes from one pod.
+    const pods = new Map<string, AgentConnection | undefined>();
+    const merged = await listAllTools(
+      this.serversUp(agent),
+      (server, cursor) => {
+        if (!pods.has(server)) pods.set(server, this.registry.pick(agent, server));
+        const connection = pods.get(server);
+        if (!connection) return Promise.resolve(notUp(id, agent, server));
+        const page = {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/list',
+          ...(cursor !== undefined && { params: { cursor } }),
+        };
+        return this.forwarder.send(connection, server, page, signal);
+      },
+      TOOL_LIST_LIMITS,
+    );
+    if (signal.aborted)
+      return jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client');
+    if (merged.failures.length > 0) {
+      this.failureLog.warn(
+        {
+          agent,
+          failures: merged.failures.slice(0, 10).map((f) => ({
+            server: f.server.slice(0, 64),
+            reason: f.reason.slice(0, 200),
+          })),
+        },
+        'aggregate tools/list left servers out',
+      );
+    }
+    return { jsonrpc: '2.0', id, result: { tools: merged.tools } };
+  }
+
+  private async callTool(
+    agent: string,
+    id: JsonRpcId,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    const params = isObject(message.params) ? message.params : {};
+    const name = typeof params.name === 'string' ? params.name : '';
+    const target = splitName(name);
+    if (!target) {
+      // MCP answers an unknown tool with -32602 (Invalid params).
+      return jsonRpcError(
+        id,
+        INVALID_PARAMS,
+        `unknown tool "${name.slice(0, 200)}": aggregate tool names are <server>__<tool>`,
+      );
+    }
+    const connection = this.registry.pick(agent, target.server);
+    if (!connection) return notUp(id, agent, target.server);
+    return this.forwarder.send(
+      connection,
+      target.server,
+      { ...message, params: { ...params, name: target.tool } },
+      signal,
+      sink,
+    );
+  }
+
+  /** The servers up on some open connection of `agent`, in inventory order, each once. */
+  private serversUp(agent: string): string[] {
+    const names = new Set<string>();
+    for (const connection of this.registry.of(agent)) {
+      if (!connection.open) continue;
+      for (const server of connection.servers) if (server.state === 'up') names.add(server.name);
+    }
+    return [...names];
+  }
+
+  /** Sends list_changed to the agent's aggregate sessions when the tools it offers changed. */
+  private refresh(agent: string): void {
+    const digest = offeredDigest(this.registry.of(agent));
+    if ((this.offered.get(agent) ?? NOTHING_OFFERED) === digest) return;
+    this.offered.set(agent, digest);
+    this.sessions.broadcastAggregate(agent, TOOLS_LIST_CHANGED);
+  }
+}
+
+const NOTHING_OFFERED = offeredDigest([]);
+
+function notUp(id: JsonRpcId, agent: string, server: string): JsonRpcResponse {
+  return jsonRpcError(
+    id,
+    RelayErrorCode.ServerUnavailable,
+    `MCP server "${server.slice(0, 64)}" of agent "${agent}" is not available (agent not connected, or the server is not up)`,
+  );
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

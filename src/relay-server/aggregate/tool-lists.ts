@@ -1,0 +1,133 @@
+import type { JsonRpcResponse } from '../mcp/json-rpc.js';
+import { canPrefix, MAX_TOOL_NAME_LENGTH, prefixedName } from './tool-names.js';
+
+/** One `tools/list` request to one MCP server of the agent (`cursor` for the next page). */
+export type FetchToolsPage = (
+  server: string,
+  cursor: string | undefined,
+) => Promise<JsonRpcResponse>;
+
+export interface ToolListLimits {
+  /** Pages followed per server (`nextCursor`); the rest of a longer list is left out. */
+  maxPagesPerServer: number;
+  /** Servers asked at once. */
+  concurrency: number;
+  /** Bytes (as JSON) of all servers' tools together; a server that would pass it is left out. */
+  maxBytes: number;
+}
+
+/** A server left out of the merged list, in whole or in part, and why (for the log). */
+export interface ToolListFailure {
+  server: string;
+  reason: string;
+}
+
+export interface MergedToolList {
+  tools: Record<string, unknown>[];
+  failures: ToolListFailure[];
+}
+
+/**
+ * The aggregate `tools/list`: every server's whole list (following its `nextCursor`), merged in
+ * the order of `servers` under prefixed names (tool-names.ts). One server that fails (not up
+ * any more, too slow, a malformed answer) is left out and reported; the others still answer, so
+ * one broken MCP server does not hide the tools of all the rest.
+ */
+export async function listAllTools(
+  servers: readonly string[],
+  fetchPage: FetchToolsPage,
+  limits: ToolListLimits,
+): Promise<MergedToolList> {
+  const failures: ToolListFailure[] = [];
+  const lists = new Map<string, unknown[]>();
+  let bytes = 0;
+
+  const listServer = async (server: string): Promise<void> => {
+    if (!canPrefix(server)) {
+      failures.push({
+        server,
+        reason: 'its name contains "__" or ends in "_", so its tools cannot be named unambiguously',
+      });
+      return;
+    }
+    const tools: unknown[] = [];
+    let serverBytes = 0;
+    let cursor: string | undefined;
+    for (let page = 1; ; page++) {
+      const answer = await fetchPage(server, cursor);
+      if (answer.error !== undefined) {
+        failures.push({ server, reason: `tools/list failed: ${answer.error.message}` });
+        return;
+      }
+      const result = answer.result as { tools?: unknown; nextCursor?: unknown } | undefined;
+      if (typeof result !== 'object' || result === null || !Array.isArray(result.tools)) {
+        failures.push({ server, reason: 'tools/list answer without a tools array' });
+        return;
+      }
+      serverBytes += Buffer.byteLength(JSON.stringify(result.tools));
+      if (bytes + serverBytes > limits.maxBytes) {
+        failures.push({
+          server,
+          reason: `its tools would make the merged list larger than ${limits.maxBytes} bytes`,
+        });
+        return;
+      }
+      tools.push(...(result.tools as unknown[]));
+      cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+      if (cursor === undefined) break;
+      if (page === limits.maxPagesPerServer) {
+        failures.push({
+          server,
+          reason: `more than ${limits.maxPagesPerServer} pages of tools; the rest left out`,
+        });
+        break;
+      }
+    }
+    bytes += serverBytes;
+    lists.set(server, tools);
+  };
+
+  let next = 0;
+  const worker = async () => {
+    while (next < servers.length) await listServer(servers[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limits.concurrency, servers.length) }, worker));
+
+  const merged: Record<string, unknown>[] = [];
+  for (const server of servers) {
+    const { tools, leftOut } = prefixTools(server, lists.get(server) ?? []);
+    merged.push(...tools);
+    if (leftOut > 0) {
+      failures.push({
+        server,
+        reason: `${leftOut} tools left out: no name, a duplicate, or over ${MAX_TOOL_NAME_LENGTH} characters with the prefix`,
+      });
+    }
+  }
+  return { tools: merged, failures };
+}
+
+/** `server`'s tools with prefixed names; tools without a usable name are counted, not kept. */
+export function prefixTools(
+  server: string,
+  tools: readonly unknown[],
+): { tools: Record<string, unknown>[]; leftOut: number } {
+  const kept: Record<string, unknown>[] = [];
+  const names = new Set<string>();
+  let leftOut = 0;
+  for (const tool of tools) {
+    const original = isObject(tool) && typeof tool.name === 'string' ? tool.name : undefined;
+    const name = original === undefined ? undefined : prefixedName(server, original);
+    if (name === undefined || names.has(name)) {
+      leftOut++;
+      continue;
+    }
+    names.add(name);
+    kept.push({ ...(tool as Record<string, unknown>), name });
+  }
+  return { tools: kept, leftOut };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

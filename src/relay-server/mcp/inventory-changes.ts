@@ -1,0 +1,20 @@
+import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
+
+/**
+ * The servers whose tool list, as a client of one agent connection sees it, differs between two
+ * inventories of that connection: added, removed, up or not up any more, or listing other tools.
+ * A server that is not up offers no tools, so `starting` → `down` changes nothing for a client.
+ */
+export function changedServers(
+  before: readonly ProtocolServer[],
+  after: readonly ProtocolServer[],
+): string[] {
+  const offered = (servers: readonly ProtocolServer[]) =>
+    new Map(servers.filter((s) => s.state === 'up').map((s) => [s.name, JSON.stringify(s.tools)]));
+  const was = offered(before);
+  const is = offered(after);
+  const changed = new Set<string>();
+  for (const [name, tools] of was) if (is.get(name) !== tools) changed.add(name);
+  for (const name of is.keys()) if (!was.has(name)) changed.add(name);
+  return [...changed];
+}

@@ -1,0 +1,205 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter, Gauge, Histogram } from 'prom-client';
+import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
+import {
+  type AgentConnection,
+  congestionMessage,
+  type RequestNotificationSink,
+} from '../agents/agent-connection.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { InFlightLimiter } from './in-flight-limiter.js';
+import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
+import type { RelaySession } from './session-store.service.js';
+
+type Message = Record<string, unknown>;
+
+/**
+ * How a client's request reaches an agent, for both kinds of endpoint: `run` admits one request
+ * of a session (its id not already in flight, within the per-agent and per-client caps,
+ * counted in the metrics) and makes it cancellable; `send` puts one JSON-RPC request on an
+ * agent connection and cancels it there when the request is aborted. A per-server request is
+ * one `send`; an aggregate `tools/list` is several under one `run`.
+ */
+@Injectable()
+export class RelayForwarder {
+  private readonly perAgent: InFlightLimiter;
+  private readonly perClient: InFlightLimiter;
+
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @InjectMetric('relay_mcp_requests_total')
+    private readonly requests: Counter<'agent' | 'outcome'>,
+    @InjectMetric('relay_mcp_request_duration_seconds')
+    private readonly duration: Histogram<'agent'>,
+    @InjectMetric('relay_mcp_requests_in_flight') private readonly inFlight: Gauge<'agent'>,
+  ) {
+    this.perAgent = new InFlightLimiter(config.maxInFlightPerAgent);
+    this.perClient = new InFlightLimiter(config.maxInFlightPerClient);
+  }
+
+  /**
+   * One request of `session`. `handle` gets a signal that aborts when the client cancels the
+   * request (`notifications/cancelled`) or hangs up (`hungUp`); the answer carries the client's id.
+   */
+  async run(
+    session: RelaySession,
+    message: Message,
+    hungUp: AbortSignal,
+    handle: (signal: AbortSignal) => Promise<JsonRpcResponse>,
+  ): Promise<JsonRpcResponse> {
+    const clientId = message.id as JsonRpcId;
+    const key = JSON.stringify(clientId);
+    // Cancellation finds a request by the client's id: a second request with an id still in
+    // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
+    if (session.inFlight.has(key)) {
+      this.requests.inc({ agent: session.agent, outcome: 'error' });
+      return jsonRpcError(
+        clientId,
+        JsonRpcCode.InvalidRequest,
+        'a request with this id is already in flight in this session',
+      );
+    }
+    const releaseAgent = this.perAgent.acquire(session.agent);
+    if (!releaseAgent) return this.overloaded(session.agent, clientId, `agent "${session.agent}"`);
+    const releaseClient = this.perClient.acquire(session.client);
+    if (!releaseClient) {
+      releaseAgent();
+      return this.overloaded(session.agent, clientId, 'this client');
+    }
+    const stopTimer = this.duration.startTimer({ agent: session.agent });
+    this.inFlight.inc({ agent: session.agent });
+    const cancel = new AbortController();
+    session.inFlight.set(key, cancel);
+    // A client that hangs up no longer waits: the MCP server is told to stop (cancelled).
+    const onHangUp = () => cancel.abort('client disconnected');
+    if (hungUp.aborted) onHangUp();
+    else hungUp.addEventListener('abort', onHangUp, { once: true });
+    try {
+      const answer = await handle(cancel.signal);
+      this.requests.inc({ agent: session.agent, outcome: outcomeOf(answer) });
+      return { ...answer, id: clientId };
+    } finally {
+      hungUp.removeEventListener('abort', onHangUp);
+      session.inFlight.delete(key);
+      this.inFlight.dec({ agent: session.agent });
+      stopTimer();
+      releaseClient();
+      releaseAgent();
+    }
+  }
+
+  /**
+   * Sends `message` (a request; its id is replaced by the connection's own) to `server` on
+   * `connection`. When `signal` aborts, the agent is sent `notifications/cancelled` for it and
+   * the answer is a cancellation error at once. `sink` receives the request's progress.
+   */
+  async send(
+    connection: AgentConnection,
+    server: string,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    // Cancelled before it was sent (a later page of a cancelled listing): nothing to send.
+    if (signal.aborted) return cancelledError(null);
+    const { id, response } = connection.request(
+      server,
+      withoutId(message),
+      this.config.requestTimeoutMs,
+      sink,
+    );
+    const onAbort = () => {
+      const reason = typeof signal.reason === 'string' ? signal.reason : 'cancelled by the client';
+      connection.notify(server, {
+        method: 'notifications/cancelled',
+        params: { requestId: id, reason },
+      });
+      connection.forget(id);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await response;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** A client's `notifications/cancelled`: cancels the request of `session` it names, if any. */
+  cancel(session: RelaySession, params: unknown): void {
+    const fields = isObject(params) ? params : {};
+    const reason = typeof fields.reason === 'string' ? fields.reason : 'cancelled by the client';
+    session.inFlight.get(JSON.stringify(fields.requestId))?.abort(reason);
+  }
+
+  /**
+   * Passes a client's notification to `server` on `connection`. It holds a slot of the client's
+   * and the agent's in-flight caps until it has left the process, and is refused like a request
+   * (-32005) when the connection is not reading: a client cannot make the relay buffer
+   * notifications without bound for a pod that does not read. Returns the refusal, if any: that
+   * JSON-RPC error, or why the frame was never sent (over the protocol's limits).
+   */
+  notify(
+    session: RelaySession,
+    connection: AgentConnection,
+    server: string,
+    message: Message,
+  ): JsonRpcResponse | { rejected: string } | undefined {
+    const waiting = connection.congested;
+    if (waiting !== undefined) {
+      return this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting));
+    }
+    const releaseAgent = this.perAgent.acquire(session.agent);
+    if (!releaseAgent) return this.overloaded(session.agent, null, `agent "${session.agent}"`);
+    const releaseClient = this.perClient.acquire(session.client);
+    if (!releaseClient) {
+      releaseAgent();
+      return this.overloaded(session.agent, null, 'this client');
+    }
+    const rejected = connection.notify(server, message, () => {
+      releaseClient();
+      releaseAgent();
+    });
+    return rejected === undefined ? undefined : { rejected };
+  }
+
+  /** Counts a request answered before any session admitted it (no connection for initialize). */
+  count(agent: string, outcome: 'unavailable'): void {
+    this.requests.inc({ agent, outcome });
+  }
+
+  private overloaded(agent: string, id: JsonRpcId | null, who: string): JsonRpcResponse {
+    return this.overloadedBy(agent, id, `too many requests in flight for ${who}; retry later`);
+  }
+
+  private overloadedBy(agent: string, id: JsonRpcId | null, message: string): JsonRpcResponse {
+    this.requests.inc({ agent, outcome: 'overloaded' });
+    return jsonRpcError(id, JsonRpcCode.Overloaded, message);
+  }
+}
+
+/** JSON-RPC's conventional "request cancelled" code (as AgentConnection.forget answers). */
+const REQUEST_CANCELLED = -32800;
+
+function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
+  return jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client');
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function withoutId(message: Message): Message {
+  const copy = { ...message };
+  delete copy.id;
+  return copy;
+}
+
+function outcomeOf(answer: JsonRpcResponse): string {
+  if (answer.error === undefined) return 'ok';
+  if (answer.error.code === RelayErrorCode.RequestTimeout) return 'timeout';
+  if (answer.error.code === RelayErrorCode.ServerUnavailable) return 'unavailable';
+  if (answer.error.code === JsonRpcCode.Overloaded) return 'overloaded';
+  return 'error';
+}
