@@ -7,12 +7,14 @@ import { AppModule } from './app.module.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
 import { corsOptions } from './common/http/cors.js';
 import { ConnectionDrain } from './common/http/connection-drain.js';
+import { boundPort } from './common/http/bound-port.js';
 import { applyServerLimits } from './common/http/http-server-limits.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { malformedPathHandler } from './common/http/malformed-path.js';
-import { portScopeHandler } from './common/http/port-scope.js';
+import { type PortScope, portScopeHandler } from './common/http/port-scope.js';
 import { createLogger, writeAfterLog } from './common/logging/logger.js';
 import { PinoNestLogger } from './common/logging/pino-nest-logger.js';
+import { startUpLogger } from './common/logging/start-up-logger.js';
 import type { AppConfig } from './config/app-config.js';
 import { ConfigError, EX_CONFIG } from './config/config-error.js';
 import { loadConfig } from './config/load-config.js';
@@ -50,13 +52,13 @@ async function bootstrap(): Promise<void> {
   }
 
   app.use(malformedPathHandler);
-  app.use(
-    portScopeHandler({
-      api: config.http.port,
-      health: config.health.port,
-      metrics: config.metrics.port,
-    }),
-  );
+  // The configured ports until each listener is bound; then the bound ones (0 means any free).
+  const ports: PortScope = {
+    api: config.http.port,
+    health: config.health.port,
+    metrics: config.metrics.port,
+  };
+  app.use(portScopeHandler(() => ports));
   // After the port scope: only the API port answers CORS preflights.
   const cors = corsOptions(config.corsOrigins);
   if (cors) app.enableCors(cors);
@@ -66,11 +68,14 @@ async function bootstrap(): Promise<void> {
   try {
     applyServerLimits(app.getHttpServer());
     await app.listen(config.http.port, config.http.host);
+    ports.api = boundPort(app.getHttpServer());
     extra = await Promise.all(
-      [config.health.port, config.metrics.port].map((port) => {
+      (['health', 'metrics'] as const).map(async (listener) => {
         const server = createServer(app.getHttpAdapter().getInstance());
         applyServerLimits(server);
-        return listen(server, port, config.http.host);
+        await listen(server, ports[listener], config.http.host);
+        ports[listener] = boundPort(server);
+        return server;
       }),
     );
   } catch (error) {
@@ -84,7 +89,7 @@ async function bootstrap(): Promise<void> {
     logger.flush();
     process.exit(1);
   }
-  announce(config, logger, app.get<DevToken>(DEV_TOKEN));
+  announce(config, ports, logger, app.get<DevToken>(DEV_TOKEN));
   handleSignals(app, extra, logger);
 }
 
@@ -95,13 +100,13 @@ function listen(server: Server, port: number, host: string): Promise<Server> {
   });
 }
 
-function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
+function announce(config: AppConfig, ports: PortScope, logger: Logger, dev: DevToken): void {
   const host = config.http.host === '0.0.0.0' ? 'localhost' : config.http.host;
-  logger.info(
+  const configured = [config.http.port, config.health.port, config.metrics.port];
+  startUpLogger(logger, configured).info(
     {
-      api: config.http.port,
-      health: config.health.port,
-      metrics: config.metrics.port,
+      // The bound ports: with PORT=0 (any free port) this line is where a caller learns them.
+      ports: { ...ports },
       store: config.database.kind,
       version: config.version,
     },
@@ -115,9 +120,9 @@ function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
       logger,
       [
         '',
-        `  Plant Store API  http://${host}:${config.http.port}  (docs: http://${host}:${config.http.port}/docs)`,
-        `  Health           http://${host}:${config.health.port}/health`,
-        `  Metrics          http://${host}:${config.metrics.port}/metrics`,
+        `  Plant Store API  http://${host}:${ports.api}  (docs: http://${host}:${ports.api}/docs)`,
+        `  Health           http://${host}:${ports.health}/health`,
+        `  Metrics          http://${host}:${ports.metrics}/metrics`,
         `  Development token (kept in ${dev.file}):`,
         `    ${dev.token}`,
         '',

@@ -3,7 +3,6 @@ import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAIN, newToken, startApp, tempDir } from './support/app-process.js';
-import { freePort } from './support/free-port.js';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.js';
 import { RefusingPostgres } from './support/refusing-postgres.js';
 import { startOutcome } from './support/start-outcome.js';
@@ -71,9 +70,9 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
           PATH: process.env.PATH,
           NODE_ENV: 'test',
           HOST: '127.0.0.1',
-          PORT: String(await freePort()),
-          SERVICE_HEALTH_CHECK_PORT: String(await freePort()),
-          SERVICE_METRICS_PORT: String(await freePort()),
+          PORT: '0',
+          SERVICE_HEALTH_CHECK_PORT: '0',
+          SERVICE_METRICS_PORT: '0',
           SERVICE_CONFIG_DIR: base,
           DATA_DIR: dataDir,
           API_TOKENS: newToken(),
@@ -98,8 +97,7 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
 describe('PostgreSQL refusing the login at start', () => {
   it('a wrong password (28P01) exits at once, saying so, without printing the password', async () => {
     const server = new RefusingPostgres();
-    const port = await freePort();
-    await server.start(port);
+    const port = await server.start();
     try {
       const app = await startApp({
         env: {

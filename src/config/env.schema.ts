@@ -8,19 +8,14 @@ import { parseRetrySchedule } from '../webhooks/webhook-config.js';
  * turns them into the typed `AppConfig` (secrets wrapped, tokens hashed).
  */
 
+/** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
 const port = (name: string) =>
   z
     .string()
     .trim()
-    .regex(/^\d+$/, `${name} must be an integer from 1 to 65535`)
+    .regex(/^\d+$/, `${name} must be an integer from 0 to 65535`)
     .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(1, `${name} must be an integer from 1 to 65535`)
-        .max(65535, `${name} must be an integer from 1 to 65535`),
-    );
+    .pipe(z.number().int().max(65535, `${name} must be an integer from 0 to 65535`));
 
 /** Empty strings count as unset, as they do for most twelve-factor services. */
 const optional = <T extends z.ZodType>(schema: T) =>
@@ -108,7 +103,8 @@ export const envSchema = z
         ['SERVICE_METRICS_PORT', env.SERVICE_METRICS_PORT],
       ];
       for (const [i, [name, value]] of ports.entries()) {
-        if (typeof value !== 'number') continue;
+        // Several 0s are fine: each listener gets its own free port.
+        if (typeof value !== 'number' || value === 0) continue;
         const clash = ports.slice(0, i).find(([, other]) => other === value);
         if (clash) {
           ctx.addIssue({

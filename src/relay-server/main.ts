@@ -3,11 +3,13 @@ import { createServer, type Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
+import { boundPort } from '../common/http/bound-port.js';
 import { applyServerLimits } from '../common/http/http-server-limits.js';
 import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.js';
-import { portScopeHandler } from '../common/http/port-scope.js';
+import { type PortScope, portScopeHandler } from '../common/http/port-scope.js';
 import { createLogger } from '../common/logging/logger.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
+import { startUpLogger } from '../common/logging/start-up-logger.js';
 import { ConfigError, EX_CONFIG } from '../config/config-error.js';
 import { loadRelayConfig } from './config/load-relay-config.js';
 import type { RelayConfig } from './config/relay-config.js';
@@ -55,24 +57,27 @@ async function bootstrap(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  app.use(
-    portScopeHandler({
-      api: config.http.port,
-      health: config.health.port,
-      metrics: config.metrics.port,
-    }),
-  );
+  // The configured ports until each listener is bound; then the bound ones (0 means any free).
+  const ports: PortScope = {
+    api: config.http.port,
+    health: config.health.port,
+    metrics: config.metrics.port,
+  };
+  app.use(portScopeHandler(() => ports));
 
   let extra: Server[];
   try {
     // The plant API's limits: headers within 10 s, a bounded request time, JSON error bodies.
     applyServerLimits(app.getHttpServer());
     await app.listen(config.http.port, config.http.host);
+    ports.api = boundPort(app.getHttpServer());
     extra = await Promise.all(
-      [config.health.port, config.metrics.port].map((port) => {
+      (['health', 'metrics'] as const).map(async (listener) => {
         const server = createServer(app.getHttpAdapter().getInstance());
         applyServerLimits(server);
-        return listen(server, port, config.http.host);
+        await listen(server, ports[listener], config.http.host);
+        ports[listener] = boundPort(server);
+        return server;
       }),
     );
   } catch (error) {
@@ -84,13 +89,13 @@ async function bootstrap(): Promise<void> {
     logger.flush();
     process.exit(1);
   }
-  logger.info(
+  const configured = [config.http.port, config.health.port, config.metrics.port];
+  startUpLogger(logger, configured).info(
     {
-      port: config.http.port,
+      // The bound ports: with RELAY_PORT=0 (any free port) this line is where a caller learns them.
+      ports: { ...ports },
       tls: config.tls !== undefined,
       basePath: config.basePath || '/',
-      health: config.health.port,
-      metrics: config.metrics.port,
       agents: config.agents.map((a) => a.name),
       clients: config.clients.length,
       version: config.version,

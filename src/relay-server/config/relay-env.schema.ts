@@ -25,7 +25,8 @@ const wholeNumber = (name: string, min: number, max: number) =>
         .max(max, `${name} must be a whole number from ${min} to ${max}`),
     );
 
-const port = (name: string) => wholeNumber(name, 1, 65535);
+/** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
+const port = (name: string) => wholeNumber(name, 0, 65535);
 
 /** Agent and client names appear in URL paths, logs and metric labels. */
 export const RELAY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -126,7 +127,8 @@ export const relayEnvSchema = z
         ['RELAY_METRICS_PORT', env.RELAY_METRICS_PORT],
       ];
       for (const [i, [name, value]] of ports.entries()) {
-        if (typeof value !== 'number') continue;
+        // Several 0s are fine: each listener gets its own free port.
+        if (typeof value !== 'number' || value === 0) continue;
         const clash = ports.slice(0, i).find(([, other]) => other === value);
         if (clash) {
           ctx.addIssue({
