@@ -135,7 +135,7 @@ describe.skipIf(skipReason !== undefined)(
       before = snapshot(appDir).concat(snapshot(configDir));
 
       startedAt = Date.now() - 1000;
-      service = spawnService({
+      service = await spawnService({
         command: 'setpriv',
         args: [
           `--reuid=${APP_UID}`,

@@ -18,7 +18,8 @@ function reachableByOthers(file: string): boolean {
   }
 }
 
-describe('DATA_DIR that cannot hold the embedded store', () => {
+// Each case is its own process (and its own fixture server): they run side by side.
+describe.concurrent('DATA_DIR that cannot hold the embedded store', () => {
   const cases: { name: string; dataDir: () => string }[] = [
     {
       name: 'a path under a regular file',
@@ -94,7 +95,7 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
   );
 });
 
-describe('PostgreSQL refusing the login at start', () => {
+describe.concurrent('PostgreSQL refusing the login at start', () => {
   it('a wrong password (28P01) exits at once, saying so, without printing the password', async () => {
     const server = new RefusingPostgres();
     const port = await server.start();

@@ -75,7 +75,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     },
     options.env,
   );
-  const service = spawnService({ args: [MAIN], env, startLine: 'Plant Store listening' });
+  const service = await spawnService({ args: [MAIN], env, startLine: 'Plant Store listening' });
   let ports: BoundPorts | undefined;
   void service.listening.then((bound) => (ports = bound));
   const url = (listener: keyof BoundPorts) => {

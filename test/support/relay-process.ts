@@ -45,7 +45,11 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     },
     options.env,
   );
-  const service = spawnService({ args: [RELAY_MAIN], env, startLine: 'relay server listening' });
+  const service = await spawnService({
+    args: [RELAY_MAIN],
+    env,
+    startLine: 'relay server listening',
+  });
   let ports: BoundPorts | undefined;
   void service.listening.then((bound) => (ports = bound));
   const bound = (listener: keyof BoundPorts) => {

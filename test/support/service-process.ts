@@ -63,7 +63,31 @@ function portsOf(line: string, startLine: string): BoundPorts | undefined {
   return undefined;
 }
 
-export function spawnService(options: SpawnOptions): ServiceProcess {
+/**
+ * A start is CPU-bound (about 2 s of CPU to load and boot): tests that run side by side in one
+ * worker start at most this many services at a time, so a start's bound measures the service,
+ * not a queue of other starts. Running services are not limited.
+ */
+const STARTS_AT_ONCE = 2;
+let starting = 0;
+const queue: (() => void)[] = [];
+
+async function startSlot(): Promise<() => void> {
+  if (starting >= STARTS_AT_ONCE) await new Promise<void>((resolve) => queue.push(resolve));
+  else starting++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const next = queue.shift();
+    if (next) next();
+    else starting--;
+  };
+}
+
+/** Spawns the service once a start slot is free; the slot is freed at its start-up line or exit. */
+export async function spawnService(options: SpawnOptions): Promise<ServiceProcess> {
+  const release = await startSlot();
   const child = spawn(options.command ?? process.execPath, options.args, {
     cwd: options.cwd,
     env: options.env,
@@ -90,6 +114,7 @@ export function spawnService(options: SpawnOptions): ServiceProcess {
   // A start-up failure (spawn error, bad config): no ports will come.
   child.on('error', () => found?.(undefined));
   void exited.then(() => found?.(undefined));
+  void listening.then(release);
   return {
     child,
     output: () => output,
