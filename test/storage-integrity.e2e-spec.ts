@@ -94,7 +94,8 @@ describe('the embedded store file lost while the service runs', () => {
         expect(database?.status).toBe('down');
         expect(database?.message).toMatch(says);
         expect(await dbUp(app)).toBe('0');
-        expect(app.output()).toMatch(says);
+        // The log is written asynchronously: the line may follow the answers above.
+        await expect.poll(() => app.output(), { timeout: 5_000 }).toMatch(says);
         // It stays so: a restart is what brings the store back.
         expect((await create(app, 20)).status).toBe(503);
       } finally {
