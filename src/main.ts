@@ -8,7 +8,7 @@ import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
 import { corsOptions } from './common/http/cors.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { malformedPathHandler } from './common/http/malformed-path.js';
-import { portScopeHandler } from './common/http/port-scope.js';
+import { type PortScope, portScopeHandler } from './common/http/port-scope.js';
 import { writeAfterLog } from './common/logging/logger.js';
 import { PinoNestLogger } from './common/logging/pino-nest-logger.js';
 import type { AppConfig } from './config/app-config.js';
@@ -24,15 +24,9 @@ void runHttpApp<AppConfig>({
       new LosslessExpressAdapter(),
       { bodyParser: false, logger: new PinoNestLogger(logger), abortOnError: false },
     ),
-  configure(app, config) {
+  configure(app, config, ports) {
     app.use(malformedPathHandler);
-    app.use(
-      portScopeHandler({
-        api: config.http.port,
-        health: config.health.port,
-        metrics: config.metrics.port,
-      }),
-    );
+    app.use(portScopeHandler(ports));
     // After the port scope: only the API port answers CORS preflights.
     const cors = corsOptions(config.corsOrigins);
     if (cors) app.enableCors(cors);
@@ -40,19 +34,18 @@ void runHttpApp<AppConfig>({
   },
   listeners: (config) => ({
     host: config.http.host,
-    port: config.http.port,
-    extraPorts: [config.health.port, config.metrics.port],
+    ports: { api: config.http.port, health: config.health.port, metrics: config.metrics.port },
   }),
-  announce: (app, config, logger) => announce(config, logger, app.get<DevToken>(DEV_TOKEN)),
+  announce: (app, config, logger, ports) =>
+    announce(config, ports, logger, app.get<DevToken>(DEV_TOKEN)),
 });
 
-function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
+function announce(config: AppConfig, ports: PortScope, logger: Logger, dev: DevToken): void {
   const host = config.http.host === '0.0.0.0' ? 'localhost' : config.http.host;
   logger.info(
     {
-      api: config.http.port,
-      health: config.health.port,
-      metrics: config.metrics.port,
+      // The bound ports: with PORT=0 (any free port) this line is where a caller learns them.
+      ports,
       store: config.database.kind,
       version: config.version,
     },
@@ -66,9 +59,9 @@ function announce(config: AppConfig, logger: Logger, dev: DevToken): void {
       logger,
       [
         '',
-        `  Plant Store API  http://${host}:${config.http.port}  (docs: http://${host}:${config.http.port}/docs)`,
-        `  Health           http://${host}:${config.health.port}/health`,
-        `  Metrics          http://${host}:${config.metrics.port}/metrics`,
+        `  Plant Store API  http://${host}:${ports.api}  (docs: http://${host}:${ports.api}/docs)`,
+        `  Health           http://${host}:${ports.health}/health`,
+        `  Metrics          http://${host}:${ports.metrics}/metrics`,
         `  Development token (kept in ${dev.file}):`,
         `    ${dev.token}`,
         '',

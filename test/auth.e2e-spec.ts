@@ -95,8 +95,11 @@ describe('bearer auth', () => {
   });
 });
 
-describe('development token', () => {
-  it('is made when API_TOKENS is empty, printed once, kept in DATA_DIR and works after a restart', async () => {
+// Each test starts its own service: they run side by side.
+describe.concurrent('development token', () => {
+  it('is made when API_TOKENS is empty, printed once, kept in DATA_DIR and works after a restart', async ({
+    expect,
+  }) => {
     const first = await startApp({ env: { API_TOKENS: '' } });
     const file = join(first.dataDir, 'dev-token');
     const token = readFileSync(file, 'utf8').trim();

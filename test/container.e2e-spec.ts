@@ -5,7 +5,7 @@
  * only to its data, repos and tmp folders, as it must on a read-only root filesystem.
  * Needs root (to switch user with setpriv from util-linux) and `npm run build` first.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   chownSync,
@@ -24,7 +24,12 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from './support/free-port.js';
+import {
+  type BoundPorts,
+  type ServiceProcess,
+  spawnService,
+  untilHealthy,
+} from './support/service-process.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const APP_UID = 1000;
@@ -98,10 +103,9 @@ describe.skipIf(skipReason !== undefined)(
     let appDir: string;
     let configDir: string;
     const writable: Record<'data' | 'repos' | 'tmp', string> = { data: '', repos: '', tmp: '' };
-    let ports: { api: number; health: number; metrics: number };
+    let ports: BoundPorts;
+    let service: ServiceProcess;
     let child: ChildProcess;
-    let output = '';
-    let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
     let before: string[];
 
     beforeAll(async () => {
@@ -130,70 +134,44 @@ describe.skipIf(skipReason !== undefined)(
       spawnSync('chmod', ['-R', 'a-w', appDir, configDir]);
       before = snapshot(appDir).concat(snapshot(configDir));
 
-      ports = { api: await freePort(), health: await freePort(), metrics: await freePort() };
       startedAt = Date.now() - 1000;
-      child = spawn(
-        'setpriv',
-        [
+      service = await spawnService({
+        command: 'setpriv',
+        args: [
           `--reuid=${APP_UID}`,
           `--regid=${APP_GID}`,
           '--clear-groups',
           process.execPath,
           'dist/main.js',
         ],
-        {
-          cwd: appDir,
-          stdio: ['ignore', 'pipe', 'pipe'],
-          // Only what the image sets plus the test's ports and folders; nothing of ours leaks in.
-          env: {
-            PATH: '/usr/local/bin:/usr/bin:/bin',
-            NODE_ENV: 'production',
-            NODE_OPTIONS: '--max-semi-space-size=16',
-            HOST: '127.0.0.1',
-            API_TOKENS: TOKEN,
-            DATA_DIR: writable.data,
-            SERVICE_REPOS_DIR: writable.repos,
-            SERVICE_CONFIG_DIR: configDir,
-            TMPDIR: writable.tmp,
-            HOME: writable.tmp,
-            NPM_CONFIG_CACHE: path.join(writable.tmp, '.npm'),
-            PORT: String(ports.api),
-            SERVICE_HEALTH_CHECK_PORT: String(ports.health),
-            SERVICE_METRICS_PORT: String(ports.metrics),
-            SERVICE_LOG_LEVEL: 'warn',
-          },
+        cwd: appDir,
+        // Ports 0: the start-up line says which ones the kernel gave (logged at warn too).
+        startLine: 'Plant Store listening',
+        // Only what the image sets plus the test's ports and folders; nothing of ours leaks in.
+        env: {
+          PATH: '/usr/local/bin:/usr/bin:/bin',
+          NODE_ENV: 'production',
+          NODE_OPTIONS: '--max-semi-space-size=16',
+          HOST: '127.0.0.1',
+          API_TOKENS: TOKEN,
+          DATA_DIR: writable.data,
+          SERVICE_REPOS_DIR: writable.repos,
+          SERVICE_CONFIG_DIR: configDir,
+          TMPDIR: writable.tmp,
+          HOME: writable.tmp,
+          NPM_CONFIG_CACHE: path.join(writable.tmp, '.npm'),
+          PORT: '0',
+          SERVICE_HEALTH_CHECK_PORT: '0',
+          SERVICE_METRICS_PORT: '0',
+          SERVICE_LOG_LEVEL: 'warn',
         },
-      );
-      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      exited = new Promise((resolve) =>
-        child.once('exit', (code, signal) => resolve({ code, signal })),
-      );
-      await waitForHealth();
+      });
+      child = service.child;
+      ports = await untilHealthy(service, 'the app');
     });
 
-    async function waitForHealth(): Promise<void> {
-      const deadline = Date.now() + 30_000;
-      let stopped = false;
-      void exited.then(() => (stopped = true));
-      while (Date.now() < deadline) {
-        if (stopped) throw new Error(`the app exited before it was healthy:\n${output}`);
-        try {
-          const res = await fetch(`http://127.0.0.1:${ports.health}/health`);
-          if (res.status === 200) return;
-        } catch {
-          // not listening yet
-        }
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-      throw new Error(`no 200 from /health within 30 s:\n${output}`);
-    }
-
     afterAll(async () => {
-      if (child && child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exited;
-      }
+      await service?.stop('SIGKILL');
       if (root) {
         spawnSync('chmod', ['-R', 'u+w', root]);
         rmSync(root, { recursive: true, force: true });
@@ -231,9 +209,10 @@ describe.skipIf(skipReason !== undefined)(
       const timeout = new Promise<'timeout'>((resolve) =>
         setTimeout(() => resolve('timeout'), 15_000),
       );
-      const result = await Promise.race([exited, timeout]);
-      expect(result, output).not.toBe('timeout');
-      expect(result, output).toEqual({ code: 0, signal: null });
+      const result = await Promise.race([service.exited, timeout]);
+      expect(result, service.output()).not.toBe('timeout');
+      // Exit code 0 (a signal would be its name).
+      expect(result, service.output()).toBe(0);
     });
 
     it('wrote to its data folder and nowhere else', () => {

@@ -28,7 +28,8 @@ async function seed(app: RunningApp): Promise<void> {
 }
 
 describe('CORS', () => {
-  describe('off by default', () => {
+  // One service per configuration, started side by side; the tests only read.
+  describe.concurrent('off by default', () => {
     let app: RunningApp;
     beforeAll(async () => {
       app = await startApp();
@@ -54,7 +55,7 @@ describe('CORS', () => {
     });
   });
 
-  describe('CORS_ORIGINS set to a list', () => {
+  describe.concurrent('CORS_ORIGINS set to a list', () => {
     let app: RunningApp;
     beforeAll(async () => {
       app = await startApp({ env: { CORS_ORIGINS: `${DOCS}, http://localhost:5173` } });
@@ -102,7 +103,7 @@ describe('CORS', () => {
     });
   });
 
-  describe('CORS_ORIGINS=*', () => {
+  describe.concurrent('CORS_ORIGINS=*', () => {
     let app: RunningApp;
     beforeAll(async () => {
       app = await startApp({ env: { CORS_ORIGINS: '*' } });

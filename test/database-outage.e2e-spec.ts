@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
-import { freePort } from './support/free-port.js';
+import { closedPort } from './support/closed-port.js';
 import { call, isErrorBody } from './support/http.js';
 import { TEST_DATABASE_URL, createTestDatabase, postgresAvailable } from './support/postgres.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -11,7 +11,7 @@ describe.skipIf(!postgresAvailable)('PostgreSQL outages', () => {
 
   beforeAll(async () => {
     const server = new URL(TEST_DATABASE_URL);
-    proxy = new TcpProxy({ host: server.hostname, port: Number(server.port) }, await freePort());
+    proxy = new TcpProxy({ host: server.hostname, port: Number(server.port) });
     await proxy.start();
     const url = new URL(await createTestDatabase());
     url.port = String(proxy.port);
@@ -118,7 +118,7 @@ describe.skipIf(!postgresAvailable)('several replicas on one PostgreSQL', () => 
 
 describe.skipIf(!postgresAvailable)('PostgreSQL down at start', () => {
   it('retries for the bounded time, then exits non-zero naming where it tried', async () => {
-    const port = await freePort();
+    const port = await closedPort();
     const app = await startApp({
       env: {
         DATABASE_URL: `postgres://plants:hunter2hunter2@127.0.0.1:${port}/plants`,

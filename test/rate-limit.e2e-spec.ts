@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { startApp } from './support/app-process.js';
 import { call, isErrorBody } from './support/http.js';
 
-describe('rate limit', () => {
+// Each test starts its own service with its own budget: they run side by side.
+describe.concurrent('rate limit', () => {
   it('answers 429 with Retry-After and the Error body past RATE_LIMIT_PER_MINUTE, never on health', async () => {
     const app = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '3' } });
     const statuses: number[] = [];

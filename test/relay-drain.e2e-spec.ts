@@ -91,4 +91,60 @@ describe('relay server shutdown drain (e2e)', () => {
     expect(answer.headers).toContain('connection: close');
     expect(await relay.exited).toBe(0);
   });
+
+  it('ends open event streams at the signal, so the drain does not wait its grace period for them', async () => {
+    relay = await startRelay({
+      env: {
+        RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(newToken()) }),
+        RELAY_CLIENTS: JSON.stringify({
+          alice: { tokens: sha256Entry(aliceToken), agents: ['lab'] },
+        }),
+      },
+    });
+    // The aggregate endpoint's session is the relay's own: no agent is needed to open one.
+    const initialize = await fetch(`http://127.0.0.1:${relay.port}/mcp/lab`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${aliceToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 't', version: '1' },
+        },
+      }),
+    });
+    expect(initialize.status).toBe(200);
+    const session = initialize.headers.get('mcp-session-id');
+    expect(session).toBeTruthy();
+    const stream = await openRaw(`http://127.0.0.1:${relay.port}`);
+    await stream.write(
+      [
+        'GET /mcp/lab HTTP/1.1',
+        'Host: relay',
+        'Accept: text/event-stream',
+        `Authorization: Bearer ${aliceToken}`,
+        `Mcp-Session-Id: ${session}`,
+        '',
+        '',
+      ].join('\r\n'),
+    );
+    // The precondition: the stream is open (its headers came, its body never ends by itself).
+    await waitFor(
+      () => /^HTTP\/1\.1 200[\s\S]*text\/event-stream/i.test(stream.received()),
+      'the event stream open',
+    );
+
+    relay.child.kill('SIGTERM');
+    expect(await relay.exited).toBe(0);
+    expect(stream.closed()).toBe(true);
+    expect(relay.output()).toContain('shutting down');
+    expect(relay.output()).not.toContain('closed their connections');
+  });
 });

@@ -162,7 +162,7 @@ describe('relay server configuration (e2e)', () => {
     });
     expect(await bad.exited).toBe(78);
     const output = bad.output();
-    expect(output).toContain('RELAY_PORT must be a whole number from 1 to 65535');
+    expect(output).toContain('RELAY_PORT must be a whole number from 0 to 65535');
     expect(output).toContain('RELAY_AGENTS.shop entry 1 must be sha256: followed by 64 hex digits');
     expect(output).toContain(
       'RELAY_CLIENTS.alice.agents names "nope", which is not in RELAY_AGENTS',

@@ -3,7 +3,6 @@ import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAIN, newToken, startApp, tempDir } from './support/app-process.js';
-import { freePort } from './support/free-port.js';
 import { TEST_DATABASE_URL, postgresAvailable } from './support/postgres.js';
 import { RefusingPostgres } from './support/refusing-postgres.js';
 import { startOutcome } from './support/start-outcome.js';
@@ -19,7 +18,8 @@ function reachableByOthers(file: string): boolean {
   }
 }
 
-describe('DATA_DIR that cannot hold the embedded store', () => {
+// Each case is its own process (and its own fixture server): they run side by side.
+describe.concurrent('DATA_DIR that cannot hold the embedded store', () => {
   const cases: { name: string; dataDir: () => string }[] = [
     {
       name: 'a path under a regular file',
@@ -71,9 +71,9 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
           PATH: process.env.PATH,
           NODE_ENV: 'test',
           HOST: '127.0.0.1',
-          PORT: String(await freePort()),
-          SERVICE_HEALTH_CHECK_PORT: String(await freePort()),
-          SERVICE_METRICS_PORT: String(await freePort()),
+          PORT: '0',
+          SERVICE_HEALTH_CHECK_PORT: '0',
+          SERVICE_METRICS_PORT: '0',
           SERVICE_CONFIG_DIR: base,
           DATA_DIR: dataDir,
           API_TOKENS: newToken(),
@@ -95,11 +95,10 @@ describe('DATA_DIR that cannot hold the embedded store', () => {
   );
 });
 
-describe('PostgreSQL refusing the login at start', () => {
+describe.concurrent('PostgreSQL refusing the login at start', () => {
   it('a wrong password (28P01) exits at once, saying so, without printing the password', async () => {
     const server = new RefusingPostgres();
-    const port = await freePort();
-    await server.start(port);
+    const port = await server.start();
     try {
       const app = await startApp({
         env: {

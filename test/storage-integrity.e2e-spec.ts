@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   copyFileSync,
+  cpSync,
   openSync,
   readdirSync,
   renameSync,
@@ -11,8 +12,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { type RunningApp, startApp } from './support/app-process.js';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { type RunningApp, startApp, tempDir } from './support/app-process.js';
 import { call, isErrorBody } from './support/http.js';
 import { startOutcome } from './support/start-outcome.js';
 
@@ -93,7 +94,8 @@ describe('the embedded store file lost while the service runs', () => {
         expect(database?.status).toBe('down');
         expect(database?.message).toMatch(says);
         expect(await dbUp(app)).toBe('0');
-        expect(app.output()).toMatch(says);
+        // The log is written asynchronously: the line may follow the answers above.
+        await expect.poll(() => app.output(), { timeout: 5_000 }).toMatch(says);
         // It stays so: a restart is what brings the store back.
         expect((await create(app, 20)).status).toBe(503);
       } finally {
@@ -146,7 +148,7 @@ function corrupt(file: string, fraction: number): void {
 const ROWS = 2_000_000;
 
 /** A stopped service's data folder holding ROWS plants. */
-async function bigStore(): Promise<{ dataDir: string; token: string }> {
+async function makeBigStore(): Promise<{ dataDir: string; token: string }> {
   const app = await startApp();
   expect((await create(app, 1)).status).toBe(200);
   expect(await app.stop()).toBe(0);
@@ -160,8 +162,22 @@ async function bigStore(): Promise<{ dataDir: string; token: string }> {
 }
 
 describe('a corrupted embedded store', () => {
+  // Made once (a start and 2M inserts); each test corrupts its own copy of the folder.
+  let original: { dataDir: string; token: string };
+  beforeAll(async () => {
+    original = await makeBigStore();
+  });
+  afterAll(() => {
+    if (original) rmSync(original.dataDir, { recursive: true, force: true });
+  });
+  const bigStore = () => {
+    const dataDir = tempDir('big-store');
+    cpSync(original.dataDir, dataDir, { recursive: true });
+    return { dataDir, token: original.token };
+  };
+
   it('refuses to start, exit 1, naming the file', async () => {
-    const { dataDir, token } = await bigStore();
+    const { dataDir, token } = bigStore();
     corrupt(join(dataDir, 'plants.sqlite'), 0.5);
     const app = await startApp({ dataDir, env: { API_TOKENS: token }, waitForHealth: false });
     onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -172,7 +188,7 @@ describe('a corrupted embedded store', () => {
   });
 
   it('found at run time: rows answer 200 or 503, never 404 or 500, and /health fails', async () => {
-    const { dataDir, token } = await bigStore();
+    const { dataDir, token } = bigStore();
     const app = await startApp({ dataDir, env: { API_TOKENS: token } });
     onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
     try {

@@ -9,19 +9,14 @@ import { parseRetrySchedule } from './webhook-receivers.js';
  * turns them into the typed `AppConfig` (secrets wrapped, tokens hashed).
  */
 
+/** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
 const port = (name: string) =>
   z
     .string()
     .trim()
-    .regex(/^\d+$/, `${name} must be an integer from 1 to 65535`)
+    .regex(/^\d+$/, `${name} must be an integer from 0 to 65535`)
     .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(1, `${name} must be an integer from 1 to 65535`)
-        .max(65535, `${name} must be an integer from 1 to 65535`),
-    );
+    .pipe(z.number().int().max(65535, `${name} must be an integer from 0 to 65535`));
 
 /** Empty strings count as unset, as they do for most twelve-factor services. */
 const optional = <T extends z.ZodType>(schema: T) =>

@@ -56,18 +56,18 @@ describe('loadConfig: each environment problem names its variable, without its v
   });
 
   it.each([
-    ['PORT', { PORT: 'abc' }, 'PORT must be an integer from 1 to 65535'],
-    ['PORT', { PORT: '70000' }, 'PORT must be an integer from 1 to 65535'],
-    ['PORT', { PORT: '0' }, 'PORT must be an integer from 1 to 65535'],
+    ['PORT', { PORT: 'abc' }, 'PORT must be an integer from 0 to 65535'],
+    ['PORT', { PORT: '70000' }, 'PORT must be an integer from 0 to 65535'],
+    ['PORT', { PORT: '-1' }, 'PORT must be an integer from 0 to 65535'],
     [
       'SERVICE_HEALTH_CHECK_PORT',
-      { SERVICE_HEALTH_CHECK_PORT: '0' },
-      'SERVICE_HEALTH_CHECK_PORT must be an integer from 1 to 65535',
+      { SERVICE_HEALTH_CHECK_PORT: '65536' },
+      'SERVICE_HEALTH_CHECK_PORT must be an integer from 0 to 65535',
     ],
     [
       'SERVICE_METRICS_PORT',
       { SERVICE_METRICS_PORT: '9090.5' },
-      'SERVICE_METRICS_PORT must be an integer from 1 to 65535',
+      'SERVICE_METRICS_PORT must be an integer from 0 to 65535',
     ],
     [
       'SERVICE_METRICS_PORT',
@@ -317,6 +317,13 @@ describe('loadConfig: valid configurations', () => {
       agent: undefined,
       mcp: { configDir: dir, configDirExplicit: true, absent: false },
     });
+  });
+
+  it('take 0 for every port (any free port, logged at start): no "must differ" for the 0s', () => {
+    const config = loadConfig(
+      environment({ PORT: '0', SERVICE_HEALTH_CHECK_PORT: '0', SERVICE_METRICS_PORT: '0' }),
+    );
+    expect([config.http.port, config.health.port, config.metrics.port]).toEqual([0, 0, 0]);
   });
 
   it('without SERVICE_CONFIG_DIR and no file in the default folder: no MCP servers', () => {

@@ -6,6 +6,7 @@ import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.
 import { portScopeHandler } from '../common/http/port-scope.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
+import { SessionStore } from './mcp/session-store.service.js';
 import { loadRelayConfig } from './config/load-relay-config.js';
 import type { RelayConfig } from './config/relay-config.js';
 import { RelayServerModule } from './relay-server.module.js';
@@ -30,28 +31,20 @@ void runHttpApp<RelayConfig>({
         httpsOptions: config.tls,
       },
     ),
-  configure(app, config) {
-    app.use(
-      portScopeHandler({
-        api: config.http.port,
-        health: config.health.port,
-        metrics: config.metrics.port,
-      }),
-    );
+  configure(app, _config, ports) {
+    app.use(portScopeHandler(ports));
   },
   listeners: (config) => ({
     host: config.http.host,
-    port: config.http.port,
-    extraPorts: [config.health.port, config.metrics.port],
+    ports: { api: config.http.port, health: config.health.port, metrics: config.metrics.port },
   }),
-  announce(_app, config, logger) {
+  announce(_app, config, logger, ports) {
     logger.info(
       {
-        port: config.http.port,
+        // The bound ports: with RELAY_PORT=0 (any free port) this line is where a caller learns them.
+        ports,
         tls: config.tls !== undefined,
         basePath: config.basePath || '/',
-        health: config.health.port,
-        metrics: config.metrics.port,
         agents: config.agents.map((a) => a.name),
         clients: config.clients.length,
         version: config.version,
@@ -61,5 +54,9 @@ void runHttpApp<RelayConfig>({
   },
   // Requests in flight wait for agents (up to RELAY_REQUEST_TIMEOUT_SECONDS): agents are told
   // 1001 first, which answers every waiting client at once, so the drain does not wait them out.
-  beforeDrain: (app) => app.get(AgentGateway).beforeApplicationShutdown(),
+  // Open GET event streams are ended too: they never end on their own.
+  beforeDrain: async (app) => {
+    app.get(SessionStore).endStreams();
+    await app.get(AgentGateway).beforeApplicationShutdown();
+  },
 });

@@ -70,7 +70,8 @@ interface Lane {
 type Outcome =
   | { kind: 'delivered'; status: number }
   | { kind: 'gone' }
-  | { kind: 'retry'; error: string; retryAfterMs?: number };
+  | { kind: 'retry'; error: string; retryAfterMs?: number }
+  | { kind: 'lost' };
 
 /**
  * Delivers the plant webhook's outbox: one lane per receiver, so a slow or dead receiver only
@@ -113,6 +114,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       config.webhooks.receivers,
       LANE_CONCURRENCY,
       ATTEMPT_TIMEOUT_MS,
+      logger,
     );
   }
 
@@ -361,6 +363,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         notices.map(({ eventId, payload }) => ({ eventId, payload })),
       );
       const outcomes = results.map((result): Outcome => {
+        if (result.kind === 'lost') return result;
         durations.observe(result.seconds);
         attempts[result.kind].inc();
         if (result.kind !== 'retry') return result;
@@ -370,19 +373,27 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           retryAfterMs: retryAfterMs(result.retryAfter ?? null),
         };
       });
-      // Shutting down: the notices are released (their marks are not written, so they go out
-      // again after the restart).
-      if (this.abort.signal.aborted) return;
       const delivered = notices.filter((_, i) => outcomes[i]!.kind === 'delivered');
       if (delivered.length > 0) {
-        // Held until the mark is written, so no claim sends them again meanwhile.
+        // Held until the mark is written, so no claim sends them again meanwhile. Even when
+        // shutting down: the stop writes the marks it holds, so these are not sent twice.
         for (const notice of delivered) this.marks.push(notice.id);
         this.finished.inc({ receiver: receiver.host, outcome: 'delivered' }, delivered.length);
         if (this.marks.length >= MARK_BATCH) this.wakeMarker?.();
       }
+      // Shutting down: the others are released (no retry is charged) and go out after the
+      // restart, or from another replica.
+      if (this.abort.signal.aborted) return;
       for (const [i, notice] of notices.entries()) {
         const outcome = outcomes[i]!;
         if (outcome.kind === 'delivered') continue;
+        if (outcome.kind === 'lost') {
+          // Never attempted (the sending thread stopped): no retry is charged; the next claim
+          // takes it again.
+          this.held.delete(notice.id);
+          lane.claimNeeded = true;
+          continue;
+        }
         try {
           await this.record(receiver, notice, outcome, log);
         } catch (error) {
@@ -393,21 +404,18 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       if (outcomes.some((o) => o.kind === 'gone')) {
         log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
       }
+      // A sending thread that keeps dying is restarted at most once a poll per lane.
+      if (outcomes.some((o) => o.kind === 'lost')) await this.sleep(POLL_MS);
     }
   }
 
   private async record(
     receiver: WebhookReceiver,
     notice: ClaimedNotice,
-    outcome: Outcome,
+    outcome: Exclude<Outcome, { kind: 'delivered' | 'lost' }>,
     log: Logger,
   ): Promise<void> {
     const attempts = notice.attempts + 1;
-    if (outcome.kind === 'delivered') {
-      await this.outbox.delivered(notice.id, attempts);
-      this.finished.inc({ receiver: receiver.host, outcome: 'delivered' });
-      return;
-    }
     if (outcome.kind === 'gone') {
       await this.outbox.stopReceiver(receiver);
       this.finished.inc({ receiver: receiver.host, outcome: 'stopped' });

@@ -31,6 +31,16 @@ export interface NoticeTaker {
 }
 
 /**
+ * What a notice carries: the upstream document's NewPlant. The plants feature hands its plants
+ * in (it writes the outbox); the webhook needs no more of them than this.
+ */
+export interface NewPlant {
+  id: bigint;
+  name: string;
+  tag?: string | undefined;
+}
+
+/**
  * The only place with SQL for the plant webhook's outbox. Rows are written by the plants
  * repository inside the transaction that inserts the plants (`insertEvents` takes that
  * transaction), so a committed plant always has its notices and a rolled-back one never has.
@@ -41,16 +51,6 @@ export interface NoticeTaker {
  * LOCKED`, so replicas never claim the same row at once, and a replica that dies mid-delivery
  * leaves a lease that runs out, after which another replica takes the row.
  */
-/**
- * What a notice carries: the upstream document's NewPlant. The plants feature hands its plants
- * in (it writes the outbox); the webhook needs no more of them than this.
- */
-export interface NewPlant {
-  id: bigint;
-  name: string;
-  tag?: string | undefined;
-}
-
 @Injectable()
 export class WebhookOutboxRepository {
   /**

@@ -32,7 +32,9 @@ export interface AbortRequest {
 export type AttemptResult =
   | { kind: 'delivered'; status: number; seconds: number }
   | { kind: 'gone'; seconds: number }
-  | { kind: 'retry'; error: string; retryAfter?: string; seconds: number };
+  | { kind: 'retry'; error: string; retryAfter?: string; seconds: number }
+  /** Not an attempt: the sending thread stopped (or the process is stopping) before it answered. */
+  | { kind: 'lost'; seconds: 0 };
 
 export interface SendResult {
   batch: number;

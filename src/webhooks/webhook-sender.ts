@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import type {
   AttemptResult,
@@ -10,7 +12,8 @@ import type {
 /**
  * The main thread's side of the sending thread: `send` hands it one receiver's batch and
  * resolves with each attempt's result. If the thread dies, the batches it held come back as
- * retries (the notices stay in the outbox) and the next `send` starts a new one.
+ * `lost` (not attempts: no retry is charged, the notices stay in the outbox and go out again),
+ * the death is logged, and the next `send` starts a new thread.
  */
 export class WebhookSender {
   private worker: Worker | undefined;
@@ -20,18 +23,22 @@ export class WebhookSender {
     { size: number; resolve: (results: AttemptResult[]) => void }
   >();
   private aborted = false;
+  private readonly deaths: RateLimitedLog;
 
   constructor(
     private readonly receivers: WebhookReceiver[],
     private readonly concurrency: number,
     private readonly timeoutMs: number,
-  ) {}
+    logger: Logger,
+  ) {
+    this.deaths = new RateLimitedLog(logger);
+  }
 
   send(
     receiver: string,
     notices: { eventId: string; payload: string }[],
   ): Promise<AttemptResult[]> {
-    if (this.aborted) return Promise.resolve(notices.map(() => aborted));
+    if (this.aborted) return Promise.resolve(notices.map(() => lostAttempt));
     const worker = this.worker ?? this.start();
     const batch = this.nextBatch++;
     return new Promise((resolve) => {
@@ -49,7 +56,7 @@ export class WebhookSender {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
-    this.settleAll('sender stopped');
+    this.settleAll();
     await worker?.terminate();
   }
 
@@ -76,25 +83,35 @@ export class WebhookSender {
       this.waiting.delete(message.batch);
       waiting?.resolve(message.results);
     });
-    const lost = () => {
+    const lost = (cause: { exitCode?: number; error?: unknown }) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      this.settleAll('sender thread stopped');
+      // The error's name or code only: its message may hold a receiver's URL.
+      const error = cause.error as { code?: unknown; name?: unknown } | undefined;
+      this.deaths.warn(
+        {
+          exitCode: cause.exitCode,
+          reason: typeof error?.code === 'string' ? error.code : error?.name,
+          batches: this.waiting.size,
+        },
+        'plant webhook: the sending thread stopped; its notices go out again',
+      );
+      this.settleAll();
     };
-    worker.on('error', lost);
-    worker.on('exit', lost);
+    worker.on('error', (error) => lost({ error }));
+    worker.on('exit', (exitCode) => lost({ exitCode }));
     // Never keeps the process alive on its own.
     worker.unref();
     this.worker = worker;
     return worker;
   }
 
-  private settleAll(error: string): void {
+  private settleAll(): void {
     for (const { size, resolve } of this.waiting.values()) {
-      resolve(Array.from({ length: size }, () => ({ kind: 'retry', error, seconds: 0 })));
+      resolve(Array.from({ length: size }, () => lostAttempt));
     }
     this.waiting.clear();
   }
 }
 
-const aborted: AttemptResult = { kind: 'retry', error: 'stopping', seconds: 0 };
+const lostAttempt: AttemptResult = { kind: 'lost', seconds: 0 };

@@ -82,9 +82,10 @@ async function mapLimited<T, R>(
 
 /** An error's message without the URL (which may carry credentials). */
 function reasonOf(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return 'error';
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
-  const cause = (error as { cause?: { code?: string } }).cause;
+  const cause = (error as { cause?: { code?: string } | null }).cause;
   if (cause?.code) return cause.code;
   return error instanceof Error ? error.name : 'error';
 }
@@ -102,7 +103,9 @@ parentPort!.on('message', (message: SendRequest | AbortRequest) => {
     done(message.notices.map(() => ({ kind: 'retry', error: 'unknown receiver', seconds: 0 })));
     return;
   }
+  // An attempt never throws (each catches its own error); should one, the batch still answers.
   void mapLimited(message.notices, setup.concurrency, (notice) => attempt(receiver, notice)).then(
     done,
+    () => done(message.notices.map(() => ({ kind: 'lost', seconds: 0 }))),
   );
 });

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 
 /**
  * A PostgreSQL server, as far as the start-up handshake goes, that asks for a cleartext
@@ -10,7 +10,8 @@ export class RefusingPostgres {
   readonly passwords: string[] = [];
   private server: Server | undefined;
 
-  async start(port: number): Promise<void> {
+  /** Listens on a port the kernel picks; resolves with it. */
+  async start(): Promise<number> {
     this.server = createServer((socket) => {
       let buffer = Buffer.alloc(0);
       let started = false;
@@ -39,7 +40,9 @@ export class RefusingPostgres {
         socket.end(Buffer.concat([header, fields]));
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    const server = this.server;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as AddressInfo).port;
   }
 
   async stop(): Promise<void> {

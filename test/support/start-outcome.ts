@@ -1,4 +1,5 @@
 import type { RunningApp } from './app-process.js';
+import { startOutcomeOf } from './service-process.js';
 
 /**
  * Started with `waitForHealth: false`: resolves with the exit code once the process exits, or
@@ -7,22 +8,8 @@ import type { RunningApp } from './app-process.js';
  * A process still running afterwards is killed.
  */
 export async function startOutcome(app: RunningApp, boundMs = 20_000): Promise<number | string> {
-  let exited: number | string | undefined;
-  void app.exited.then((code) => (exited = code));
-  const deadline = Date.now() + boundMs;
-  let outcome: number | string | undefined;
-  while (outcome === undefined) {
-    if (exited !== undefined) outcome = exited;
-    else if (Date.now() > deadline) outcome = 'still starting';
-    else {
-      const status = await fetch(`${app.healthUrl}/health`).then(
-        (r) => r.status,
-        () => 0,
-      );
-      if (status === 200) outcome = 'healthy';
-      else await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  if (typeof outcome === 'string' && exited === undefined) await app.stop('SIGKILL');
-  return outcome;
+  const outcome = await startOutcomeOf(app, boundMs);
+  if (typeof outcome === 'object' && 'exited' in outcome) return outcome.exited;
+  await app.stop('SIGKILL');
+  return outcome === 'still starting' ? outcome : 'healthy';
 }

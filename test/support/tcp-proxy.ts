@@ -1,4 +1,10 @@
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import {
+  type AddressInfo,
+  createConnection,
+  createServer,
+  type Server,
+  type Socket,
+} from 'node:net';
 
 /**
  * A loopback TCP proxy in front of the test PostgreSQL server, so a test can make "the
@@ -9,10 +15,10 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private mode: 'forward' | 'hang' = 'forward';
 
-  constructor(
-    private readonly target: { host: string; port: number },
-    readonly port: number,
-  ) {}
+  /** The proxy's port: the kernel's pick at the first start, the same one at each restart. */
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
 
   async start(): Promise<void> {
     this.mode = 'forward';
@@ -29,7 +35,12 @@ export class TcpProxy {
       upstream.on('close', () => client.destroy());
       client.pipe(upstream).pipe(client);
     });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    const server = this.server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.port = (server.address() as AddressInfo).port;
   }
 
   /** New connections are accepted but never answered; open ones are cut. */

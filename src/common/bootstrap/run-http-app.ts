@@ -2,19 +2,23 @@ import { createServer, type Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { ConfigError, EX_CONFIG } from '../../config/config-error.js';
+import { boundPort } from '../http/bound-port.js';
 import { ConnectionDrain } from '../http/connection-drain.js';
 import { applyServerLimits } from '../http/http-server-limits.js';
+import type { PortScope } from '../http/port-scope.js';
 import { createLogger, type LoggerConfig } from '../logging/logger.js';
+import { startUpLogger } from '../logging/start-up-logger.js';
 
 /** In-flight requests get this long to finish after a signal before connections are cut. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
-/** The listeners of one process: the public port, and the probe and metrics ports. */
+/**
+ * The listeners of one process: the public port (`api`), and the probe and metrics ports, all
+ * served by the same Express app. 0 means any free port: the bound ones are announced.
+ */
 export interface Listeners {
   host: string;
-  port: number;
-  /** Plain-HTTP ports served by the same Express app (health, metrics). */
-  extraPorts: number[];
+  ports: PortScope;
 }
 
 /** What differs between the entry points (the plant service, the relay server). */
@@ -26,11 +30,18 @@ export interface HttpEntryPoint<C extends LoggerConfig> {
   loadConfig(): C;
   /** NestFactory.create with the entry point's module and adapter options. */
   createApp(config: C, logger: Logger): Promise<NestExpressApplication>;
-  /** Middleware and routes set up on the app before it listens. */
-  configure?(app: NestExpressApplication, config: C): void;
+  /**
+   * Middleware and routes set up on the app before it listens. `ports` reads the ports in use:
+   * the configured ones until each listener is bound, then the bound ones.
+   */
+  configure?(app: NestExpressApplication, config: C, ports: () => PortScope): void;
   listeners(config: C): Listeners;
-  /** The start-up line (and banner), once every port listens. */
-  announce(app: NestExpressApplication, config: C, logger: Logger): void;
+  /**
+   * The start-up line (and banner), once every port listens, with the bound ports: with a port
+   * configured as 0 that line is where a caller learns them, so `logger` then writes it even
+   * at the warn, error or fatal level.
+   */
+  announce(app: NestExpressApplication, config: C, logger: Logger, ports: PortScope): void;
   /**
    * Runs on a signal after the listeners stopped accepting and before the drain waits for the
    * requests in flight: whatever would otherwise hold them (the relay's agent connections,
@@ -68,18 +79,22 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
     process.exitCode = 1;
     return;
   }
-  entry.configure?.(app, config);
+  const { host, ports: configured } = entry.listeners(config);
+  const ports: PortScope = { ...configured };
+  entry.configure?.(app, config, () => ports);
 
-  const { host, port, extraPorts } = entry.listeners(config);
   let extra: Server[];
   try {
     applyServerLimits(app.getHttpServer());
-    await app.listen(port, host);
+    await app.listen(ports.api, host);
+    ports.api = boundPort(app.getHttpServer());
     extra = await Promise.all(
-      extraPorts.map((extraPort) => {
+      (['health', 'metrics'] as const).map(async (listener) => {
         const server = createServer(app.getHttpAdapter().getInstance());
         applyServerLimits(server);
-        return listen(server, extraPort, host);
+        await listen(server, ports[listener], host);
+        ports[listener] = boundPort(server);
+        return server;
       }),
     );
   } catch (error) {
@@ -90,7 +105,12 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
     logger.flush();
     process.exit(1);
   }
-  entry.announce(app, config, logger);
+  entry.announce(
+    app,
+    config,
+    startUpLogger(logger, [configured.api, configured.health, configured.metrics]),
+    { ...ports },
+  );
   handleSignals(app, new ConnectionDrain([app.getHttpServer(), ...extra]), logger, entry);
 }
 
@@ -115,6 +135,8 @@ function handleSignals<C extends LoggerConfig>(
     const drained = drain.drain(SHUTDOWN_GRACE_MS);
     Promise.resolve()
       .then(() => entry.beforeDrain?.(app))
+      // The drain and Nest's shutdown hooks (the database closed, marks written) still run.
+      .catch((error: unknown) => logger.error({ reason: reasonOf(error) }, 'shutdown step failed'))
       .then(() => drained)
       .then((outcome) => {
         if (outcome === 'cut') {

@@ -33,15 +33,16 @@ export function pathAllowed(listener: Listener, path: string): boolean {
 /**
  * An Express handler mounted first (before Swagger UI's routes, which Nest middleware cannot
  * precede). A path the port does not serve goes to Nest's exception layer as a 404, so the
- * global exception filter still writes the body.
+ * global exception filter still writes the body. `ports` is asked per request: the bound ports
+ * are known only once each listener is up (a configured 0 becomes the kernel's pick).
  */
-export function portScopeHandler(ports: PortScope) {
+export function portScopeHandler(ports: () => PortScope) {
   return (
     request: { socket: { localPort?: number }; path: string; method: string },
     _response: unknown,
     next: (error?: unknown) => void,
   ): void => {
-    if (pathAllowed(listenerOf(request.socket.localPort, ports), request.path)) {
+    if (pathAllowed(listenerOf(request.socket.localPort, ports()), request.path)) {
       next();
       return;
     }

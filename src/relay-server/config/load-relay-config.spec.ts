@@ -47,6 +47,16 @@ describe('loadRelayConfig', () => {
     expect(config.clients[0]?.agents).toEqual(new Set(['shop']));
   });
 
+  it('takes 0 for every port (any free port, logged at start): no "must differ" for the 0s', () => {
+    const config = loadRelayConfig({
+      ...valid,
+      RELAY_PORT: '0',
+      RELAY_HEALTH_CHECK_PORT: '0',
+      RELAY_METRICS_PORT: '0',
+    });
+    expect([config.http.port, config.health.port, config.metrics.port]).toEqual([0, 0, 0]);
+  });
+
   it('reads the TLS certificate and key', () => {
     const dir = mkdtempSync(join(tmpdir(), 'relay-tls-'));
     writeFileSync(join(dir, 'cert.pem'), 'CERT');

@@ -26,7 +26,8 @@ const wholeNumber = (name: string, min: number, max: number) =>
         .max(max, `${name} must be a whole number from ${min} to ${max}`),
     );
 
-const port = (name: string) => wholeNumber(name, 1, 65535);
+/** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
+const port = (name: string) => wholeNumber(name, 0, 65535);
 
 /** Agent and client names appear in URL paths, logs and metric labels. */
 export const RELAY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

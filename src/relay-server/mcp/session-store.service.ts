@@ -109,6 +109,15 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /**
+   * Ends every open event stream (the relay is stopping): a GET stream never ends on its own,
+   * so the shutdown's drain would otherwise wait its whole grace period for it. Clients
+   * reconnect to another instance, or after the restart.
+   */
+  endStreams(): void {
+    for (const session of this.sessions.values()) session.stream?.end();
+  }
+
   /** Sends a notification to every open stream of `server`'s sessions on `connection`. */
   broadcast(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
     for (const session of this.sessions.values()) {
