@@ -55,8 +55,8 @@ void runHttpApp<RelayConfig>({
   // Requests in flight wait for agents (up to RELAY_REQUEST_TIMEOUT_SECONDS): agents are told
   // 1001 first, which answers every waiting client at once, so the drain does not wait them out.
   // Open GET event streams are ended too: they never end on their own.
-  beforeDrain: async (app) => {
+  beforeDrain: (app) => {
     app.get(SessionStore).endStreams();
-    await app.get(AgentGateway).beforeApplicationShutdown();
+    app.get(AgentGateway).beforeApplicationShutdown();
   },
 });
