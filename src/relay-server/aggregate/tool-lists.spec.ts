@@ -103,6 +103,22 @@ describe('listAllTools', () => {
     ]);
   });
 
+  it("holds the byte limit over servers listed side by side, and frees a dropped server's share", async () => {
+    // Each server's tools fit alone (about 340 bytes); two together do not. With concurrency 2
+    // both are asked at once, so the limit must count pages as they arrive.
+    const mid = (name: string) => tool(name, { description: 'x'.repeat(300) });
+    const { fetchPage, maxInFlight } = agent({
+      a: { '': page([mid('one')], 'p2'), p2: jsonRpcError(1, -32603, 'broken second page') },
+      b: { '': page([mid('two')]) },
+      c: { '': page([mid('three')]) },
+    });
+    const merged = await listAllTools(['a', 'b', 'c'], fetchPage, { ...LIMITS, maxBytes: 500 });
+    expect(maxInFlight()).toBe(2); // the precondition: a and b were listed side by side
+    // a's first page is counted, so b does not fit; a then fails and gives its share back: c fits.
+    expect(merged.tools.map((t) => t.name)).toEqual(['c__three']);
+    expect(merged.failures.map((f) => f.server).sort()).toEqual(['a', 'b']);
+  });
+
   it('asks at most `concurrency` servers at once, and every server once', async () => {
     const pages: Record<string, Record<string, JsonRpcResponse>> = {};
     const servers = ['s1', 's2', 's3', 's4', 's5'];

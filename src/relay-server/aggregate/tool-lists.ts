@@ -56,22 +56,29 @@ export async function listAllTools(
     for (let page = 1; ; page++) {
       const answer = await fetchPage(server, cursor);
       if (answer.error !== undefined) {
+        bytes -= serverBytes;
         failures.push({ server, reason: `tools/list failed: ${answer.error.message}` });
         return;
       }
       const result = answer.result as { tools?: unknown; nextCursor?: unknown } | undefined;
       if (typeof result !== 'object' || result === null || !Array.isArray(result.tools)) {
+        bytes -= serverBytes;
         failures.push({ server, reason: 'tools/list answer without a tools array' });
         return;
       }
-      serverBytes += Buffer.byteLength(JSON.stringify(result.tools));
-      if (bytes + serverBytes > limits.maxBytes) {
+      const pageBytes = Buffer.byteLength(JSON.stringify(result.tools));
+      // Counted against the whole list at once, not when this server is done: the servers are
+      // listed side by side, and together they keep at most maxBytes.
+      if (bytes + pageBytes > limits.maxBytes) {
+        bytes -= serverBytes;
         failures.push({
           server,
           reason: `its tools would make the merged list larger than ${limits.maxBytes} bytes`,
         });
         return;
       }
+      bytes += pageBytes;
+      serverBytes += pageBytes;
       tools.push(...(result.tools as unknown[]));
       cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
       if (cursor === undefined) break;
@@ -83,7 +90,6 @@ export async function listAllTools(
         break;
       }
     }
-    bytes += serverBytes;
     lists.set(server, tools);
   };
 
