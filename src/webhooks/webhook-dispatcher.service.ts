@@ -27,12 +27,12 @@ export const ATTEMPT_TIMEOUT_MS = 15_000;
  */
 export const LEASE_MS = 30_000;
 /**
- * Notices one receiver's lane claims at once, and how many of them are in flight together.
- * Their delivered outcomes are recorded in one UPDATE (one commit) per batch: a commit per
- * notice cost as much as the plant's own.
+ * Notices one receiver's lane sends at once, all of them in flight together: one wave of
+ * attempts per batch, so a batch ends within one attempt's timeout and its leases (LEASE_MS)
+ * hold until it is sent and marked (see INBOX_MAX_AGE_MS).
  */
-const LANE_BATCH = 64;
 const LANE_CONCURRENCY = 16;
+const LANE_BATCH = LANE_CONCURRENCY;
 /** How often a lane looks for due retries and for rows another replica wrote. */
 const POLL_MS = 1_000;
 /**
@@ -50,6 +50,12 @@ const INBOX_LIMIT = 1_024;
  */
 export const MARK_EVERY_MS = 1_000;
 const MARK_BATCH = 1_000;
+/**
+ * A notice handed in memory older than this goes back to the table, where a claim takes it
+ * with a fresh lease: its lease (written with it, from its commit on) must outlast one
+ * attempt and the mark's wait, with a margin, or another replica could claim and send it too.
+ */
+const INBOX_MAX_AGE_MS = LEASE_MS - ATTEMPT_TIMEOUT_MS - MARK_EVERY_MS - 2_000;
 /** How often the backlog metrics and /health details are refreshed. */
 const BACKLOG_REFRESH_MS = 5_000;
 /** Finished notices (delivered, failed, stopped) are kept this long, then deleted. */
@@ -349,7 +355,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       for (const notice of lane.inbox.splice(0, LANE_BATCH - notices.length)) {
         // Waited so long that its lease (PostgreSQL) may run out mid-attempt: back to the
         // table, where a claim takes it with a fresh lease.
-        if (notice.createdAt + LEASE_MS - ATTEMPT_TIMEOUT_MS < Date.now()) {
+        if (notice.createdAt + INBOX_MAX_AGE_MS < Date.now()) {
           this.held.delete(notice.id);
           lane.claimNeeded = true;
         } else notices.push(notice);

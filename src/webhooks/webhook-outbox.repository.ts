@@ -281,6 +281,8 @@ export class WebhookOutboxRepository {
       .updateTable('webhook_outbox')
       .set({ attempts, next_attempt_at: next, last_error: error, lease_until: null })
       .where('id', '=', id)
+      // Another replica may have taken the row over and finished it meanwhile: that stands.
+      .where('state', '=', 'pending')
       .execute();
   }
 
@@ -394,6 +396,8 @@ export class WebhookOutboxRepository {
       .updateTable('webhook_outbox')
       .set({ state, attempts, finished_at: now, lease_until: null, last_error: error })
       .where('id', '=', id)
+      // A notice another replica delivered stays delivered.
+      .where('state', '=', 'pending')
       .execute();
   }
 }
