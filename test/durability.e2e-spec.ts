@@ -72,12 +72,29 @@ describe.each(storeVariants)('durability on $name', (store) => {
   it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async () => {
     const env = await store.env();
     const app = await startApp({ env });
-    const ids = Array.from({ length: 100 }, (_, i) => 1000 + i);
-    const inFlight = ids.map((id) => create(app.apiUrl, app.token, id).catch(() => undefined));
-    await new Promise((r) => setTimeout(r, 5));
-    app.child.kill('SIGTERM');
+    // More than one group commit holds (128): the signal goes at the first answer, while the
+    // later commits' requests are still being served.
+    const ids = Array.from({ length: 300 }, (_, i) => 1000 + i);
+    let answered = 0;
+    const inFlight = ids.map((id) =>
+      create(app.apiUrl, app.token, id).then(
+        (answer) => {
+          if (++answered === 1) app.child.kill('SIGTERM');
+          return answer;
+        },
+        () => undefined,
+      ),
+    );
     const answers = await Promise.all(inFlight);
     expect(await app.exited).toBe(0);
+    // The precondition: requests were answered after the signal (their log lines follow it).
+    const lines = app.output().split('\n');
+    const signalAt = lines.findIndex((line) => line.includes('"msg":"shutting down"'));
+    expect(signalAt).toBeGreaterThan(-1);
+    const servedAfter = lines
+      .slice(signalAt)
+      .filter((line) => line.includes('"msg":"request"') && line.includes('"status":200'));
+    expect(servedAfter.length).toBeGreaterThan(0);
     const acknowledged = ids.filter((_, i) => answers[i]?.status === 200);
     // Whatever was answered was answered properly: 200, never a 5xx or a half response.
     expect(answers.filter((a) => a !== undefined).every((a) => a.status === 200)).toBe(true);
@@ -100,6 +117,9 @@ describe('SIGTERM', () => {
         authorization: `Bearer ${app.token}`,
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(body),
+        // Node's server answers 100 Continue once it has parsed the headers: the condition
+        // "the server has the request" to wait for.
+        expect: '100-continue',
       },
     });
     const answer = new Promise<{ status?: number; text: string }>((resolve, reject) => {
@@ -110,9 +130,13 @@ describe('SIGTERM', () => {
         response.on('end', () => resolve({ status: response.statusCode, text }));
       });
     });
+    const parsed = new Promise((resolve) => request.once('continue', resolve));
+    request.flushHeaders();
+    await parsed;
     // Half the body: the server has the request and waits for the rest.
-    request.write(body.slice(0, 10));
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise<void>((resolve, reject) =>
+      request.write(body.slice(0, 10), (error) => (error ? reject(error) : resolve())),
+    );
     app.child.kill('SIGTERM');
     const accepts = () =>
       fetch(`${app.healthUrl}/health/live`).then(
