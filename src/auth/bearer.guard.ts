@@ -19,8 +19,11 @@ const REALM = 'Bearer realm="plant-store"';
  */
 @Injectable()
 export class BearerGuard implements CanActivate {
-  /** @Public() per route handler, looked up once: the metadata is fixed at start-up. */
-  private readonly publicHandlers = new WeakMap<object, boolean>();
+  /**
+   * @Public() per controller and handler, looked up once: the metadata is fixed at start-up.
+   * Keyed by both: an inherited handler may be public in one controller and not in another.
+   */
+  private readonly publicHandlers = new WeakMap<object, WeakMap<object, boolean>>();
 
   constructor(
     private readonly reflector: Reflector,
@@ -53,14 +56,18 @@ export class BearerGuard implements CanActivate {
 
   private isPublic(context: ExecutionContext): boolean {
     const handler = context.getHandler();
-    let isPublic = this.publicHandlers.get(handler);
+    const controller = context.getClass();
+    let handlers = this.publicHandlers.get(controller);
+    if (!handlers) {
+      handlers = new WeakMap();
+      this.publicHandlers.set(controller, handlers);
+    }
+    let isPublic = handlers.get(handler);
     if (isPublic === undefined) {
       isPublic =
-        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [
-          handler,
-          context.getClass(),
-        ]) === true;
-      this.publicHandlers.set(handler, isPublic);
+        this.reflector.getAllAndOverride<boolean | undefined>(IS_PUBLIC, [handler, controller]) ===
+        true;
+      handlers.set(handler, isPublic);
     }
     return isPublic;
   }
