@@ -7,17 +7,19 @@ import { BearerGuard } from './bearer.guard.js';
 import type { BearerStrategy } from './bearer.strategy.js';
 
 class BaseController {
-  index(): string {
+  index = function index(): string {
     return 'index';
-  }
+  };
 }
+// One function object shared by both controllers, as an inherited handler is.
+const inherited = new BaseController().index;
 @Public()
 class OpenController extends BaseController {}
 class ClosedController extends BaseController {}
 
 function contextOf(controller: object): ExecutionContext {
   return {
-    getHandler: () => BaseController.prototype.index,
+    getHandler: () => inherited,
     getClass: () => controller,
     switchToHttp: () => ({ getRequest: () => ({ headers: {} }) }),
   } as unknown as ExecutionContext;
