@@ -9,6 +9,7 @@ import {
   everythingServer,
   firstText,
   relayFixtureServer,
+  writeMcpServers,
 } from './fixtures/relay-e2e-support.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
@@ -41,11 +42,14 @@ const serversUp = async () =>
     .shop?.serversUp ?? [];
 
 /** An SDK client pinned to 2026-07-28 on `path` ('' is the aggregate endpoint). */
-async function connectModern(path: string): Promise<{ client: Client; requests: string[] }> {
+async function connectModern(
+  path: string,
+  options: ConstructorParameters<typeof Client>[1] = {},
+): Promise<{ client: Client; requests: string[] }> {
   const requests: string[] = [];
   const client = new Client(
     { name: 'relay-mcp-2026-e2e', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    { ...options, versionNegotiation: { mode: { pin: '2026-07-28' } } },
   );
   const transport = new StreamableHTTPClientTransport(mcpUrl(path), {
     // Every request the client makes, to show it never opens a session.
@@ -179,6 +183,38 @@ describe('MCP 2026-07-28 clients through agent and relay (e2e)', () => {
       );
       expect(progress).toEqual([1, 2]);
     } finally {
+      await client.close();
+    }
+  });
+
+  it('sends tools list_changed on a subscriptions/listen stream when a hot reload changes the tools', async () => {
+    const refreshed: string[][] = [];
+    const { client } = await connectModern('/fixture', {
+      listChanged: {
+        tools: {
+          onChanged: (error, tools) => {
+            if (!error && tools) refreshed.push(tools.map((t) => t.name));
+          },
+        },
+      },
+    });
+    try {
+      // connect() opened the listen stream and the relay acknowledged the tools filter.
+      const subscription = client.autoOpenedSubscription;
+      expect(subscription?.honoredFilter).toEqual({ toolsListChanged: true });
+      expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('added');
+      writeMcpServers(app.configDir, {
+        ...servers,
+        fixture: relayFixtureServer({ MCP_FIXTURE_EXTRA_TOOL: 'added' }),
+      });
+      await waitFor(
+        () => refreshed.find((names) => names.includes('added')),
+        'a refreshed list with the added tool',
+        30_000,
+      );
+      expect(firstText(await client.callTool({ name: 'added', arguments: {} }))).toBe('added');
+    } finally {
+      writeMcpServers(app.configDir, servers);
       await client.close();
     }
   });

@@ -19,6 +19,7 @@ import { AgentsHealthIndicator } from './health/agents.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
+import { ListenStore } from './mcp/modern/listen-store.service.js';
 import { ModernRelay } from './mcp/modern/modern-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { SessionStore } from './mcp/session-store.service.js';
@@ -30,6 +31,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
   providers: [
     McpRelayService,
     ModernRelay,
+    ListenStore,
     RelayForwarder,
     AggregateService,
     SessionStore,

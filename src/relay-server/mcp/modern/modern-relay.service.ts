@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CLIENT_INFO_META_KEY } from '@modelcontextprotocol/client';
+import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { RelayErrorCode } from '../../../common/agent-protocol/relay-protocol.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
@@ -8,11 +8,11 @@ import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from 
 import type { RelayAnswer, RelayTarget } from '../mcp-relay.service.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import type { RelaySession } from '../session-store.service.js';
+import { ListenStore } from './listen-store.service.js';
 import {
   discoverAnswer,
   idOf,
   MODERN_VERSION,
-  ModernErrorCode,
   refusal,
   statusOf,
   toModernAnswer,
@@ -41,6 +41,7 @@ export class ModernRelay {
     private readonly registry: AgentRegistry,
     private readonly forwarder: RelayForwarder,
     private readonly aggregate: AggregateService,
+    private readonly listens: ListenStore,
   ) {}
 
   async post(
@@ -63,16 +64,7 @@ export class ModernRelay {
     const refused = refusal(message, headers);
     if (refused) return { status: 400, body: refused };
     const method = message.method;
-    if (method === 'subscriptions/listen') {
-      return {
-        status: 200,
-        body: jsonRpcError(
-          id,
-          ModernErrorCode.MethodNotFound,
-          'subscriptions/listen is not offered by the relay yet',
-        ),
-      };
-    }
+    if (method === 'subscriptions/listen') return this.listen(target, id, message, signal, sink);
 
     const connection =
       target.server === undefined ? undefined : this.registry.pick(target.agent, target.server);
@@ -109,6 +101,75 @@ export class ModernRelay {
     return statusOf(answer) === 429
       ? { status: 429, body: answer, headers: { 'Retry-After': '1' } }
       : { status: 200, body: answer };
+  }
+
+  /**
+   * `subscriptions/listen`: acknowledges the tools list changes (the only ones the relay
+   * follows), then holds the POST's event stream open for `notifications/tools/list_changed`
+   * (ListenStore) until the client closes it or the relay stops, and ends it with the
+   * listen's result.
+   */
+  private async listen(
+    target: RelayTarget,
+    id: JsonRpcId,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<RelayAnswer> {
+    if (!sink) {
+      return {
+        status: 400,
+        body: jsonRpcError(
+          id,
+          JsonRpcCode.InvalidRequest,
+          'subscriptions/listen needs Accept: text/event-stream',
+        ),
+      };
+    }
+    const params = isObject(message.params) ? message.params : {};
+    const asked = isObject(params.notifications) ? params.notifications : {};
+    const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    const remove = this.listens.add({
+      client: target.client,
+      agent: target.agent,
+      server: target.server,
+      id,
+      send: sink,
+      end,
+    });
+    if (!remove) {
+      return {
+        status: 429,
+        headers: { 'Retry-After': '1' },
+        body: jsonRpcError(
+          id,
+          JsonRpcCode.Overloaded,
+          'too many subscriptions/listen streams open for this client',
+        ),
+      };
+    }
+    sink({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        notifications: asked.toolsListChanged === true ? { toolsListChanged: true } : {},
+        _meta: subscription,
+      },
+    });
+    signal.addEventListener('abort', end, { once: true });
+    if (signal.aborted) end();
+    try {
+      await ended;
+    } finally {
+      signal.removeEventListener('abort', end);
+      remove();
+    }
+    return {
+      status: 200,
+      body: { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: subscription } },
+    };
   }
 
   private forward(

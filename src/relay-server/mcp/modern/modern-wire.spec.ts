@@ -80,14 +80,14 @@ describe('modern-wire', () => {
     expect(missing.error).toEqual({ code: -32602, message: 'no such resource' });
   });
 
-  it('answers server/discover from an initialize result, without 2025-only capabilities', () => {
+  it('answers server/discover from an initialize result, without 2025-only capabilities, with tools listChanged (the relay follows the inventory)', () => {
     const answer = discoverAnswer('probe', {
       jsonrpc: '2.0',
       id: 'x',
       result: {
         protocolVersion: '2025-11-25',
         capabilities: {
-          tools: { listChanged: true },
+          tools: {},
           resources: { subscribe: true, listChanged: false },
           logging: {},
           tasks: {},

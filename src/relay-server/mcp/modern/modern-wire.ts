@@ -165,6 +165,10 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
   for (const name of MODERN_CAPABILITIES) {
     if (offered[name] !== undefined) capabilities[name] = offered[name];
   }
+  // The relay tells a 2026 client when the tools change (subscriptions/listen), whether or not
+  // the server itself would: it follows restarts and hot reloads in the agent's inventory.
+  if (isObject(capabilities.tools))
+    capabilities.tools = { ...capabilities.tools, listChanged: true };
   if (isObject(capabilities.resources)) {
     const resources = { ...capabilities.resources };
     delete resources.subscribe;
