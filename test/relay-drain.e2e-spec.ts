@@ -92,7 +92,7 @@ describe('relay server shutdown drain (e2e)', () => {
     expect(await relay.exited).toBe(0);
   });
 
-  it('ends open event streams at the signal, so the drain does not wait its grace period for them', async () => {
+  it('ends open event streams (a 2025 GET, a 2026 subscriptions/listen) at the signal, so the drain does not wait its grace period for them', async () => {
     relay = await startRelay({
       env: {
         RELAY_AGENTS: JSON.stringify({ lab: sha256Entry(newToken()) }),
@@ -141,9 +141,45 @@ describe('relay server shutdown drain (e2e)', () => {
       'the event stream open',
     );
 
+    // And an MCP 2026-07-28 subscriptions/listen stream (no session; held open by the relay).
+    const listenBody = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'listen:0',
+      method: 'subscriptions/listen',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+        notifications: { toolsListChanged: true },
+      },
+    });
+    const listen = await openRaw(`http://127.0.0.1:${relay.port}`);
+    await listen.write(
+      [
+        'POST /mcp/lab HTTP/1.1',
+        'Host: relay',
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        `Authorization: Bearer ${aliceToken}`,
+        'MCP-Protocol-Version: 2026-07-28',
+        'Mcp-Method: subscriptions/listen',
+        `Content-Length: ${Buffer.byteLength(listenBody)}`,
+        '',
+        listenBody,
+      ].join('\r\n'),
+    );
+    await waitFor(
+      () => listen.received().includes('notifications/subscriptions/acknowledged'),
+      'the listen stream acknowledged',
+    );
+
     relay.child.kill('SIGTERM');
     expect(await relay.exited).toBe(0);
     expect(stream.closed()).toBe(true);
+    expect(listen.closed()).toBe(true);
+    // It ended with the listen's result, as 2026-07-28 ends a subscription.
+    expect(listen.received()).toContain('"id":"listen:0","result":{"resultType":"complete"');
     expect(relay.output()).toContain('shutting down');
     expect(relay.output()).not.toContain('closed their connections');
   });

@@ -6,6 +6,7 @@ import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.
 import { portScopeHandler } from '../common/http/port-scope.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
+import { ListenStore } from './mcp/modern/listen-store.service.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { loadRelayConfig } from './config/load-relay-config.js';
 import type { RelayConfig } from './config/relay-config.js';
@@ -57,6 +58,7 @@ void runHttpApp<RelayConfig>({
   // Open GET event streams are ended too: they never end on their own.
   beforeDrain: (app) => {
     app.get(SessionStore).endStreams();
+    app.get(ListenStore).endAll();
     app.get(AgentGateway).beforeApplicationShutdown();
   },
 });

@@ -19,6 +19,8 @@ import { AgentsHealthIndicator } from './health/agents.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
+import { ListenStore } from './mcp/modern/listen-store.service.js';
+import { ModernRelay } from './mcp/modern/modern-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
@@ -26,7 +28,15 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
 /** The MCP endpoints, mounted under RELAY_BASE_PATH by RouterModule. */
 @Module({
   controllers: [McpController],
-  providers: [McpRelayService, RelayForwarder, AggregateService, SessionStore, ClientAuthGuard],
+  providers: [
+    McpRelayService,
+    ModernRelay,
+    ListenStore,
+    RelayForwarder,
+    AggregateService,
+    SessionStore,
+    ClientAuthGuard,
+  ],
 })
 class McpEndpointModule {}
 

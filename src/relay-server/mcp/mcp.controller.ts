@@ -20,6 +20,8 @@ import { Inject } from '@nestjs/common';
 import { JsonRpcCode, jsonRpcError } from './json-rpc.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
+import { ModernRelay } from './modern/modern-relay.service.js';
+import { isModern } from './modern/modern-wire.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -38,6 +40,7 @@ export class McpController {
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly relay: McpRelayService,
+    private readonly modern: ModernRelay,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
   ) {}
@@ -65,7 +68,17 @@ export class McpController {
     const stream = acceptsEventStream(request)
       ? new LazyEventStream(response, this.config.maxFrameBytes, () => this.dropped.inc({ agent }))
       : undefined;
-    const answer = await this.relay.post(target, message, hungUp.signal, stream?.sink);
+    // MCP 2026-07-28 (no session; an envelope in `_meta`) is translated; 2025 is forwarded.
+    const protocolVersion = header(request, 'mcp-protocol-version');
+    const answer = isModern(message, protocolVersion)
+      ? await this.modern.post(
+          target,
+          message,
+          { protocolVersion, method: header(request, 'mcp-method') },
+          hungUp.signal,
+          stream?.sink,
+        )
+      : await this.relay.post(target, message, hungUp.signal, stream?.sink);
     if (stream?.started) stream.finish(answer.body);
     else write(response, answer);
   }
@@ -132,6 +145,11 @@ export class McpController {
       sessionId: typeof sessionId === 'string' && sessionId !== '' ? sessionId : undefined,
     };
   }
+}
+
+function header(request: ClientRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
 }
 
 function write(response: Response, answer: RelayAnswer): void {

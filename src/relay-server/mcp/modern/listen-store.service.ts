@@ -1,0 +1,77 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
+import { AgentRegistry } from '../../agents/agent-registry.service.js';
+import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
+import { changedServers } from '../inventory-changes.js';
+import type { JsonRpcId } from '../json-rpc.js';
+
+type Message = Record<string, unknown>;
+
+/** One open `subscriptions/listen` stream of a 2026 client. */
+interface Listener {
+  client: string;
+  agent: string;
+  /** Undefined for the agent's aggregate endpoint. */
+  server: string | undefined;
+  id: JsonRpcId;
+  send: (message: Message) => void;
+  end: () => void;
+}
+
+/**
+ * The `subscriptions/listen` streams of MCP 2026-07-28 clients (no session, so a list change
+ * has nowhere else to go): `notifications/tools/list_changed`, tagged with the listen request's
+ * id as `subscriptionId`, when a server's own list_changed arrives from any connection of its
+ * agent, and when the agent's inventory changes that server's tools (a restart, a hot reload,
+ * a pod that comes or goes). The aggregate endpoint's listeners hear of every server of their
+ * agent. Bounded per client like sessions (RELAY_MAX_SESSIONS_PER_CLIENT): each is an open
+ * request the relay holds.
+ */
+@Injectable()
+export class ListenStore {
+  private readonly listeners = new Set<Listener>();
+
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    registry: AgentRegistry,
+  ) {
+    registry.onNotification((connection, server, message) => {
+      if (message.method === 'notifications/tools/list_changed') {
+        this.changed(connection.agent, [server]);
+      }
+    });
+    registry.onInventoryChange((connection, before) => {
+      this.changed(connection.agent, changedServers(before, connection.servers));
+    });
+    registry.onDisconnect((connection) => {
+      this.changed(connection.agent, changedServers(connection.servers, []));
+    });
+  }
+
+  /** Adds a listener; undefined when its client holds as many as it may. */
+  add(listener: Listener): (() => void) | undefined {
+    let mine = 0;
+    for (const other of this.listeners) if (other.client === listener.client) mine++;
+    if (mine >= this.config.maxSessionsPerClient) return undefined;
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Ends every listen stream (the relay is stopping): they never end on their own. */
+  endAll(): void {
+    for (const listener of [...this.listeners]) listener.end();
+  }
+
+  private changed(agent: string, servers: string[]): void {
+    if (servers.length === 0) return;
+    for (const listener of this.listeners) {
+      if (listener.agent !== agent) continue;
+      if (listener.server !== undefined && !servers.includes(listener.server)) continue;
+      listener.send({
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+        params: { _meta: { [SUBSCRIPTION_ID_META_KEY]: listener.id } },
+      });
+    }
+  }
+}

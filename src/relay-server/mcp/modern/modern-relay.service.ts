@@ -1,0 +1,229 @@
+import { Injectable } from '@nestjs/common';
+import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
+import { RelayErrorCode } from '../../../common/agent-protocol/relay-protocol.js';
+import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
+import { AgentRegistry } from '../../agents/agent-registry.service.js';
+import { AggregateService } from '../../aggregate/aggregate.service.js';
+import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.js';
+import type { RelayAnswer, RelayTarget } from '../mcp-relay.service.js';
+import { RelayForwarder } from '../relay-forwarder.service.js';
+import type { RelaySession } from '../session-store.service.js';
+import { ListenStore } from './listen-store.service.js';
+import {
+  discoverAnswer,
+  idOf,
+  MODERN_VERSION,
+  refusal,
+  statusOf,
+  toModernAnswer,
+  withoutEnvelope,
+} from './modern-wire.js';
+
+type Message = Record<string, unknown>;
+
+/** The headers of a 2026 POST the relay checks against its body. */
+export interface ModernHeaders {
+  protocolVersion?: string;
+  method?: string;
+}
+
+/**
+ * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is
+ * routed on its own (`registry.pick`) and admitted through the same RelayForwarder as a 2025
+ * session's request (caps, metrics, timeouts, id and progress-token rewrite, and the agent
+ * told `notifications/cancelled` when the client closes the POST, which is how 2026 cancels).
+ * The agent's MCP servers stay 2025 servers: the envelope is taken off the request and the
+ * result is given the fields a 2026 client checks (modern-wire.ts).
+ */
+@Injectable()
+export class ModernRelay {
+  constructor(
+    private readonly registry: AgentRegistry,
+    private readonly forwarder: RelayForwarder,
+    private readonly aggregate: AggregateService,
+    private readonly listens: ListenStore,
+  ) {}
+
+  async post(
+    target: RelayTarget,
+    message: unknown,
+    headers: ModernHeaders,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<RelayAnswer> {
+    if (!isObject(message) || message.jsonrpc !== '2.0' || typeof message.method !== 'string') {
+      return {
+        status: 400,
+        body: jsonRpcError(idOf(message), JsonRpcCode.InvalidRequest, 'not a JSON-RPC 2.0 request'),
+      };
+    }
+    const id = idOf(message);
+    // Notifications: 2026 has none a client sends that the relay must pass on (cancellation
+    // is closing the POST), and responses have nowhere to go, as on the 2025 path.
+    if (id === null) return { status: 202 };
+    const refused = refusal(message, headers);
+    if (refused) return { status: 400, body: refused };
+    const method = message.method;
+    if (method === 'subscriptions/listen') return this.listen(target, id, message, signal, sink);
+
+    const connection =
+      target.server === undefined ? undefined : this.registry.pick(target.agent, target.server);
+    if (target.server !== undefined && !connection) {
+      this.forwarder.count(target.agent, 'unavailable');
+      return {
+        status: 200,
+        body: jsonRpcError(
+          id,
+          RelayErrorCode.ServerUnavailable,
+          `MCP server "${target.server}" of agent "${target.agent}" is not available (agent not connected, or the server is not up)`,
+        ),
+      };
+    }
+    // One request, one throwaway "session": what the forwarder needs to admit and cancel it.
+    const session: RelaySession = {
+      id: `modern:${String(id)}`,
+      client: target.client,
+      agent: target.agent,
+      ...(connection &&
+        target.server !== undefined && {
+          pinned: { server: target.server, connection },
+        }),
+      inFlight: new Map(),
+      lastUsed: Date.now(),
+    };
+    const answer =
+      method === 'server/discover'
+        ? await this.discover(session, id, message, signal)
+        : toModernAnswer(
+            method,
+            await this.forward(session, withoutEnvelope(message), signal, sink),
+          );
+    return statusOf(answer) === 429
+      ? { status: 429, body: answer, headers: { 'Retry-After': '1' } }
+      : { status: 200, body: answer };
+  }
+
+  /**
+   * `subscriptions/listen`: acknowledges the tools list changes (the only ones the relay
+   * follows), then holds the POST's event stream open for `notifications/tools/list_changed`
+   * (ListenStore) until the client closes it or the relay stops, and ends it with the
+   * listen's result.
+   */
+  private async listen(
+    target: RelayTarget,
+    id: JsonRpcId,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<RelayAnswer> {
+    if (!sink) {
+      return {
+        status: 400,
+        body: jsonRpcError(
+          id,
+          JsonRpcCode.InvalidRequest,
+          'subscriptions/listen needs Accept: text/event-stream',
+        ),
+      };
+    }
+    const params = isObject(message.params) ? message.params : {};
+    const asked = isObject(params.notifications) ? params.notifications : {};
+    const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    const remove = this.listens.add({
+      client: target.client,
+      agent: target.agent,
+      server: target.server,
+      id,
+      send: sink,
+      end,
+    });
+    if (!remove) {
+      return {
+        status: 429,
+        headers: { 'Retry-After': '1' },
+        body: jsonRpcError(
+          id,
+          JsonRpcCode.Overloaded,
+          'too many subscriptions/listen streams open for this client',
+        ),
+      };
+    }
+    sink({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: {
+        notifications: asked.toolsListChanged === true ? { toolsListChanged: true } : {},
+        _meta: subscription,
+      },
+    });
+    signal.addEventListener('abort', end, { once: true });
+    if (signal.aborted) end();
+    try {
+      await ended;
+    } finally {
+      signal.removeEventListener('abort', end);
+      remove();
+    }
+    return {
+      status: 200,
+      body: { jsonrpc: '2.0', id, result: { resultType: 'complete', _meta: subscription } },
+    };
+  }
+
+  private forward(
+    session: RelaySession,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    const pinned = session.pinned;
+    return this.forwarder.run(session, message, signal, (cancelled) =>
+      pinned
+        ? this.forwarder.send(pinned.connection, pinned.server, message, cancelled, sink)
+        : this.aggregate.request(session, message, cancelled, sink),
+    );
+  }
+
+  /**
+   * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the MCP
+   * server's, which the agent answers from the result it cached when it started the server
+   * (docs/agent-protocol.md), so asking costs the server nothing.
+   */
+  private async discover(
+    session: RelaySession,
+    id: JsonRpcId,
+    message: Message,
+    signal: AbortSignal,
+  ): Promise<JsonRpcResponse> {
+    if (!session.pinned) {
+      return discoverAnswer(id, this.aggregate.initialize(id, undefined));
+    }
+    const params = isObject(message.params) ? message.params : {};
+    const meta = isObject(params._meta) ? params._meta : {};
+    const initialize = {
+      jsonrpc: '2.0',
+      id,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: isObject(meta[CLIENT_INFO_META_KEY])
+          ? meta[CLIENT_INFO_META_KEY]
+          : { name: 'mcp-2026-client', version: MODERN_VERSION },
+      },
+    };
+    const pinned: { server: string; connection: AgentConnection } = session.pinned;
+    return discoverAnswer(
+      id,
+      await this.forwarder.run(session, initialize, signal, (cancelled) =>
+        this.forwarder.send(pinned.connection, pinned.server, initialize, cancelled),
+      ),
+    );
+  }
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import {
+  discoverAnswer,
+  isModern,
+  refusal,
+  toModernAnswer,
+  withoutEnvelope,
+} from './modern-wire.js';
+
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const call = (meta: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: 'hi' }, _meta: meta },
+});
+
+describe('modern-wire', () => {
+  it('tells a 2026 message by its envelope or header, and a 2025 one by neither', () => {
+    expect(isModern(call(ENVELOPE), '2026-07-28')).toBe(true);
+    expect(isModern(call(ENVELOPE), undefined)).toBe(true);
+    expect(isModern({ jsonrpc: '2.0', method: 'notifications/x' }, '2026-07-28')).toBe(true);
+    expect(isModern(call({ progressToken: 1 }), '2025-11-25')).toBe(false);
+    expect(isModern({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }, undefined)).toBe(
+      false,
+    );
+  });
+
+  it('strips the envelope and keeps progressToken and other _meta', () => {
+    expect(withoutEnvelope(call({ ...ENVELOPE, progressToken: 7, traceparent: 't' }))).toEqual(
+      call({ progressToken: 7, traceparent: 't' }),
+    );
+    const bare = withoutEnvelope(call(ENVELOPE)) as { params: Record<string, unknown> };
+    expect(bare.params).toEqual({ name: 'echo', arguments: { text: 'hi' } });
+  });
+
+  it('refuses another version (-32022 with what is supported) and mismatched headers (-32020)', () => {
+    const other = call({ ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2027-01-01' });
+    expect(refusal(other, {})).toMatchObject({
+      id: 1,
+      error: { code: -32022, data: { supported: ['2026-07-28'], requested: '2027-01-01' } },
+    });
+    expect(refusal(call(ENVELOPE), { protocolVersion: '2025-11-25' })).toMatchObject({
+      error: { code: -32020 },
+    });
+    expect(refusal(call(ENVELOPE), { method: 'tools/list' })).toMatchObject({
+      error: { code: -32020 },
+    });
+    expect(refusal(call({}), { protocolVersion: '2026-07-28' })).toMatchObject({
+      error: { code: -32602 },
+    });
+    expect(
+      refusal(call(ENVELOPE), { protocolVersion: '2026-07-28', method: 'tools/call' }),
+    ).toBeUndefined();
+  });
+
+  it('gives results resultType, and the cacheable ones ttlMs and cacheScope', () => {
+    const list = toModernAnswer('tools/list', {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { tools: [] },
+    });
+    expect(list.result).toEqual({
+      resultType: 'complete',
+      tools: [],
+      ttlMs: 0,
+      cacheScope: 'private',
+    });
+    const called = toModernAnswer('tools/call', { jsonrpc: '2.0', id: 2, result: { content: [] } });
+    expect(called.result).toEqual({ resultType: 'complete', content: [] });
+    const missing = toModernAnswer('resources/read', {
+      jsonrpc: '2.0',
+      id: 3,
+      error: { code: -32002, message: 'no such resource' },
+    });
+    expect(missing.error).toEqual({ code: -32602, message: 'no such resource' });
+  });
+
+  it('answers server/discover from an initialize result, without 2025-only capabilities, with tools listChanged (the relay follows the inventory)', () => {
+    const answer = discoverAnswer('probe', {
+      jsonrpc: '2.0',
+      id: 'x',
+      result: {
+        protocolVersion: '2025-11-25',
+        capabilities: {
+          tools: {},
+          resources: { subscribe: true, listChanged: false },
+          logging: {},
+          tasks: {},
+        },
+        serverInfo: { name: 'echo', version: '1.0.0' },
+        instructions: 'be kind',
+      },
+    });
+    expect(answer).toEqual({
+      jsonrpc: '2.0',
+      id: 'probe',
+      result: {
+        resultType: 'complete',
+        supportedVersions: ['2026-07-28'],
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: false } },
+        instructions: 'be kind',
+        ttlMs: 0,
+        cacheScope: 'private',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'echo', version: '1.0.0' } },
+      },
+    });
+    const failed = { jsonrpc: '2.0' as const, id: 'x', error: { code: -32001, message: 'down' } };
+    expect(discoverAnswer('probe', failed)).toEqual({ ...failed, id: 'probe' });
+  });
+});

@@ -1,0 +1,205 @@
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+} from '@modelcontextprotocol/client';
+import { JsonRpcCode, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.js';
+
+/**
+ * The MCP 2026-07-28 wire, as far as the relay translates it (docs/design/mcp-2026-07-28.md):
+ * a modern request is a 2025 request plus a `_meta` envelope and minus the session, and a
+ * modern result is a 2025 result plus `resultType` (and `ttlMs`/`cacheScope` for the
+ * cacheable ones). Pure functions, so the relay's forwarding stays the one of 2025.
+ */
+export const MODERN_VERSION = '2026-07-28';
+
+type Message = Record<string, unknown>;
+
+/** The envelope keys a 2025 server must not see: the relay answers for them. */
+const ENVELOPE_KEYS = [
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_INFO_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+];
+
+/** Results the 2026 schema makes cacheable: they need `ttlMs` and `cacheScope`. */
+const CACHEABLE = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+]);
+
+/** 2026 error codes the relay answers with itself. */
+export const ModernErrorCode = {
+  UnsupportedVersion: -32022,
+  HeaderMismatch: -32020,
+  InvalidParams: -32602,
+  MethodNotFound: -32601,
+} as const;
+const RESOURCE_NOT_FOUND_2025 = -32002;
+
+/** Server capabilities a 2026 client knows; `tasks` and resource subscriptions are gone. */
+const MODERN_CAPABILITIES = [
+  'experimental',
+  'completions',
+  'prompts',
+  'resources',
+  'tools',
+  'extensions',
+];
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function metaOf(message: unknown): Message | undefined {
+  if (!isObject(message) || !isObject(message.params)) return undefined;
+  return isObject(message.params._meta) ? message.params._meta : undefined;
+}
+
+/** The protocol version a message's envelope names; undefined for a 2025 message. */
+export function envelopeVersion(message: unknown): unknown {
+  return metaOf(message)?.[PROTOCOL_VERSION_META_KEY];
+}
+
+/**
+ * Whether a POST speaks 2026-07-28: its envelope says so, or (a notification or a response,
+ * which carry no envelope) its `MCP-Protocol-Version` header does. A 2025 client never sends
+ * either: its header is a 2025 version and its requests have no envelope.
+ */
+export function isModern(message: unknown, protocolHeader: string | undefined): boolean {
+  return envelopeVersion(message) !== undefined || protocolHeader === MODERN_VERSION;
+}
+
+/**
+ * Why a modern request is refused before it is forwarded, as the JSON-RPC error to answer
+ * with (HTTP 400); undefined when it may go on.
+ */
+export function refusal(
+  message: Message,
+  headers: { protocolVersion?: string; method?: string },
+): JsonRpcResponse | undefined {
+  const id = idOf(message);
+  if (typeof message.method !== 'string' || id === null) return undefined;
+  const version = envelopeVersion(message);
+  if (version === undefined) {
+    return errorWith(
+      id,
+      ModernErrorCode.InvalidParams,
+      'a 2026-07-28 request needs its _meta envelope',
+    );
+  }
+  if (version !== MODERN_VERSION) {
+    return errorWith(id, ModernErrorCode.UnsupportedVersion, 'unsupported protocol version', {
+      supported: [MODERN_VERSION],
+      requested: version,
+    });
+  }
+  if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) {
+    return errorWith(
+      id,
+      ModernErrorCode.HeaderMismatch,
+      'the MCP-Protocol-Version header does not match the request',
+    );
+  }
+  if (headers.method !== undefined && headers.method !== message.method) {
+    return errorWith(
+      id,
+      ModernErrorCode.HeaderMismatch,
+      'the Mcp-Method header does not match the request',
+    );
+  }
+  return undefined;
+}
+
+/**
+ * The request as a 2025 server takes it: the envelope keys removed from `_meta` (the relay
+ * answers for them), `progressToken`, trace context and everything else kept.
+ */
+export function withoutEnvelope(message: Message): Message {
+  const meta = metaOf(message);
+  if (!meta || !isObject(message.params)) return message;
+  const rest = { ...meta };
+  for (const key of ENVELOPE_KEYS) delete rest[key];
+  const params = { ...message.params };
+  if (Object.keys(rest).length > 0) params._meta = rest;
+  else delete params._meta;
+  return { ...message, params };
+}
+
+/**
+ * A 2025 answer to `method` as a 2026 client checks it: `resultType` on every result,
+ * `ttlMs: 0` and `cacheScope: 'private'` on the cacheable ones (the relay cannot know how long
+ * a server's list holds, nor whether it is the same for every client), and the 2025
+ * "resource not found" as the 2026 invalid-params.
+ */
+export function toModernAnswer(method: string, answer: JsonRpcResponse): JsonRpcResponse {
+  if (answer.error !== undefined) {
+    return answer.error.code === RESOURCE_NOT_FOUND_2025
+      ? { ...answer, error: { ...answer.error, code: ModernErrorCode.InvalidParams } }
+      : answer;
+  }
+  if (!isObject(answer.result)) return answer;
+  const result: Message = { resultType: 'complete', ...answer.result };
+  if (CACHEABLE.has(method)) {
+    result.ttlMs ??= 0;
+    result.cacheScope ??= 'private';
+  }
+  return { ...answer, result };
+}
+
+/**
+ * The answer to `server/discover`, made of a 2025 `initialize` result (the MCP server's, which
+ * the agent caches, or the aggregate endpoint's own).
+ */
+export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): JsonRpcResponse {
+  if (initialize.error !== undefined || !isObject(initialize.result)) return { ...initialize, id };
+  const init = initialize.result;
+  const capabilities: Message = {};
+  const offered = isObject(init.capabilities) ? init.capabilities : {};
+  for (const name of MODERN_CAPABILITIES) {
+    if (offered[name] !== undefined) capabilities[name] = offered[name];
+  }
+  // The relay tells a 2026 client when the tools change (subscriptions/listen), whether or not
+  // the server itself would: it follows restarts and hot reloads in the agent's inventory.
+  if (isObject(capabilities.tools))
+    capabilities.tools = { ...capabilities.tools, listChanged: true };
+  if (isObject(capabilities.resources)) {
+    const resources = { ...capabilities.resources };
+    delete resources.subscribe;
+    capabilities.resources = resources;
+  }
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: {
+      resultType: 'complete',
+      supportedVersions: [MODERN_VERSION],
+      capabilities,
+      ...(typeof init.instructions === 'string' && { instructions: init.instructions }),
+      ttlMs: 0,
+      cacheScope: 'private',
+      ...(isObject(init.serverInfo) && { _meta: { [SERVER_INFO_META_KEY]: init.serverInfo } }),
+    },
+  };
+}
+
+/** HTTP status of a modern answer: over a cap is 429, as on the 2025 path. */
+export function statusOf(answer: JsonRpcResponse): number {
+  return answer.error?.code === JsonRpcCode.Overloaded ? 429 : 200;
+}
+
+export function idOf(message: unknown): JsonRpcId | null {
+  if (!isObject(message)) return null;
+  const id = message.id;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+function errorWith(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } };
+}
