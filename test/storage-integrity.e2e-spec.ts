@@ -11,11 +11,11 @@ import {
   closeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type RunningApp, startApp, tempDir } from './support/app-process.js';
 import { call, isErrorBody } from './support/http.js';
 import { startOutcome } from './support/start-outcome.js';
+import { withSqliteFile } from './support/sqlite-child.js';
 
 const create = (app: RunningApp, id: number) =>
   call(`${app.apiUrl}/plants`, {
@@ -152,12 +152,13 @@ async function makeBigStore(): Promise<{ dataDir: string; token: string }> {
   const app = await startApp();
   expect((await create(app, 1)).status).toBe(200);
   expect(await app.stop()).toBe(0);
-  const database = new BetterSqlite3(join(app.dataDir, 'plants.sqlite'));
-  const insert = database.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, NULL)');
-  database.transaction(() => {
-    for (let id = 2; id <= ROWS; id++) insert.run(id, `p${id}`);
-  })();
-  database.close();
+  withSqliteFile(
+    join(app.dataDir, 'plants.sqlite'),
+    `const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, NULL)');
+     db.transaction(() => {
+       for (let id = 2; id <= ${ROWS}; id++) insert.run(id, 'p' + id);
+     })();`,
+  );
   return { dataDir: app.dataDir, token: app.token };
 }
 

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
 import { createTestDatabase, postgresAvailable, storeVariants } from './support/postgres.js';
 import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
+import { withSqliteFile } from './support/sqlite-child.js';
 
 /** The plant webhook against real receivers on loopback that verify every signature. */
 describe.each(storeVariants)('plant webhook on $name', (store) => {
@@ -211,15 +211,10 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     const query = 'SELECT state FROM webhook_outbox ORDER BY id';
     const url = envs.get(app)?.DATABASE_URL;
     if (url === undefined) {
-      const db = new BetterSqlite3(join(app.dataDir, 'plants.sqlite'), { fileMustExist: true });
-      try {
-        return db
-          .prepare<[], { state: string }>(query)
-          .all()
-          .map((row) => row.state);
-      } finally {
-        db.close();
-      }
+      return withSqliteFile<string[]>(
+        join(app.dataDir, 'plants.sqlite'),
+        `return db.prepare(${JSON.stringify(query)}).all().map((row) => row.state);`,
+      );
     }
     const db = new pg.Client({ connectionString: url });
     await db.connect();
