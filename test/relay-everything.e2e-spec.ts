@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
@@ -11,9 +10,10 @@ import {
   inspectorCli,
   relayFixtureServer,
   writeMcpServers,
+  startShopRelay,
 } from './fixtures/relay-e2e-support.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
-import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+import type { RunningRelay } from './support/relay-process.js';
 import { fetchTrusting } from './support/tls-fetch.js';
 
 /**
@@ -51,16 +51,7 @@ const shopMetric = (series: string) => metric(app.metricsUrl, series);
 beforeAll(async () => {
   ca = createTestCa();
   tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
-  relay = await startRelay({
-    env: {
-      RELAY_TLS_CERT_FILE: join(ca.dir, 'server.pem'),
-      RELAY_TLS_KEY_FILE: join(ca.dir, 'server.key'),
-      RELAY_AGENTS: JSON.stringify({ shop: sha256Entry(agentToken) }),
-      RELAY_CLIENTS: JSON.stringify({
-        alice: { tokens: sha256Entry(clientToken), agents: ['shop'] },
-      }),
-    },
-  });
+  relay = await startShopRelay(ca.dir, agentToken, clientToken);
   app = await startApp({
     env: {
       SERVICE_AGENT_TOKEN: agentToken,
