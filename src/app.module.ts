@@ -21,9 +21,22 @@ import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { PlantsModule } from './plants/plants.module.js';
 
+export interface AppModuleOptions {
+  /**
+   * Include AgentModule (MCP supervisor, relay connection, health indicators); default true.
+   * `false` is the plant store alone: the e2e test that proves it boots without the agent
+   * builds this composition rather than a copy of it.
+   */
+  agent?: boolean;
+}
+
 @Module({})
 export class AppModule implements NestModule {
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    logger: Logger,
+    { agent = true }: AppModuleOptions = {},
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -33,7 +46,7 @@ export class AppModule implements NestModule {
         RateLimitModule,
         AuthModule,
         PlantsModule,
-        AgentModule,
+        ...(agent ? [AgentModule] : []),
       ],
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { Module, type INestApplication } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE, NestFactory } from '@nestjs/core';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,9 +10,10 @@ import { ROOT, newToken, tempDir } from './support/app-process.js';
 import { call } from './support/http.js';
 
 /**
- * The plant store stands on Core (config and logger), Database, Auth and Plants alone: no AgentModule
- * (which once provided the plants' and auth's metrics through a global module). The modules
- * are the built ones (dist/), wired here the way AppModule wires them, minus the agent.
+ * The plant store stands on Core (config and logger), Database, Metrics, Auth and Plants alone:
+ * no AgentModule (which once provided the plants' and auth's metrics through a global module).
+ * The app is the built one (dist/): AppModule's own composition, asked for without the agent,
+ * so a module the store comes to need cannot be missing from a copy here.
  */
 const built = <T>(path: string): Promise<T> =>
   import(new URL(`dist/${path}`, `file://${ROOT}/`).href) as Promise<T>;
@@ -25,27 +26,7 @@ describe('the plant store without AgentModule', () => {
   beforeAll(async () => {
     const { loadConfig } =
       await built<typeof import('../src/config/load-config.js')>('config/load-config.js');
-    const { APP_CONFIG } =
-      await built<typeof import('../src/config/app-config.js')>('config/app-config.js');
-    const { CoreModule } = await built<typeof import('../src/common/core/core.module.js')>(
-      'common/core/core.module.js',
-    );
-    const { DatabaseModule } = await built<typeof import('../src/database/database.module.js')>(
-      'database/database.module.js',
-    );
-    const { AuthModule } =
-      await built<typeof import('../src/auth/auth.module.js')>('auth/auth.module.js');
-    const { PlantsModule } =
-      await built<typeof import('../src/plants/plants.module.js')>('plants/plants.module.js');
-    const { ApiValidationPipe } = await built<
-      typeof import('../src/common/validation/validation.pipe.js')
-    >('common/validation/validation.pipe.js');
-    const { AllExceptionsFilter } = await built<
-      typeof import('../src/common/errors/all-exceptions.filter.js')
-    >('common/errors/all-exceptions.filter.js');
-    const { JsonBodyInterceptor } = await built<
-      typeof import('../src/common/http/json-body.interceptor.js')
-    >('common/http/json-body.interceptor.js');
+    const { AppModule } = await built<typeof import('../src/app.module.js')>('app.module.js');
     const { LosslessExpressAdapter } = await built<
       typeof import('../src/common/http/lossless-express.adapter.js')
     >('common/http/lossless-express.adapter.js');
@@ -55,26 +36,11 @@ describe('the plant store without AgentModule', () => {
       SERVICE_CONFIG_DIR: '',
       API_TOKENS: token,
     });
-    class PlantStoreOnly {}
-    Module({
-      imports: [
-        CoreModule.forRoot(APP_CONFIG, config, pino({ level: 'silent' })),
-        DatabaseModule,
-        AuthModule,
-        PlantsModule,
-      ],
-      providers: [
-        { provide: APP_PIPE, useClass: ApiValidationPipe },
-        { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
-      ],
-    })(PlantStoreOnly);
-
-    app = await NestFactory.create(PlantStoreOnly, new LosslessExpressAdapter(), {
-      bodyParser: false,
-      logger: false,
-      abortOnError: false,
-    });
+    app = await NestFactory.create(
+      AppModule.forRoot(config, pino({ level: 'silent' }), { agent: false }),
+      new LosslessExpressAdapter(),
+      { bodyParser: false, logger: false, abortOnError: false },
+    );
     await app.listen(0, '127.0.0.1');
     const { port } = (app.getHttpServer() as Server).address() as AddressInfo;
     apiUrl = `http://127.0.0.1:${port}`;
