@@ -1,5 +1,5 @@
 import { Agent, request as httpRequest } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
 import { storeVariants } from './support/postgres.js';
@@ -7,8 +7,10 @@ import { storeVariants } from './support/postgres.js';
 const create = (apiUrl: string, token: string, id: number) =>
   call(`${apiUrl}/plants`, { method: 'POST', token, body: `{"id": ${id}, "name": "p${id}"}` });
 
-describe.each(storeVariants)('durability on $name', (store) => {
-  it('keeps every acknowledged plant across a restart and across kill -9', async () => {
+// Every test has its own processes, data folder and database: they run side by side, so one
+// test's start-up CPU overlaps another's waits (kill, restart, drain).
+describe.concurrent.each(storeVariants)('durability on $name', (store) => {
+  it('keeps every acknowledged plant across a restart and across kill -9', async ({ expect }) => {
     const env = await store.env();
     const first = await startApp({ env });
     const token = first.token;
@@ -40,7 +42,7 @@ describe.each(storeVariants)('durability on $name', (store) => {
     await third.stop();
   });
 
-  it('loses no acknowledged plant to kill -9 while requests are in flight', async () => {
+  it('loses no acknowledged plant to kill -9 while requests are in flight', async ({ expect }) => {
     const env = await store.env();
     const app = await startApp({ env });
     const ids = Array.from({ length: 500 }, (_, i) => 5000 + i);
@@ -69,7 +71,9 @@ describe.each(storeVariants)('durability on $name', (store) => {
     await again.stop();
   });
 
-  it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async () => {
+  it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async ({
+    expect,
+  }) => {
     const env = await store.env();
     const app = await startApp({ env });
     // More than one group commit holds (128): the signal goes at the first answer, while the
@@ -107,8 +111,10 @@ describe.each(storeVariants)('durability on $name', (store) => {
   });
 });
 
-describe('SIGTERM', () => {
-  it('stops accepting, still answers the request in flight, then exits 0 with it stored', async () => {
+describe.concurrent('SIGTERM', () => {
+  it('stops accepting, still answers the request in flight, then exits 0 with it stored', async ({
+    expect,
+  }) => {
     const app = await startApp();
     const body = '{"id": 777, "name": "in flight"}';
     const request = httpRequest(`${app.apiUrl}/plants`, {
@@ -154,8 +160,10 @@ describe('SIGTERM', () => {
   });
 });
 
-describe('SIGHUP', () => {
-  it('stops the service like SIGTERM: shutdown hooks run, exit 0, plants kept', async () => {
+describe.concurrent('SIGHUP', () => {
+  it('stops the service like SIGTERM: shutdown hooks run, exit 0, plants kept', async ({
+    expect,
+  }) => {
     const app = await startApp();
     expect((await create(app.apiUrl, app.token, 778)).status).toBe(200);
     app.child.kill('SIGHUP');
@@ -169,7 +177,7 @@ describe('SIGHUP', () => {
   });
 });
 
-describe('SIGTERM and keep-alive clients', () => {
+describe.concurrent('SIGTERM and keep-alive clients', () => {
   interface Reply {
     status?: number;
     connection?: string;
@@ -207,7 +215,9 @@ describe('SIGTERM and keep-alive clients', () => {
     return { inHand, reply };
   }
 
-  it('answers Connection: close from the signal on and exits once the requests in flight are done', async () => {
+  it('answers Connection: close from the signal on and exits once the requests in flight are done', async ({
+    expect,
+  }) => {
     const app = await startApp();
     const [first, second] = [new Agent({ keepAlive: true }), new Agent({ keepAlive: true })];
     // Both clients hold a kept-alive connection.
@@ -233,8 +243,8 @@ describe('SIGTERM and keep-alive clients', () => {
   });
 });
 
-describe('embedded store', () => {
-  it('refuses a second process on the same DATA_DIR with a clear message', async () => {
+describe.concurrent('embedded store', () => {
+  it('refuses a second process on the same DATA_DIR with a clear message', async ({ expect }) => {
     const first = await startApp();
     const second = await startApp({ dataDir: first.dataDir, waitForHealth: false });
     expect(await second.exited).not.toBe(0);
