@@ -4,11 +4,9 @@ import { defineConfig } from 'vitest/config';
 // on real ports, and the Helm chart's specs over `helm template` (README.md, "Development").
 export default defineConfig({
   test: {
-    // Each e2e file starts its own server processes on free ports. Three files at once on two
-    // cores: much of an e2e file's time is waiting (a lease, a backoff, a kill and a restart, a
-    // drain), and the webhook file alone waits for about half the run; with two workers one core
-    // idled through it. Starts stay bounded per worker (service-process.ts, STARTS_AT_ONCE).
-    maxWorkers: 3,
+    // Each e2e file starts its own server processes on free ports; two files at once keep two
+    // cores busy without starving the processes under test.
+    maxWorkers: 2,
     // Says once per run which groups are skipped on this machine and why (no PostgreSQL, no helm).
     globalSetup: ['test/support/skip-notes.ts'],
     projects: [

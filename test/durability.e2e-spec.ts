@@ -1,5 +1,5 @@
 import { Agent, request as httpRequest } from 'node:http';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
 import { storeVariants } from './support/postgres.js';
@@ -7,10 +7,8 @@ import { storeVariants } from './support/postgres.js';
 const create = (apiUrl: string, token: string, id: number) =>
   call(`${apiUrl}/plants`, { method: 'POST', token, body: `{"id": ${id}, "name": "p${id}"}` });
 
-// Every test has its own processes, data folder and database: they run side by side, so one
-// test's start-up CPU overlaps another's waits (kill, restart, drain).
-describe.concurrent.each(storeVariants)('durability on $name', (store) => {
-  it('keeps every acknowledged plant across a restart and across kill -9', async ({ expect }) => {
+describe.each(storeVariants)('durability on $name', (store) => {
+  it('keeps every acknowledged plant across a restart and across kill -9', async () => {
     const env = await store.env();
     const first = await startApp({ env });
     const token = first.token;
@@ -42,7 +40,7 @@ describe.concurrent.each(storeVariants)('durability on $name', (store) => {
     await third.stop();
   });
 
-  it('loses no acknowledged plant to kill -9 while requests are in flight', async ({ expect }) => {
+  it('loses no acknowledged plant to kill -9 while requests are in flight', async () => {
     const env = await store.env();
     const app = await startApp({ env });
     const ids = Array.from({ length: 500 }, (_, i) => 5000 + i);
@@ -71,9 +69,7 @@ describe.concurrent.each(storeVariants)('durability on $name', (store) => {
     await again.stop();
   });
 
-  it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async ({
-    expect,
-  }) => {
+  it('finishes in-flight requests on SIGTERM, exits 0, and every 200 was stored', async () => {
     const env = await store.env();
     const app = await startApp({ env });
     // More than one group commit holds (128): the signal goes at the first answer, while the
@@ -111,10 +107,8 @@ describe.concurrent.each(storeVariants)('durability on $name', (store) => {
   });
 });
 
-describe.concurrent('SIGTERM', () => {
-  it('stops accepting, still answers the request in flight, then exits 0 with it stored', async ({
-    expect,
-  }) => {
+describe('SIGTERM', () => {
+  it('stops accepting, still answers the request in flight, then exits 0 with it stored', async () => {
     const app = await startApp();
     const body = '{"id": 777, "name": "in flight"}';
     const request = httpRequest(`${app.apiUrl}/plants`, {
@@ -160,10 +154,8 @@ describe.concurrent('SIGTERM', () => {
   });
 });
 
-describe.concurrent('SIGHUP', () => {
-  it('stops the service like SIGTERM: shutdown hooks run, exit 0, plants kept', async ({
-    expect,
-  }) => {
+describe('SIGHUP', () => {
+  it('stops the service like SIGTERM: shutdown hooks run, exit 0, plants kept', async () => {
     const app = await startApp();
     expect((await create(app.apiUrl, app.token, 778)).status).toBe(200);
     app.child.kill('SIGHUP');
@@ -177,7 +169,7 @@ describe.concurrent('SIGHUP', () => {
   });
 });
 
-describe.concurrent('SIGTERM and keep-alive clients', () => {
+describe('SIGTERM and keep-alive clients', () => {
   interface Reply {
     status?: number;
     connection?: string;
@@ -215,9 +207,7 @@ describe.concurrent('SIGTERM and keep-alive clients', () => {
     return { inHand, reply };
   }
 
-  it('answers Connection: close from the signal on and exits once the requests in flight are done', async ({
-    expect,
-  }) => {
+  it('answers Connection: close from the signal on and exits once the requests in flight are done', async () => {
     const app = await startApp();
     const [first, second] = [new Agent({ keepAlive: true }), new Agent({ keepAlive: true })];
     // Both clients hold a kept-alive connection.
@@ -243,8 +233,8 @@ describe.concurrent('SIGTERM and keep-alive clients', () => {
   });
 });
 
-describe.concurrent('embedded store', () => {
-  it('refuses a second process on the same DATA_DIR with a clear message', async ({ expect }) => {
+describe('embedded store', () => {
+  it('refuses a second process on the same DATA_DIR with a clear message', async () => {
     const first = await startApp();
     const second = await startApp({ dataDir: first.dataDir, waitForHealth: false });
     expect(await second.exited).not.toBe(0);

@@ -1,6 +1,6 @@
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type TestContext, describe, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   descendants,
   echoServer,
@@ -16,15 +16,14 @@ import { type RunningApp, startApp } from './support/app-process.js';
  * metrics, a broken entry hurts no other, hot reload adds and removes servers (and keeps the
  * running set on a bad file), and SIGTERM leaves no process behind.
  */
-async function start(
-  { onTestFinished }: TestContext,
-  mcpServers: Record<string, unknown>,
-): Promise<RunningApp> {
+const apps: RunningApp[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.stop('SIGKILL')));
+});
+
+async function start(mcpServers: Record<string, unknown>): Promise<RunningApp> {
   const app = await startApp({ mcpServers: { mcpServers } });
-  // Each test's own app: the tests run side by side (each reads only its own process tree).
-  onTestFinished(async () => {
-    await app.stop('SIGKILL');
-  });
+  apps.push(app);
   return app;
 }
 
@@ -38,10 +37,9 @@ function rewriteConfig(app: RunningApp, content: string): void {
 const up = (app: RunningApp, server: string) =>
   metric(app.metricsUrl, `mcp_server_up{server="${server}"}`);
 
-describe.concurrent('MCP supervisor (e2e)', () => {
-  it('starts the servers, shows them in the metrics, and survives a command that does not exist', async (context) => {
-    const { expect } = context;
-    const app = await start(context, {
+describe('MCP supervisor (e2e)', () => {
+  it('starts the servers, shows them in the metrics, and survives a command that does not exist', async () => {
+    const app = await start({
       echo: echoServer(),
       broken: { command: '/nonexistent/mcp-server', args: [] },
     });
@@ -60,9 +58,8 @@ describe.concurrent('MCP supervisor (e2e)', () => {
     ).not.toHaveLength(0);
   });
 
-  it('hot-reloads mcp-servers.json: adds, removes, and keeps the running set on a bad file', async (context) => {
-    const { expect } = context;
-    const app = await start(context, { echo: echoServer() });
+  it('hot-reloads mcp-servers.json: adds, removes, and keeps the running set on a bad file', async () => {
+    const app = await start({ echo: echoServer() });
     await waitFor(async () => (await up(app, 'echo')) === 1, 'echo up');
     const echoPid = descendants(app.child.pid!).find((p) => p.ppid === app.child.pid)?.pid;
     expect(echoPid).toBeDefined();
@@ -89,9 +86,8 @@ describe.concurrent('MCP supervisor (e2e)', () => {
     expect(await up(app, 'third')).toBeUndefined();
   });
 
-  it('leaves no process behind after SIGTERM, grandchildren included', async (context) => {
-    const { expect } = context;
-    const app = await start(context, {
+  it('leaves no process behind after SIGTERM, grandchildren included', async () => {
+    const app = await start({
       spawner: echoServer({ MCP_FIXTURE_GRANDCHILD: '1' }),
       plain: echoServer(),
     });
@@ -124,11 +120,10 @@ describe.concurrent('MCP supervisor (e2e)', () => {
 
   // SIGHUP once killed Node at once and left every MCP process group running. A signal the app
   // does not handle itself still ends it (same signal), but the groups go first.
-  it.for(['SIGHUP', 'SIGUSR2', 'SIGALRM'] as const)(
+  it.each(['SIGHUP', 'SIGUSR2', 'SIGALRM'] as const)(
     'leaves no process behind after %s either',
-    async (signal, context) => {
-      const { expect } = context;
-      const app = await start(context, { spawner: echoServer({ MCP_FIXTURE_GRANDCHILD: '1' }) });
+    async (signal) => {
+      const app = await start({ spawner: echoServer({ MCP_FIXTURE_GRANDCHILD: '1' }) });
       await waitFor(async () => (await up(app, 'spawner')) === 1, 'spawner up');
       const tree = descendants(app.child.pid!);
       expect(tree.some((p) => p.command === 'sleep')).toBe(true);

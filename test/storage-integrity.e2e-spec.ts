@@ -11,7 +11,7 @@ import {
   closeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { type RunningApp, startApp, tempDir } from './support/app-process.js';
 import { call, isErrorBody } from './support/http.js';
 import { startOutcome } from './support/start-outcome.js';
@@ -37,7 +37,7 @@ const dbUp = async (app: RunningApp) =>
 
 const storeFile = (app: RunningApp) => join(app.dataDir, 'plants.sqlite');
 
-describe.concurrent('the embedded store file lost while the service runs', () => {
+describe('the embedded store file lost while the service runs', () => {
   const cases: { name: string; act: (file: string) => void; says: RegExp }[] = [
     {
       name: 'the data files deleted (rm plants.sqlite*)',
@@ -73,9 +73,9 @@ describe.concurrent('the embedded store file lost while the service runs', () =>
     },
   ];
 
-  it.for(cases)(
+  it.each(cases)(
     '$name: writes answer 503 from the next commit on, /health fails naming it',
-    async ({ act, says }, { expect }) => {
+    async ({ act, says }) => {
       const app = await startApp();
       try {
         for (const id of [1, 2, 3]) expect((await create(app, id)).status).toBe(200);
@@ -104,7 +104,7 @@ describe.concurrent('the embedded store file lost while the service runs', () =>
     },
   );
 
-  it('a deleted file is noticed by /health even when no write comes', async ({ expect }) => {
+  it('a deleted file is noticed by /health even when no write comes', async () => {
     const app = await startApp();
     try {
       expect((await create(app, 1)).status).toBe(200);
@@ -162,7 +162,7 @@ async function makeBigStore(): Promise<{ dataDir: string; token: string }> {
   return { dataDir: app.dataDir, token: app.token };
 }
 
-describe.concurrent('a corrupted embedded store', () => {
+describe('a corrupted embedded store', () => {
   // Made once (a start and 2M inserts); each test corrupts its own copy of the folder.
   let original: { dataDir: string; token: string };
   beforeAll(async () => {
@@ -177,7 +177,7 @@ describe.concurrent('a corrupted embedded store', () => {
     return { dataDir, token: original.token };
   };
 
-  it('refuses to start, exit 1, naming the file', async ({ expect, onTestFinished }) => {
+  it('refuses to start, exit 1, naming the file', async () => {
     const { dataDir, token } = bigStore();
     corrupt(join(dataDir, 'plants.sqlite'), 0.5);
     const app = await startApp({ dataDir, env: { API_TOKENS: token }, waitForHealth: false });
@@ -188,10 +188,7 @@ describe.concurrent('a corrupted embedded store', () => {
     );
   });
 
-  it('found at run time: rows answer 200 or 503, never 404 or 500, and /health fails', async ({
-    expect,
-    onTestFinished,
-  }) => {
+  it('found at run time: rows answer 200 or 503, never 404 or 500, and /health fails', async () => {
     const { dataDir, token } = bigStore();
     const app = await startApp({ dataDir, env: { API_TOKENS: token } });
     onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
