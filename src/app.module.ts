@@ -4,13 +4,12 @@ import {
   Module,
   type NestModule,
 } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { AgentModule } from './agent/agent.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core/core.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
-import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
 import { HttpMetricsMiddleware } from './common/metrics/http-metrics.middleware.js';
 import { MetricsModule } from './common/metrics/metrics.module.js';
 import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
@@ -38,8 +37,7 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // Reads request bodies after the bearer guard has passed.
-        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
+        // Request bodies are read by JsonBodyGuard, after the bearer guard (AuthModule).
       ],
     };
   }

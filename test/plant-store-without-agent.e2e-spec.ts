@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Module, type INestApplication } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE, NestFactory } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE, NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,9 +43,6 @@ describe('the plant store without AgentModule', () => {
     const { AllExceptionsFilter } = await built<
       typeof import('../src/common/errors/all-exceptions.filter.js')
     >('common/errors/all-exceptions.filter.js');
-    const { JsonBodyInterceptor } = await built<
-      typeof import('../src/common/http/json-body.interceptor.js')
-    >('common/http/json-body.interceptor.js');
     const { LosslessExpressAdapter } = await built<
       typeof import('../src/common/http/lossless-express.adapter.js')
     >('common/http/lossless-express.adapter.js');
@@ -66,7 +63,6 @@ describe('the plant store without AgentModule', () => {
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
       ],
     })(PlantStoreOnly);
 
