@@ -10,7 +10,6 @@ import { AgentModule } from './agent/agent.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core/core.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
-import { HttpMetricsMiddleware } from './common/metrics/http-metrics.middleware.js';
 import { MetricsModule } from './common/metrics/metrics.module.js';
 import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
@@ -44,7 +43,8 @@ export class AppModule implements NestModule {
 
   configure(consumer: MiddlewareConsumer): void {
     consumer
-      .apply(RequestLogMiddleware, HttpMetricsMiddleware, ClientRateLimitMiddleware)
+      // RequestLogMiddleware writes the log line and records the HTTP metrics (MetricsModule).
+      .apply(RequestLogMiddleware, ClientRateLimitMiddleware)
       .exclude('health', 'health/*path', 'metrics')
       .forRoutes('*path');
   }
