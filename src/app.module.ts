@@ -1,5 +1,6 @@
 import {
   type DynamicModule,
+  Inject,
   type MiddlewareConsumer,
   Module,
   type NestModule,
@@ -21,6 +22,8 @@ import { PlantsModule } from './plants/plants.module.js';
 
 @Module({})
 export class AppModule implements NestModule {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
@@ -42,9 +45,15 @@ export class AppModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
+    // RequestLogMiddleware writes the log line and records the HTTP metrics (MetricsModule).
+    // The rate limiter only when a limit is set: off (0, the default) it would be one more
+    // middleware layer per request that lets everything through.
+    const middleware =
+      this.config.rateLimitPerMinute > 0
+        ? [RequestLogMiddleware, ClientRateLimitMiddleware]
+        : [RequestLogMiddleware];
     consumer
-      // RequestLogMiddleware writes the log line and records the HTTP metrics (MetricsModule).
-      .apply(RequestLogMiddleware, ClientRateLimitMiddleware)
+      .apply(...middleware)
       .exclude('health', 'health/*path', 'metrics')
       .forRoutes('*path');
   }
