@@ -33,7 +33,7 @@ export function areaOf({ url, functionName }) {
  */
 const LIBRARY = [
   [
-    /^(router|express|parseurl|path-to-regexp|finalhandler|on-finished|encodeurl|escape-html|statuses|type-is|content-type|mime-types|media-typer|depd|http-errors|vary|cors|object-assign)$/,
+    /^(router|express|parseurl|path-to-regexp|finalhandler|on-finished|encodeurl|escape-html|statuses|type-is|content-type|mime-types|media-typer|depd|http-errors|vary|cors|object-assign|etag|fresh|debug|ms|send|serve-static|accepts|negotiator|proxy-addr|forwarded|ipaddr\\.js|qs|range-parser|content-disposition|cookie|cookie-signature|merge-descriptors|utils-merge|mime-db|safe-buffer|setprototypeof|toidentifier|inherits|ee-first)$/,
     'Express (router and request/response helpers)',
   ],
   [
@@ -61,7 +61,7 @@ const LIBRARY = [
   ],
   [
     /^(lossless-json|body-parser|raw-body|iconv-lite|bytes|unpipe)$/,
-    'body reading and JSON (lossless-json, body-parser)',
+    'JSON in and out (lossless-json, body-parser, raw-body)',
   ],
   [/^service common\/(logging|metrics)\//, "the service's log and metrics middleware"],
   [/^service common\/rate-limit\//, "the service's rate-limit middleware"],
@@ -80,7 +80,10 @@ const LIBRARY = [
     /^node:(_http_|http$|net$|stream|internal\/streams|events$|stream_base_commons)/,
     "Node's HTTP server, streams and events",
   ],
-  [/^(\(native\)|node:)/, 'Node and V8, other (microtask queue, timers...)'],
+  [
+    /^(\(native\)|node:)/,
+    'microtask queue (the promises of async code everywhere) and other Node internals',
+  ],
 ];
 const SOCKET_WRITES = new Set([
   'writev',
@@ -90,14 +93,17 @@ const SOCKET_WRITES = new Set([
   'writeLatin1String',
 ]);
 const CALLER_PAYS =
-  /^node:(crypto|buffer|util|process|timers|internal\/util|url|querystring|validators|errors)/;
+  /^node:(internal\/)?(crypto|buffer|util|timers|url|querystring|validators|errors|fs|perf_hooks|process\/per_thread)/;
 
-function libraryOf(stack) {
+export function libraryOf(stack) {
   const leaf = stack[0];
   if (SPECIAL.has(leaf.functionName))
     return leaf.functionName === '(garbage collector)' ? 'garbage collection' : 'V8 (program)';
-  if (!leaf.url && SOCKET_WRITES.has(leaf.functionName))
+  // The same native names write files (sonic-boom's log lines): a socket's come from stream_base.
+  const caller = stack[1]?.url ?? '';
+  if (!leaf.url && SOCKET_WRITES.has(leaf.functionName) && /stream_base|node:net/.test(caller)) {
     return 'socket writes (kernel loopback send)';
+  }
   for (const frame of stack) {
     const area = areaOf(frame);
     if (area === '(native)' || CALLER_PAYS.test(frame.url)) continue;
@@ -111,7 +117,7 @@ function libraryOf(stack) {
     for (const [pattern, name] of LIBRARY) if (pattern.test(area)) return name;
     return area;
   }
-  return 'Node and V8, other (microtask queue, timers...)';
+  return 'microtask queue (the promises of async code everywhere) and other Node internals';
 }
 
 function frameName(frame) {
