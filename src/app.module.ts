@@ -1,17 +1,16 @@
 import {
   type DynamicModule,
+  Inject,
   type MiddlewareConsumer,
   Module,
   type NestModule,
 } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { AgentModule } from './agent/agent.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { CoreModule } from './common/core/core.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
-import { JsonBodyInterceptor } from './common/http/json-body.interceptor.js';
-import { HttpMetricsMiddleware } from './common/metrics/http-metrics.middleware.js';
 import { MetricsModule } from './common/metrics/metrics.module.js';
 import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
@@ -32,6 +31,8 @@ export interface AppModuleOptions {
 
 @Module({})
 export class AppModule implements NestModule {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
   static forRoot(
     config: AppConfig,
     logger: Logger,
@@ -51,15 +52,21 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // Reads request bodies after the bearer guard has passed.
-        { provide: APP_INTERCEPTOR, useClass: JsonBodyInterceptor },
+        // Request bodies are read by JsonBodyGuard, after the bearer guard (AuthModule).
       ],
     };
   }
 
   configure(consumer: MiddlewareConsumer): void {
+    // RequestLogMiddleware writes the log line and records the HTTP metrics (MetricsModule).
+    // The rate limiter only when a limit is set: off (0, the default) it would be one more
+    // middleware layer per request that lets everything through.
+    const middleware =
+      this.config.rateLimitPerMinute > 0
+        ? [RequestLogMiddleware, ClientRateLimitMiddleware]
+        : [RequestLogMiddleware];
     consumer
-      .apply(RequestLogMiddleware, HttpMetricsMiddleware, ClientRateLimitMiddleware)
+      .apply(...middleware)
       .exclude('health', 'health/*path', 'metrics')
       .forRoutes('*path');
   }

@@ -25,6 +25,8 @@ const HELP = `npm run bench [-- options]
                      alone, service-b is this build with those options
   --profile          instead: profile the service under POST c=16 (--cpu-prof) and summarize;
                      with --scenarios get-c16, under GET /plants/{id} (results/profile-<store>-get.md)
+  --profile-target T  with --profile: service (default) or nest-floor (results/profile-nest-floor-
+                     <store>[-get].md), to set the service's profile beside the floor's
   --ids MODE         spread (default: ids all over the int64 key space, as clients choose
                      them) or sequential (ascending: every insert at the B-tree's right edge)
   --pod MEMORY       run the service and the raw baselines as the chart's pod runs the
@@ -53,6 +55,7 @@ export function options() {
       compare: { type: 'string' },
       'compare-args': { type: 'string' },
       profile: { type: 'boolean' },
+      'profile-target': { type: 'string' },
       keep: { type: 'boolean' },
       pod: { type: 'string' },
       'node-options': { type: 'string' },
@@ -88,6 +91,7 @@ export function options() {
     compare: values.compare ?? (values['compare-args'] ? 'same' : undefined),
     compareArgs: (values['compare-args'] ?? '').split(' ').filter(Boolean),
     profile: Boolean(values.profile),
+    profileTarget: values['profile-target'] ?? 'service',
     profileS: number(undefined, 'BENCH_PROFILE_SECONDS', quick ? 3 : 10),
     keep: Boolean(values.keep),
     pod: values.pod ?? env.BENCH_POD,

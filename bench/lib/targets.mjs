@@ -51,7 +51,7 @@ export async function startService({ name, main, dir, token, databaseUrl, nodeAr
 }
 
 /** bench/baselines/raw-each.mjs, raw-group.mjs or nest-floor.mjs on the same kind of store. */
-export async function startRaw({ name, script, build, dir, token, databaseUrl }) {
+export async function startRaw({ name, script, build, dir, token, databaseUrl, nodeArgs = [] }) {
   const port = await freePort();
   mkdirSync(dir, { recursive: true });
   const env = baseEnv({
@@ -63,7 +63,7 @@ export async function startRaw({ name, script, build, dir, token, databaseUrl })
   const proc = await startProcess({
     name,
     inPod: true,
-    args: [join(build, 'baselines', script)],
+    args: [...nodeArgs, join(build, 'baselines', script)],
     env,
     cwd: BENCH,
     logFile: join(dir, 'server.log'),

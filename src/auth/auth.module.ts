@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { JsonBodyGuard } from '../common/http/json-body.guard.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { authMetricProviders } from './auth.metrics.js';
 import { ACCEPTED_TOKEN_DIGESTS, DEV_TOKEN, type DevToken } from './accepted-tokens.js';
@@ -27,6 +28,8 @@ import { loadOrCreateDevToken } from './dev-token.js';
     BearerStrategy,
     ...authMetricProviders,
     { provide: APP_GUARD, useClass: BearerGuard },
+    // Global guards run in this order: the body is read only once the token has passed.
+    { provide: APP_GUARD, useClass: JsonBodyGuard },
   ],
   exports: [DEV_TOKEN],
 })

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
  * Accepted bearer tokens are kept as SHA-256 digests only. An `API_TOKENS` entry is either
@@ -8,8 +8,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 export const MIN_PLAIN_TOKEN_LENGTH = 32;
 const DIGEST_ENTRY = /^sha256:([0-9a-fA-F]{64})$/;
 
+/** One-shot `crypto.hash`: no Hash object per call (every API request hashes its token). */
 export function sha256(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }
 
 export interface ParsedApiTokens {

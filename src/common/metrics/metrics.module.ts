@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { PrometheusModule } from '@willsoto/nestjs-prometheus';
-import { HttpMetricsMiddleware } from './http-metrics.middleware.js';
+import { HttpRequestMetrics } from './http-request-metrics.js';
 import { httpMetricProviders } from './http-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 
@@ -17,7 +17,7 @@ import { MetricsController } from './metrics.controller.js';
       defaultMetrics: { enabled: true },
     }),
   ],
-  providers: [...httpMetricProviders, HttpMetricsMiddleware],
-  exports: [...httpMetricProviders, HttpMetricsMiddleware],
+  providers: [...httpMetricProviders, HttpRequestMetrics],
+  exports: [...httpMetricProviders, HttpRequestMetrics],
 })
 export class MetricsModule {}

@@ -1,8 +1,6 @@
-import { Injectable, type NestMiddleware } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import type { NextFunction, Request, Response } from 'express';
 import type { Counter, Histogram } from 'prom-client';
-import { routeTemplate } from '../http/route-template.js';
 
 interface Series {
   requests: { inc(): void };
@@ -10,12 +8,13 @@ interface Series {
 }
 
 /**
- * http_requests_total and http_request_duration_seconds for API requests. The label sets are
- * few (route templates x methods x statuses), so each one's series is looked up once and kept:
- * prom-client otherwise hashes the labels on every observation.
+ * http_requests_total and http_request_duration_seconds for API requests, recorded by
+ * RequestLogMiddleware in the same `finish` listener as the request's log line. The label sets
+ * are few (route templates x methods x statuses), so each one's series is looked up once and
+ * kept: prom-client otherwise hashes the labels on every observation.
  */
 @Injectable()
-export class HttpMetricsMiddleware implements NestMiddleware {
+export class HttpRequestMetrics {
   private readonly series = new Map<string, Series>();
 
   constructor(
@@ -23,14 +22,10 @@ export class HttpMetricsMiddleware implements NestMiddleware {
     @InjectMetric('http_request_duration_seconds') private readonly duration: Histogram,
   ) {}
 
-  use(request: Request, response: Response, next: NextFunction): void {
-    const started = process.hrtime.bigint();
-    response.once('finish', () => {
-      const series = this.seriesFor(request.method, routeTemplate(request), response.statusCode);
-      series.requests.inc();
-      series.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    });
-    next();
+  record(method: string, route: string, status: number, seconds: number): void {
+    const series = this.seriesFor(method, route, status);
+    series.requests.inc();
+    series.duration.observe(seconds);
   }
 
   private seriesFor(method: string, route: string, status: number): Series {

@@ -1,14 +1,12 @@
 import {
   BadRequestException,
-  type CallHandler,
+  type CanActivate,
   type ExecutionContext,
   HttpException,
   Injectable,
-  type NestInterceptor,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
 import type { Request } from 'express';
-import { from, type Observable, switchMap } from 'rxjs';
 import { JsonTooDeepError, parseJson } from '../json/lossless-json.js';
 import { BodyReadError, readBodyText } from './request-body.js';
 
@@ -18,21 +16,26 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
  * Request bodies: JSON only (415 otherwise), UTF-8 only, at most 64 KiB, at a minimum rate,
  * parsed losslessly so int64 ids arrive exact (see request-body.ts for the limits).
  *
- * An interceptor, not a middleware, on purpose: interceptors run after the middleware (the
- * rate limit has counted the request) and the guards (the bearer token is checked) before a
- * single body byte is read. Nest's own body parser is off (`bodyParser: false` in main.ts).
+ * Not a middleware, on purpose: it runs after the middleware (the rate limit has counted the
+ * request) and after the bearer guard (the token is checked) before a single body byte is read,
+ * and before the pipes validate the body. Nest's own body parser is off (`bodyParser: false` in
+ * main.ts).
+ *
+ * A guard that always lets the request through (or throws the body's 4xx), not an interceptor:
+ * one global interceptor puts every request of the API through Nest's rxjs interceptor chain
+ * (defer, mergeAll, an AsyncResource per request), ~20 us of each GET's CPU in the profiles of
+ * issue #16 (bench/README.md), where guards are plain awaited calls. Global guards run in the
+ * order they are registered: AuthModule registers this one right after BearerGuard.
  */
 @Injectable()
-export class JsonBodyInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+export class JsonBodyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request>();
-    if (!hasBody(request)) return next.handle();
-    return from(readJsonBody(request)).pipe(
-      switchMap((body) => {
-        request.body = body;
-        return next.handle();
-      }),
-    );
+    if (!hasBody(request)) return true;
+    return readJsonBody(request).then((body) => {
+      request.body = body;
+      return true;
+    });
   }
 }
 
