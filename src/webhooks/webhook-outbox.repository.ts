@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { type Kysely, sql } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
@@ -61,6 +61,12 @@ export class WebhookOutboxRepository {
   private stopped = new Set<string>();
   private taker: NoticeTaker | undefined;
   private readonly postgres: boolean;
+  /**
+   * The outbox INSERT compiled once per row count and shape (with or without the lease), as
+   * the plants repository does its own: building and compiling it per commit cost more than
+   * running it, on the API's event loop.
+   */
+  private readonly insertQueries = new Map<string, CompiledQuery<InsertedRow>>();
 
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<Database>,
@@ -89,36 +95,29 @@ export class WebhookOutboxRepository {
   ): Promise<CommittedNotice[]> {
     const receivers = this.receivers();
     if (plants.length === 0 || receivers.length === 0) return [];
-    const lease =
-      this.postgres && this.taker
-        ? { lease_until: now + this.taker.leaseMs, leased_by: this.taker.owner }
-        : {};
+    const leased = this.postgres && this.taker !== undefined;
+    const leaseUntil = leased ? now + this.taker!.leaseMs : null;
+    const owner = leased ? this.taker!.owner : null;
     // One random draw for the batch; the payload written directly (a plant is three flat
     // fields, and JSON.stringify escapes a string as lossless-json does): both ran per plant
     // on the API's event loop.
     const random = randomBytes(16 * plants.length);
-    const rows = plants.flatMap((plant, index) => {
+    const parameters: unknown[] = [];
+    const payloads = new Map<string, string>();
+    for (const [index, plant] of plants.entries()) {
       const eventId = `msg_${random.subarray(16 * index, 16 * index + 16).toString('base64url')}`;
       const payload = `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${
         plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
       }}`;
-      return receivers.map((receiver) => ({
-        event_id: eventId,
-        receiver: receiver.id,
-        payload,
-        state: 'pending' as const,
-        created_at: now,
-        next_attempt_at: now,
-        ...lease,
-      }));
-    });
-    const written = await trx
-      .insertInto('webhook_outbox')
-      .values(rows)
-      .returning(['id', 'event_id', 'receiver'])
-      .execute();
+      payloads.set(eventId, payload);
+      for (const receiver of receivers) {
+        parameters.push(eventId, receiver.id, payload, now, now);
+        if (leased) parameters.push(leaseUntil, owner);
+      }
+    }
+    const query = this.insertQueryFor(plants.length * receivers.length, leased);
+    const { rows: written } = await trx.executeQuery<InsertedRow>({ ...query, parameters });
     // Matched by (event, receiver), not by position: RETURNING's order is not promised.
-    const payloads = new Map(rows.map((row) => [row.event_id, row.payload]));
     return written.map((row) => ({
       id: BigInt(row.id),
       eventId: row.event_id,
@@ -127,6 +126,30 @@ export class WebhookOutboxRepository {
       attempts: 0,
       createdAt: now,
     }));
+  }
+
+  /** The INSERT of `count` pending rows, with the lease or without. */
+  private insertQueryFor(count: number, leased: boolean): CompiledQuery<InsertedRow> {
+    const key = `${count}${leased ? 'l' : ''}`;
+    let query = this.insertQueries.get(key);
+    if (!query) {
+      const row = {
+        event_id: '',
+        receiver: '',
+        payload: '',
+        state: sql<'pending'>`'pending'`,
+        created_at: 0,
+        next_attempt_at: 0,
+        ...(leased && { lease_until: 0, leased_by: '' }),
+      };
+      query = this.db
+        .insertInto('webhook_outbox')
+        .values(Array.from({ length: count }, () => row))
+        .returning(['id', 'event_id', 'receiver'])
+        .compile();
+      this.insertQueries.set(key, query);
+    }
+    return query;
   }
 
   /**
@@ -400,6 +423,12 @@ export class WebhookOutboxRepository {
       .where('state', '=', 'pending')
       .execute();
   }
+}
+
+interface InsertedRow {
+  id: bigint | number | string;
+  event_id: string;
+  receiver: string;
 }
 
 function toNotice(row: {
