@@ -168,20 +168,28 @@ export class WebhookOutboxRepository {
     };
   }
 
+  /** PostgreSQL: notices carry leases (SQLite has one process per store and needs none). */
+  get leased(): boolean {
+    return this.postgres;
+  }
+
   /**
-   * PostgreSQL: gives up this process's leases on notices it will not send from memory (its
-   * lane is full), so its own claim, or another replica's, takes them now.
+   * PostgreSQL: extends this process's leases on `ids` to `until`; returns the ids it still
+   * held (a row another replica took over after the lease ran out, or one finished, is not
+   * renewed). The commit is not waited for, like the claim's.
    */
-  async releaseLeases(ids: bigint[], owner: string): Promise<void> {
-    if (!this.postgres || ids.length === 0) return;
-    await this.db
+  async renewLeases(ids: bigint[], owner: string, until: number): Promise<Set<bigint>> {
+    if (!this.postgres || ids.length === 0) return new Set(ids);
+    const rows = await this.db
       .updateTable('webhook_outbox')
-      .set({ lease_until: null, leased_by: null })
+      .set({ lease_until: until })
       .where('id', 'in', ids)
       .where('leased_by', '=', owner)
       .where('state', '=', 'pending')
       .where(asynchronousCommit)
+      .returning('id')
       .execute();
+    return new Set(rows.map((row) => BigInt(row.id)));
   }
 
   /** Leases up to `limit` due notices of one receiver, oldest first. */
