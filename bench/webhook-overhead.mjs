@@ -1,22 +1,27 @@
 /**
  * What the plant webhook costs POST /plants: the service with one receiver configured against
  * the service with none, POST /plants at 16 connections, runs interleaved (none, one, none,
- * one, ...) on a fresh store each, medians and their ratio. The receiver answers 204 from this
- * process; the load comes from this process too (plain node:http with keep-alive), so the
- * figures are for comparing the two variants, not absolute throughput (bench/run.mjs does that).
+ * one, ...) on a fresh store each, medians and their ratio. The receiver answers 204 from a
+ * process of its own (lib/webhook-receiver.mjs: in real use it is on another machine), the load
+ * comes from this process (plain node:http with keep-alive); all share the machine's cores, so
+ * each line also gives the CPU per request of the service (all threads, and its main thread),
+ * of the load and of the receiver. The figures compare the variants, not absolute throughput
+ * (bench/run.mjs does that).
  *
  *   npm run build && node bench/webhook-overhead.mjs [--rounds 5] [--duration 4] [--stores sqlite,pg]
  *   pg uses BENCH_DATABASE_URL or TEST_DATABASE_URL (a new database per run).
  *   --dist-b <dir>: a copy of an older build's dist/ (in a folder with the package.json and a
  *     node_modules link, so its imports resolve), run with one receiver as `one-b` in the
  *     same rounds (none, one, one-b, ...): a change measured before and after in one run.
- *   --profile <dir>: the `one` (and `one-b`) runs under node --cpu-prof; each thread's profile is
+ *   --profile <dir>: every run under node --cpu-prof; each thread's profile is
  *     summarized into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
+  closeSync,
   existsSync,
+  openSync,
   mkdtempSync,
   mkdirSync,
   readdirSync,
@@ -54,16 +59,19 @@ const freePort = () =>
     });
   });
 
-let delivered = 0;
-const receiver = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    delivered++;
-    res.writeHead(204).end();
-  });
+// The receiver runs in a process of its own: its CPU is reported apart, not as the bench's.
+const receiver = spawn(process.execPath, [join(import.meta.dirname, 'lib/webhook-receiver.mjs')], {
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
-await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-const receiverUrl = `http://127.0.0.1:${receiver.address().port}/plant/webhook`;
+const ask = (message) =>
+  new Promise((resolve) => {
+    receiver.once('message', resolve);
+    receiver.send(message);
+  });
+const receiverPort = await new Promise((resolve) =>
+  receiver.once('message', (message) => resolve(message.port)),
+);
+const receiverUrl = `http://127.0.0.1:${receiverPort}/plant/webhook`;
 
 async function newDatabase() {
   const name = `bench_wh_${randomBytes(4).toString('hex')}`;
@@ -104,7 +112,13 @@ async function startService(store, withReceiver, dist = join(ROOT, 'dist'), prof
       : {}),
   };
   const args = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, [...args, join(dist, 'main.js')], { env, stdio: 'ignore' });
+  // Its warnings and errors kept in its folder, to say why a service died mid-run.
+  const stderr = openSync(join(dir, 'stderr.log'), 'w');
+  const child = spawn(process.execPath, [...args, join(dist, 'main.js')], {
+    env,
+    stdio: ['ignore', 'ignore', stderr],
+  });
+  closeSync(stderr);
   for (let i = 0; i < 200; i++) {
     const ok = await fetch(`http://127.0.0.1:${health}/health`).then(
       (r) => r.status === 200,
@@ -165,9 +179,13 @@ async function load({ port, token }) {
 }
 
 /** User + system CPU of a process, all its threads (or its main thread: `/task/<pid>`), from /proc. */
-function cpuSeconds(pid, mainThread = false) {
+function cpuSeconds({ child, dir }, mainThread = false) {
+  const pid = child.pid;
   const stat = mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`;
-  if (!existsSync(stat)) throw new Error(`the service (pid ${pid}) is not running`);
+  if (!existsSync(stat)) {
+    const log = readFileSync(join(dir, 'stderr.log'), 'utf8').slice(-2000);
+    throw new Error(`the service (pid ${pid}) is not running; its stderr ends:\n${log}`);
+  }
   const fields = readFileSync(stat, 'utf8').split(') ')[1].split(' ');
   // utime and stime are fields 14 and 15 of stat(5), in clock ticks (100 per second here).
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -185,10 +203,9 @@ for (const store of values.stores.split(',')) {
   let fsType = '';
   for (let round = 0; round < rounds; round++) {
     for (const variant of variants) {
-      const profileDir =
-        values.profile && variant !== 'none'
-          ? mkdtempSync(join(tmpdir(), 'bench-webhook-prof-'))
-          : undefined;
+      const profileDir = values.profile
+        ? mkdtempSync(join(tmpdir(), 'bench-webhook-prof-'))
+        : undefined;
       const service = await startService(
         store,
         variant !== 'none',
@@ -196,18 +213,23 @@ for (const store of values.stores.split(',')) {
         profileDir,
       );
       fsType ||= execFileSync('stat', ['-f', '-c', '%T', service.dir]).toString().trim();
-      const pid = service.child.pid;
-      const [serviceCpu0, mainCpu0, benchCpu0] = [
-        cpuSeconds(pid),
-        cpuSeconds(pid, true),
+      const [serviceCpu0, mainCpu0, benchCpu0, receiver0] = [
+        cpuSeconds(service),
+        cpuSeconds(service, true),
         process.cpuUsage(),
+        await ask('stats'),
       ];
+      const microseconds = () => Number(process.hrtime.bigint() / 1000n);
+      const from = microseconds();
       const { rps, errors, served } = await load(service);
+      const to = microseconds();
       // CPU per request, to tell the service's own cost from the bench's (load and receiver).
-      const serviceUs = ((cpuSeconds(pid) - serviceCpu0) * 1e6) / served;
-      const mainUs = ((cpuSeconds(pid, true) - mainCpu0) * 1e6) / served;
+      const serviceUs = ((cpuSeconds(service) - serviceCpu0) * 1e6) / served;
+      const mainUs = ((cpuSeconds(service, true) - mainCpu0) * 1e6) / served;
       const benchCpu = process.cpuUsage(benchCpu0);
       const benchUs = (benchCpu.user + benchCpu.system) / served;
+      const receiver1 = await ask('stats');
+      const receiverUs = (receiver1.cpuUs - receiver0.cpuUs) / served;
       if (profileDir) {
         // A clean exit writes the profile.
         const exited = new Promise((resolve) => service.child.once('exit', resolve));
@@ -221,29 +243,32 @@ for (const store of values.stores.split(',')) {
           writeFileSync(
             join(values.profile, `webhook-${store}-${variant}${thread}-${round + 1}.md`),
             summarizeProfile(join(profileDir, file), {
-              title: `POST /plants c=${connections} with one webhook receiver (${variant}${thread}), ${store}, round ${round + 1}`,
+              title: `POST /plants c=${connections}, webhook receivers: ${variant}${thread}, ${store}, round ${round + 1}`,
               requests: served,
-              note: 'Includes start-up and shutdown; per-request figures divide by the 200s served.',
+              // The profile's clock is the monotonic one this process reads too.
+              window: [from, to],
+              note: `Only the samples of the ${duration / 1000} s of load count (not start-up or shutdown); per-request figures divide by the ${served} 200s served.`,
             }),
           );
         }
       } else service.child.kill('SIGKILL');
-      results[variant].push(rps);
+      results[variant].push({ rps, mainUs, serviceUs, load: loadavg()[0] });
       console.log(
-        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us (main thread ${mainUs.toFixed(0)}), bench ${benchUs.toFixed(0)} us; load average ${loadavg()[0].toFixed(2)}`,
+        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us (main thread ${mainUs.toFixed(0)}), load ${benchUs.toFixed(0)} us, receiver ${receiverUs.toFixed(0)} us; load average ${loadavg()[0].toFixed(2)}`,
       );
     }
   }
-  const [none, one] = [median(results.none), median(results.one)];
+  const of = (variant, key) => median(results[variant].map((r) => r[key]));
+  const loads = Object.values(results).flatMap((rs) => rs.map((r) => r.load));
   console.log(
-    `${store} (data folder on ${fsType}): median ${none.toFixed(0)} req/s without a receiver, ${one.toFixed(0)} with one: ${(one / none).toFixed(3)}x`,
+    `${store} (data folder on ${fsType}), medians of ${rounds} rounds, load average ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}:`,
   );
-  if (results['one-b']) {
-    const oneB = median(results['one-b']);
+  for (const variant of variants) {
+    const label = variant === 'one-b' ? `one-b (${values['dist-b']})` : variant;
     console.log(
-      `${store}: one-b (${values['dist-b']}) median ${oneB.toFixed(0)} req/s: ${(oneB / none).toFixed(3)}x of none`,
+      `  ${label}: ${of(variant, 'rps').toFixed(0)} req/s (${(of(variant, 'rps') / of('none', 'rps')).toFixed(3)}x of none); main thread ${of(variant, 'mainUs').toFixed(0)} us per request (${(of(variant, 'mainUs') / of('none', 'mainUs')).toFixed(2)}x), all threads ${of(variant, 'serviceUs').toFixed(0)} us (${(of(variant, 'serviceUs') / of('none', 'serviceUs')).toFixed(2)}x)`,
     );
   }
 }
-console.log(`notices delivered to the receiver during the runs: ${delivered}`);
-receiver.close();
+console.log(`notices delivered to the receiver during the runs: ${(await ask('stats')).delivered}`);
+receiver.send('close');

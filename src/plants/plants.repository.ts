@@ -124,6 +124,11 @@ export class PlantsRepository {
       if (!this.outbox.enabled) {
         const { rows } = await this.db.executeQuery(query);
         created = new Set(rows.map((row) => BigInt(row.id)));
+      } else if (this.outbox.writesWithPlants) {
+        // PostgreSQL: plants and notices in one statement, committed together.
+        const written = await this.outbox.insertWithPlants(query, plants);
+        created = written.created;
+        this.outbox.committed(written.notices);
       } else {
         // The webhook's notices ride in the plants' own transaction (one commit, one fsync):
         // every committed plant has them, and no notice exists for a plant that was not.

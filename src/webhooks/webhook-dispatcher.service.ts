@@ -5,6 +5,7 @@ import {
   Inject,
   Injectable,
   type OnApplicationBootstrap,
+  Optional,
 } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
@@ -22,14 +23,16 @@ import { WebhookSender } from './webhook-sender.js';
 /** Per attempt, as the issue and Svix say. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 /**
- * Twice an attempt's timeout, so a live replica's lease does not run out mid-delivery; a
- * replica that died holding leases (PostgreSQL) has its notices taken over after this long.
+ * PostgreSQL: a replica's lease on a notice, from its INSERT (or claim) on. Renewed every
+ * LEASE_MS / 5 while the replica holds the notice (in memory, in flight, or delivered and not
+ * yet marked), so a live replica keeps it however long an attempt takes, and a replica killed
+ * holding it has it taken over by another (or by the next start) within this time, not the
+ * 30 s an attempt-long lease needed.
  */
-export const LEASE_MS = 30_000;
+export const LEASE_MS = 5_000;
 /**
  * Notices one receiver's lane sends at once, all of them in flight together: one wave of
- * attempts per batch, so a batch ends within one attempt's timeout and its leases (LEASE_MS)
- * hold until it is sent and marked (see INBOX_MAX_AGE_MS).
+ * attempts per batch, so a batch ends within one attempt's timeout.
  */
 const LANE_CONCURRENCY = 16;
 const LANE_BATCH = LANE_CONCURRENCY;
@@ -38,7 +41,9 @@ const POLL_MS = 1_000;
 /**
  * Notices a lane holds in memory (handed at commit, waiting to be sent). Beyond it, new ones
  * stay in the table only and the lane claims them from there: a receiver that lags does not
- * grow memory without bound.
+ * grow memory without bound. On PostgreSQL they keep the lease their INSERT wrote, unrenewed,
+ * so the claim (this replica's or another's) takes them once it runs out: no UPDATE per commit
+ * to give them back.
  */
 const INBOX_LIMIT = 1_024;
 /**
@@ -50,12 +55,8 @@ const INBOX_LIMIT = 1_024;
  */
 export const MARK_EVERY_MS = 1_000;
 const MARK_BATCH = 1_000;
-/**
- * A notice handed in memory older than this goes back to the table, where a claim takes it
- * with a fresh lease: its lease (written with it, from its commit on) must outlast one
- * attempt and the mark's wait, with a margin, or another replica could claim and send it too.
- */
-const INBOX_MAX_AGE_MS = LEASE_MS - ATTEMPT_TIMEOUT_MS - MARK_EVERY_MS - 2_000;
+/** Leases renewed per statement. */
+const RENEW_BATCH = 1_000;
 /** How often the backlog metrics and /health details are refreshed. */
 const BACKLOG_REFRESH_MS = 5_000;
 /** Finished notices (delivered, failed, stopped) are kept this long, then deleted. */
@@ -63,6 +64,26 @@ export const RETENTION_MS = 7 * 24 * 3600_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 /** A Retry-After longer than this is cut to it. */
 const MAX_RETRY_AFTER_MS = 24 * 3600_000;
+
+/**
+ * The dispatcher's intervals and limits, for tests only (a provider of
+ * WEBHOOK_DISPATCHER_TIMING); the service uses the defaults above.
+ */
+export interface WebhookDispatcherTiming {
+  leaseMs: number;
+  markEveryMs: number;
+  pollMs: number;
+  inboxLimit: number;
+  /** The sending thread's file (tests run the sources, which hold no built worker). */
+  senderUrl?: URL;
+}
+export const WEBHOOK_DISPATCHER_TIMING = Symbol('WEBHOOK_DISPATCHER_TIMING');
+const DEFAULT_TIMING: WebhookDispatcherTiming = {
+  leaseMs: LEASE_MS,
+  markEveryMs: MARK_EVERY_MS,
+  pollMs: POLL_MS,
+  inboxLimit: INBOX_LIMIT,
+};
 
 /** One receiver's delivery state in this process. */
 interface Lane {
@@ -94,10 +115,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly lanes: Promise<void>[] = [];
   private readonly laneOf = new Map<string, Lane>();
   /**
-   * Ids of notices this process is sending, or has sent and not yet marked: never taken twice
-   * (a claim may read a row that was also handed in memory, or one whose mark is not written).
+   * Notices this process holds (handed in memory, in flight, or sent and not yet marked), with
+   * when their lease runs out (PostgreSQL; Infinity on SQLite): never taken twice (a claim may
+   * read a row that was also handed in memory, or one whose mark is not written), and their
+   * leases renewed while held.
    */
-  private readonly held = new Set<bigint>();
+  private readonly held = new Map<bigint, number>();
+  private readonly timing: WebhookDispatcherTiming;
   /** Delivered, their mark not yet written (MARK_EVERY_MS). */
   private marks: bigint[] = [];
   private wakeMarker: (() => void) | undefined;
@@ -115,12 +139,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @InjectMetric('webhook_delivery_duration_seconds') private readonly duration: Histogram,
     @InjectMetric('webhook_pending_notices') private readonly pending: Gauge,
     @InjectMetric('webhook_oldest_pending_age_seconds') private readonly oldestAge: Gauge,
+    @Optional() @Inject(WEBHOOK_DISPATCHER_TIMING) timing?: Partial<WebhookDispatcherTiming>,
   ) {
+    this.timing = { ...DEFAULT_TIMING, ...timing };
     this.sender = new WebhookSender(
       config.webhooks.receivers,
       LANE_CONCURRENCY,
       ATTEMPT_TIMEOUT_MS,
       logger,
+      this.timing.senderUrl,
     );
   }
 
@@ -160,12 +187,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
     this.unsubscribe = this.outbox.onCommitted({
       owner: this.owner,
-      leaseMs: LEASE_MS,
+      leaseMs: this.timing.leaseMs,
       take: (notices) => this.take(notices),
     });
     this.sender.start();
     for (const lane of this.laneOf.values()) this.lanes.push(this.runLane(lane));
     this.lanes.push(this.runMarker());
+    if (this.outbox.leased) {
+      this.lanes.push(this.every(this.timing.leaseMs / 5, () => this.renewLeases()));
+    }
     this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshBacklog()));
     // Another replica's 410, or an operator re-enabling a receiver, is seen within this time.
     this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshStopped()));
@@ -196,28 +226,55 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     });
   }
 
-  /** Notices just committed: into their lanes' inboxes, up to INBOX_LIMIT each. */
+  /**
+   * Notices just committed: into their lanes' inboxes, up to the inbox limit each. The others
+   * stay in the table, their lease (PostgreSQL) left to run out, and a claim takes them.
+   */
   private take(notices: CommittedNotice[]): void {
-    const overflow: bigint[] = [];
+    const leased = this.outbox.leased;
     for (const notice of notices) {
       const lane = this.laneOf.get(notice.receiver);
       if (!lane || this.held.has(notice.id)) continue;
-      if (lane.inbox.length >= INBOX_LIMIT || this.abort.signal.aborted) {
-        overflow.push(notice.id);
+      if (lane.inbox.length >= this.timing.inboxLimit || this.abort.signal.aborted) {
         lane.claimNeeded = true;
         continue;
       }
-      this.held.add(notice.id);
+      this.held.set(notice.id, leased ? notice.createdAt + this.timing.leaseMs : Infinity);
       lane.inbox.push(notice);
     }
-    // PostgreSQL: they were written with this process's lease; the claim takes them instead.
-    this.outbox.releaseLeases(overflow, this.owner).catch((error: unknown) => {
-      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
-    });
     this.wakeAll();
   }
 
-  /** Writes the delivered marks every MARK_EVERY_MS, or sooner once MARK_BATCH accumulate. */
+  /**
+   * PostgreSQL: renews the leases of the notices held that would run out within half a lease.
+   * A notice whose row is no longer this process's (another replica took it over after the
+   * lease ran out, while this one could not reach the database) leaves its inbox unsent.
+   */
+  private async renewLeases(): Promise<void> {
+    const now = Date.now();
+    const due = [...this.held].filter(([, until]) => until - now < this.timing.leaseMs / 2);
+    for (let start = 0; start < due.length; start += RENEW_BATCH) {
+      const ids = due.slice(start, start + RENEW_BATCH).map(([id]) => id);
+      const until = Date.now() + this.timing.leaseMs;
+      const kept = await this.outbox.renewLeases(ids, this.owner, until);
+      const lost = new Set<bigint>();
+      for (const id of ids) {
+        if (!this.held.has(id)) continue; // marked or recorded meanwhile
+        if (kept.has(id)) this.held.set(id, until);
+        else lost.add(id);
+      }
+      if (lost.size === 0) continue;
+      for (const lane of this.laneOf.values()) {
+        lane.inbox = lane.inbox.filter((notice) => {
+          if (!lost.has(notice.id)) return true;
+          this.held.delete(notice.id);
+          return false;
+        });
+      }
+    }
+  }
+
+  /** Writes the delivered marks every markEveryMs, or sooner once MARK_BATCH accumulate. */
   private async runMarker(): Promise<void> {
     while (!this.abort.signal.aborted) {
       await new Promise<void>((resolve) => {
@@ -227,7 +284,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           this.wakeMarker = undefined;
           resolve();
         };
-        const timer = setTimeout(done, MARK_EVERY_MS);
+        const timer = setTimeout(done, this.timing.markEveryMs);
         this.wakeMarker = done;
         this.abort.signal.addEventListener('abort', done);
       });
@@ -335,33 +392,35 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         // operator re-enables it. The table holds its notices as `stopped`.
         for (const notice of lane.inbox.splice(0)) this.held.delete(notice.id);
         lane.claimNeeded = true;
-        await this.sleep(POLL_MS);
+        await this.sleep(this.timing.pollMs);
         continue;
       }
       let notices: ClaimedNotice[] = [];
       // The table is read for what the inbox does not hold: due retries, notices of a previous
-      // run or another replica, and those beyond INBOX_LIMIT; not once per commit.
-      if (lane.claimNeeded || Date.now() - lastClaim >= POLL_MS) {
+      // run or another replica, and those beyond the inbox limit; not once per commit.
+      if (lane.claimNeeded || Date.now() - lastClaim >= this.timing.pollMs) {
         lastClaim = Date.now();
         try {
-          const claimed = await this.outbox.claim(receiver.id, LANE_BATCH, LEASE_MS, this.owner);
+          const leaseMs = this.timing.leaseMs;
+          const until = this.outbox.leased ? lastClaim + leaseMs : Infinity;
+          const claimed = await this.outbox.claim(
+            receiver.id,
+            LANE_BATCH,
+            leaseMs,
+            this.owner,
+            lastClaim,
+          );
           notices = claimed.filter((notice) => !this.held.has(notice.id));
-          for (const notice of notices) this.held.add(notice.id);
+          for (const notice of notices) this.held.set(notice.id, until);
           lane.claimNeeded = notices.length > 0 && claimed.length === LANE_BATCH;
         } catch (error) {
           log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
         }
       }
-      for (const notice of lane.inbox.splice(0, LANE_BATCH - notices.length)) {
-        // Waited so long that its lease (PostgreSQL) may run out mid-attempt: back to the
-        // table, where a claim takes it with a fresh lease.
-        if (notice.createdAt + INBOX_MAX_AGE_MS < Date.now()) {
-          this.held.delete(notice.id);
-          lane.claimNeeded = true;
-        } else notices.push(notice);
-      }
+      // Their leases (PostgreSQL) are renewed while they wait, however long that is.
+      notices.push(...lane.inbox.splice(0, LANE_BATCH - notices.length));
       if (notices.length === 0) {
-        await this.sleep(POLL_MS);
+        await this.sleep(this.timing.pollMs);
         continue;
       }
       const results = await this.sender.send(
@@ -390,14 +449,14 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       // Shutting down: the others are released (no retry is charged) and go out after the
       // restart, or from another replica.
       if (this.abort.signal.aborted) return;
+      const lost: ClaimedNotice[] = [];
       for (const [i, notice] of notices.entries()) {
         const outcome = outcomes[i]!;
         if (outcome.kind === 'delivered') continue;
         if (outcome.kind === 'lost') {
-          // Never attempted (the sending thread stopped): no retry is charged; the next claim
-          // takes it again.
-          this.held.delete(notice.id);
-          lane.claimNeeded = true;
+          // Never answered (the sending thread stopped): no retry is charged; still held (its
+          // lease renewed), it goes back to the front of the inbox for the next thread.
+          lost.push(notice);
           continue;
         }
         try {
@@ -411,7 +470,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         log.warn('plant webhook receiver answered 410 Gone: no more notices are sent to it');
       }
       // A sending thread that keeps dying is restarted at most once a poll per lane.
-      if (outcomes.some((o) => o.kind === 'lost')) await this.sleep(POLL_MS);
+      if (lost.length > 0) {
+        lane.inbox.unshift(...lost);
+        await this.sleepUnlessWoken(this.timing.pollMs);
+      }
     }
   }
 

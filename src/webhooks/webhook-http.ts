@@ -1,4 +1,9 @@
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
+import {
+  Agent as HttpAgent,
+  type IncomingMessage,
+  request as httpRequest,
+  type RequestOptions,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export interface PostResult {
@@ -14,25 +19,34 @@ export interface PostResult {
 export class WebhookPoster {
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
+  /** The URL taken apart once, not on every request. */
+  private readonly target: RequestOptions;
 
-  constructor(
-    private readonly url: URL,
-    maxSockets: number,
-  ) {
+  constructor(url: URL, maxSockets: number) {
     const https = url.protocol === 'https:';
     this.agent = https
       ? new HttpsAgent({ keepAlive: true, maxSockets })
       : new HttpAgent({ keepAlive: true, maxSockets });
     this.send = https ? httpsRequest : httpRequest;
+    this.target = {
+      protocol: url.protocol,
+      // An IPv6 literal comes bracketed in a URL, and without brackets in the options.
+      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: url.port || undefined,
+      path: `${url.pathname}${url.search}`,
+      ...(url.username || url.password
+        ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
+        : {}),
+      method: 'POST',
+      agent: this.agent,
+    };
   }
 
   post(headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostResult> {
     return new Promise((resolve, reject) => {
       const request = this.send(
-        this.url,
         {
-          method: 'POST',
-          agent: this.agent,
+          ...this.target,
           headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
           signal,
         },

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { type Kysely, sql } from 'kysely';
+import { type CompiledQuery, type Kysely, sql } from 'kysely';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
@@ -61,6 +61,12 @@ export class WebhookOutboxRepository {
   private stopped = new Set<string>();
   private taker: NoticeTaker | undefined;
   private readonly postgres: boolean;
+  /**
+   * The outbox INSERT compiled once per row count and shape (with or without the lease), as
+   * the plants repository does its own: building and compiling it per commit cost more than
+   * running it, on the API's event loop.
+   */
+  private readonly insertQueries = new Map<string, CompiledQuery<InsertedRow>>();
 
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<Database>,
@@ -89,36 +95,27 @@ export class WebhookOutboxRepository {
   ): Promise<CommittedNotice[]> {
     const receivers = this.receivers();
     if (plants.length === 0 || receivers.length === 0) return [];
-    const lease =
-      this.postgres && this.taker
-        ? { lease_until: now + this.taker.leaseMs, leased_by: this.taker.owner }
-        : {};
+    const leased = this.postgres && this.taker !== undefined;
+    const leaseUntil = leased ? now + this.taker!.leaseMs : null;
+    const owner = leased ? this.taker!.owner : null;
     // One random draw for the batch; the payload written directly (a plant is three flat
     // fields, and JSON.stringify escapes a string as lossless-json does): both ran per plant
     // on the API's event loop.
     const random = randomBytes(16 * plants.length);
-    const rows = plants.flatMap((plant, index) => {
+    const parameters: unknown[] = [];
+    const payloads = new Map<string, string>();
+    for (const [index, plant] of plants.entries()) {
       const eventId = `msg_${random.subarray(16 * index, 16 * index + 16).toString('base64url')}`;
-      const payload = `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${
-        plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
-      }}`;
-      return receivers.map((receiver) => ({
-        event_id: eventId,
-        receiver: receiver.id,
-        payload,
-        state: 'pending' as const,
-        created_at: now,
-        next_attempt_at: now,
-        ...lease,
-      }));
-    });
-    const written = await trx
-      .insertInto('webhook_outbox')
-      .values(rows)
-      .returning(['id', 'event_id', 'receiver'])
-      .execute();
+      const payload = payloadOf(plant);
+      payloads.set(eventId, payload);
+      for (const receiver of receivers) {
+        parameters.push(eventId, receiver.id, payload, now, now);
+        if (leased) parameters.push(leaseUntil, owner);
+      }
+    }
+    const query = this.insertQueryFor(plants.length * receivers.length, leased);
+    const { rows: written } = await trx.executeQuery<InsertedRow>({ ...query, parameters });
     // Matched by (event, receiver), not by position: RETURNING's order is not promised.
-    const payloads = new Map(rows.map((row) => [row.event_id, row.payload]));
     return written.map((row) => ({
       id: BigInt(row.id),
       eventId: row.event_id,
@@ -127,6 +124,96 @@ export class WebhookOutboxRepository {
       attempts: 0,
       createdAt: now,
     }));
+  }
+
+  /** PostgreSQL writes the plants and their notices in one statement (`insertWithPlants`). */
+  get writesWithPlants(): boolean {
+    return this.postgres && this.enabled;
+  }
+
+  /**
+   * PostgreSQL: the plants' INSERT (`plantsQuery`, `... RETURNING id`) and their notices in one
+   * statement, a data-modifying CTE: the notices are joined to the plants it created, so a
+   * duplicate gets none, and both commit together without BEGIN and COMMIT (one round trip
+   * where a transaction took four, on the API's event loop). Returns the ids of the plants
+   * created and the notices, for `committed`.
+   */
+  async insertWithPlants(
+    plantsQuery: CompiledQuery<{ id: bigint }>,
+    plants: NewPlant[],
+    now = Date.now(),
+  ): Promise<{ created: Set<bigint>; notices: CommittedNotice[] }> {
+    const receivers = this.receivers();
+    const lease = this.taker
+      ? { until: now + this.taker.leaseMs, owner: this.taker.owner }
+      : { until: null, owner: null };
+    const random = randomBytes(16 * plants.length);
+    const parameters = [...plantsQuery.parameters];
+    const values: string[] = [];
+    const byEvent = new Map<string, { plant: bigint; payload: string }>();
+    for (const [index, plant] of plants.entries()) {
+      const eventId = `msg_${random.subarray(16 * index, 16 * index + 16).toString('base64url')}`;
+      const payload = payloadOf(plant);
+      byEvent.set(eventId, { plant: plant.id, payload });
+      for (const receiver of receivers) {
+        const at = parameters.length;
+        parameters.push(plant.id, eventId, receiver.id, payload);
+        values.push(`($${at + 1}::bigint, $${at + 2}, $${at + 3}, $${at + 4})`);
+      }
+    }
+    const at = parameters.length;
+    parameters.push(now, lease.until, lease.owner);
+    const statement = `with created as (${plantsQuery.sql})
+      insert into "webhook_outbox" ("event_id", "receiver", "payload", "state", "created_at",
+        "next_attempt_at", "lease_until", "leased_by")
+      select v.event_id, v.receiver, v.payload, 'pending', $${at + 1}::bigint, $${at + 1}::bigint,
+        $${at + 2}::bigint, $${at + 3}::text
+      from (values ${values.join(', ')}) as v (plant_id, event_id, receiver, payload)
+      join created on created.id = v.plant_id
+      returning "id", "event_id", "receiver"`;
+    const { rows } = await this.db.executeQuery<InsertedRow>({
+      ...plantsQuery,
+      sql: statement,
+      parameters,
+    });
+    const created = new Set<bigint>();
+    const notices = rows.map((row) => {
+      const event = byEvent.get(row.event_id)!;
+      created.add(event.plant);
+      return {
+        id: BigInt(row.id),
+        eventId: row.event_id,
+        receiver: row.receiver,
+        payload: event.payload,
+        attempts: 0,
+        createdAt: now,
+      };
+    });
+    return { created, notices };
+  }
+
+  /** The INSERT of `count` pending rows, with the lease or without. */
+  private insertQueryFor(count: number, leased: boolean): CompiledQuery<InsertedRow> {
+    const key = `${count}${leased ? 'l' : ''}`;
+    let query = this.insertQueries.get(key);
+    if (!query) {
+      const row = {
+        event_id: '',
+        receiver: '',
+        payload: '',
+        state: sql<'pending'>`'pending'`,
+        created_at: 0,
+        next_attempt_at: 0,
+        ...(leased && { lease_until: 0, leased_by: '' }),
+      };
+      query = this.db
+        .insertInto('webhook_outbox')
+        .values(Array.from({ length: count }, () => row))
+        .returning(['id', 'event_id', 'receiver'])
+        .compile();
+      this.insertQueries.set(key, query);
+    }
+    return query;
   }
 
   /**
@@ -145,20 +232,28 @@ export class WebhookOutboxRepository {
     };
   }
 
+  /** PostgreSQL: notices carry leases (SQLite has one process per store and needs none). */
+  get leased(): boolean {
+    return this.postgres;
+  }
+
   /**
-   * PostgreSQL: gives up this process's leases on notices it will not send from memory (its
-   * lane is full), so its own claim, or another replica's, takes them now.
+   * PostgreSQL: extends this process's leases on `ids` to `until`; returns the ids it still
+   * held (a row another replica took over after the lease ran out, or one finished, is not
+   * renewed). The commit is not waited for, like the claim's.
    */
-  async releaseLeases(ids: bigint[], owner: string): Promise<void> {
-    if (!this.postgres || ids.length === 0) return;
-    await this.db
+  async renewLeases(ids: bigint[], owner: string, until: number): Promise<Set<bigint>> {
+    if (!this.postgres || ids.length === 0) return new Set(ids);
+    const rows = await this.db
       .updateTable('webhook_outbox')
-      .set({ lease_until: null, leased_by: null })
+      .set({ lease_until: until })
       .where('id', 'in', ids)
       .where('leased_by', '=', owner)
       .where('state', '=', 'pending')
       .where(asynchronousCommit)
+      .returning('id')
       .execute();
+    return new Set(rows.map((row) => BigInt(row.id)));
   }
 
   /** Leases up to `limit` due notices of one receiver, oldest first. */
@@ -400,6 +495,22 @@ export class WebhookOutboxRepository {
       .where('state', '=', 'pending')
       .execute();
   }
+}
+
+/**
+ * The NewPlant body, written directly (a plant is three flat fields, and JSON.stringify escapes
+ * a string as lossless-json does; a test checks they agree).
+ */
+function payloadOf(plant: NewPlant): string {
+  return `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${
+    plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
+  }}`;
+}
+
+interface InsertedRow {
+  id: bigint | number | string;
+  event_id: string;
+  receiver: string;
 }
 
 function toNotice(row: {

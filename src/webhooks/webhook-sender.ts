@@ -30,6 +30,8 @@ export class WebhookSender {
     private readonly concurrency: number,
     private readonly timeoutMs: number,
     logger: Logger,
+    /** The built file beside this one; tests give a copy built from the sources. */
+    private readonly workerUrl = new URL('./webhook-sender.worker.js', import.meta.url),
   ) {
     this.deaths = new RateLimitedLog(logger);
   }
@@ -74,7 +76,7 @@ export class WebhookSender {
     };
     // Built next to this file (dist/webhooks/webhook-sender.worker.js). Its environment is
     // not needed: the secrets it holds arrive in workerData, never in env or argv.
-    const worker = new Worker(new URL('./webhook-sender.worker.js', import.meta.url), {
+    const worker = new Worker(this.workerUrl, {
       workerData: setup,
       env: {},
     });

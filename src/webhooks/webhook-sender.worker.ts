@@ -4,6 +4,7 @@
  * runs beside the API's event loop instead of inside it (on SQLite the main thread also waits
  * out every commit's fsync, time this thread can use).
  */
+import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
 import type {
   AttemptResult,
@@ -17,6 +18,8 @@ import { signWebhook } from './webhook-signature.js';
 
 const setup = workerData as SenderSetup;
 const abort = new AbortController();
+// Each wave in progress (at most one per receiver's lane) listens to it.
+setMaxListeners(0, abort.signal);
 const receivers = new Map(
   setup.receivers.map((r) => [
     r.id,
@@ -30,11 +33,11 @@ const receivers = new Map(
 async function attempt(
   receiver: { poster: WebhookPoster; keys: Buffer[] },
   notice: { eventId: string; payload: string },
+  wave: { signal: AbortSignal; timedOut: () => boolean },
 ): Promise<AttemptResult> {
   const started = performance.now();
   const seconds = () => (performance.now() - started) / 1000;
   const timestamp = Math.floor(Date.now() / 1000);
-  const timeout = AbortSignal.timeout(setup.timeoutMs);
   try {
     const response = await receiver.poster.post(
       {
@@ -44,7 +47,7 @@ async function attempt(
         'webhook-signature': signWebhook(receiver.keys, notice.eventId, timestamp, notice.payload),
       },
       notice.payload,
-      AbortSignal.any([abort.signal, timeout]),
+      wave.signal,
     );
     if (response.status >= 200 && response.status < 300) {
       return { kind: 'delivered', status: response.status, seconds: seconds() };
@@ -57,26 +60,43 @@ async function attempt(
       seconds: seconds(),
     };
   } catch (error) {
-    const reason = timeout.aborted ? `timeout after ${setup.timeoutMs / 1000} s` : reasonOf(error);
+    const reason = wave.timedOut() ? `timeout after ${setup.timeoutMs / 1000} s` : reasonOf(error);
     return { kind: 'retry', error: reason, seconds: seconds() };
   }
 }
 
-/** `task` over `items`, at most `limit` at a time; results in the items' order. */
-async function mapLimited<T, R>(
-  items: T[],
-  limit: number,
-  task: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]!);
+/**
+ * The batch's attempts in waves of `concurrency`, all of a wave started together and sharing one
+ * timeout (each attempt still gets its full `timeoutMs`): one timer and one AbortController per
+ * wave, not an AbortSignal.timeout and AbortSignal.any per attempt, which cost the sending
+ * thread about a tenth of its time. The dispatcher's batches are one wave.
+ */
+async function sendBatch(
+  receiver: { poster: WebhookPoster; keys: Buffer[] },
+  notices: { eventId: string; payload: string }[],
+): Promise<AttemptResult[]> {
+  const results: AttemptResult[] = [];
+  for (let start = 0; start < notices.length; start += setup.concurrency) {
+    const controller = new AbortController();
+    // Each request of the wave listens to it.
+    setMaxListeners(setup.concurrency + 1, controller.signal);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, setup.timeoutMs);
+    const stop = () => controller.abort();
+    abort.signal.addEventListener('abort', stop);
+    if (abort.signal.aborted) controller.abort();
+    const wave = { signal: controller.signal, timedOut: () => timedOut };
+    try {
+      const slice = notices.slice(start, start + setup.concurrency);
+      results.push(...(await Promise.all(slice.map((notice) => attempt(receiver, notice, wave)))));
+    } finally {
+      clearTimeout(timer);
+      abort.signal.removeEventListener('abort', stop);
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  }
   return results;
 }
 
@@ -104,8 +124,7 @@ parentPort!.on('message', (message: SendRequest | AbortRequest) => {
     return;
   }
   // An attempt never throws (each catches its own error); should one, the batch still answers.
-  void mapLimited(message.notices, setup.concurrency, (notice) => attempt(receiver, notice)).then(
-    done,
-    () => done(message.notices.map(() => ({ kind: 'lost', seconds: 0 }))),
+  void sendBatch(receiver, message.notices).then(done, () =>
+    done(message.notices.map(() => ({ kind: 'lost', seconds: 0 }))),
   );
 });
