@@ -25,7 +25,10 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
  * one global interceptor puts every request of the API through Nest's rxjs interceptor chain
  * (defer, mergeAll, an AsyncResource per request), ~20 us of each GET's CPU in the profiles of
  * issue #16 (bench/README.md), where guards are plain awaited calls. Global guards run in the
- * order they are registered: AuthModule registers this one right after BearerGuard.
+ * order they are registered: AuthModule registers this one right after BearerGuard. Nest puts
+ * request-scoped global guards after the static ones, so both must stay singletons (they are);
+ * `http-limits.e2e-spec.ts` pins the order (401, not 413, to a huge body without a token). A
+ * guard on a controller or route runs after this one, with the body already read.
  */
 @Injectable()
 export class JsonBodyGuard implements CanActivate {

@@ -30,11 +30,8 @@ export class ClientRateLimitMiddleware implements NestMiddleware {
   }
 
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
+    // Only applied when a limit is set (app.module.ts): 0, the default, adds no middleware.
     const limit = this.config.rateLimitPerMinute;
-    if (limit === 0) {
-      next();
-      return;
-    }
     const client = normalizeIp(
       request.ip ?? request.socket.remoteAddress ?? '',
       DEFAULT_IPV6_SUBNET_PREFIX,

@@ -14,10 +14,10 @@ import { getMetadataStorage, ValidationTypes } from 'class-validator';
  * class-validator and class-transformer run them, so it decides exactly as they do. It only
  * decides "valid": for a valid body it returns the instance plainToInstance would have made.
  * Anything else returns undefined and the pipe runs class-transformer + class-validator as
- * before, which refuse with their own messages: a refusal costs what it always did, and its
- * message cannot drift. Undecided too (so also left to the libraries): a property whose value
- * is an object or array (class-transformer copies those), an `each` rule on a collection, an
- * asynchronous constraint's promise.
+ * before, which refuse with their own messages (the @Transform functions then run a second
+ * time: they are pure), and its message cannot drift. Undecided too (so also left to the
+ * libraries): a property whose value is an object or array (class-transformer copies those),
+ * an `each` rule on a collection, an asynchronous constraint's promise.
  *
  * `compileValidator` returns undefined for a class using what this does not compile (nested
  * validation, groups, @Type/@Expose/@Exclude, a transform with groups...): that class is
@@ -107,7 +107,7 @@ export function compileValidator(
   const transforms = new Map<string, TransformFn[]>();
   for (const name of Object.keys(grouped)) {
     const group = grouped[name] ?? [];
-    if (Object.getOwnPropertyDescriptor(metatype.prototype, name)) return undefined;
+    if (inheritedMember(metatype, name)) return undefined;
     if (defaultMetadataStorage.findTypeMetadata(metatype, name)) return undefined;
     const rules: Rule[] = [];
     const ordered = [
@@ -183,6 +183,18 @@ export function compileValidator(
     }
     return instance;
   };
+}
+
+/**
+ * An accessor or method of that name anywhere on the class's prototype chain (below
+ * Object.prototype): class-transformer skips such keys or assigns through the accessor.
+ */
+function inheritedMember(metatype: Constructor, name: string): boolean {
+  for (let proto = metatype.prototype as object | null; proto && proto !== Object.prototype;) {
+    if (Object.getOwnPropertyDescriptor(proto, name)) return true;
+    proto = Object.getPrototypeOf(proto) as object | null;
+  }
+  return false;
 }
 
 /** No class-transformer feature beyond @Transform: no strategy, @Expose or @Exclude. */

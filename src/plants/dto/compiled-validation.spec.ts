@@ -172,6 +172,16 @@ describe('compileValidator', () => {
     expect(compileValidator(Inner, TRANSFORM_OPTIONS)).toBeTypeOf('function');
   });
 
+  it('has no compiled form for a property that is an accessor up the prototype chain', () => {
+    class Base {}
+    Object.defineProperty(Base.prototype, 'name', { get: () => 'from the getter' });
+    class Derived extends Base {
+      @IsString()
+      name!: string;
+    }
+    expect(compileValidator(Derived, TRANSFORM_OPTIONS)).toBeUndefined();
+  });
+
   it('has no compiled form under other transform options', () => {
     expect(compileValidator(NewPlantDto, { enableImplicitConversion: true })).toBeUndefined();
   });
