@@ -275,6 +275,13 @@ describe.runIf(postgresAvailable)('the webhook outbox leases on postgres', () =>
   afterAll(async () => {
     await db.destroy();
   });
+  /** PostgreSQL's clock in epoch ms. */
+  const databaseNow = async () => {
+    const { rows: clock } = await sql<{
+      now: string;
+    }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db);
+    return Number(clock[0]!.now);
+  };
 
   it("times leases by the database's clock: a replica whose clock is an hour ahead claims no live lease", async () => {
     await plants.insert({ id: 800n, name: 'Skewed', tag: undefined });
@@ -284,15 +291,28 @@ describe.runIf(postgresAvailable)('the webhook outbox leases on postgres', () =>
     expect(await outbox.claim(a!.id, 10, 60_000, 'fast-clock', ahead)).toEqual([]);
     // Renewed and written by the database's clock too: about a minute from its now.
     expect(await outbox.renewLeases([held[0]!.id], 'one', 60_000)).toEqual(new Set([held[0]!.id]));
-    const { rows: clock } = await sql<{
-      now: string;
-    }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db);
     const row = (await rows()).find((r) => r.id === held[0]!.id)!;
-    const left = Number(row.lease_until) - Number(clock[0]!.now);
+    const left = Number(row.lease_until) - (await databaseNow());
     expect(left).toBeGreaterThan(50_000);
     expect(left).toBeLessThanOrEqual(60_000);
     // Done with it: delivered (unconditionally), so the tests below do not see it.
     await outbox.delivered(held[0]!.id, 1);
+    // A lease written with the notice (in a transaction of the caller's) is the database's
+    // clock too.
+    const stop = outbox.onCommitted({ owner: 'writer', leaseMs: 60_000, take: () => undefined });
+    try {
+      const [notice] = await db
+        .transaction()
+        .execute((trx) => outbox.insertEvents(trx, [{ id: 802n, name: 'Leased' }]));
+      const written = (await rows()).find((r) => r.id === notice!.id)!;
+      expect(written.leased_by).toBe('writer');
+      const ahead = Number(written.lease_until) - (await databaseNow());
+      expect(ahead).toBeGreaterThan(50_000);
+      expect(ahead).toBeLessThanOrEqual(60_000);
+      await outbox.delivered(notice!.id, 1);
+    } finally {
+      stop();
+    }
   });
 
   it('a replica that lost its lease neither retries nor fails the new holder’s notice; its delivery stands', async () => {
