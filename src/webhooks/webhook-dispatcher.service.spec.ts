@@ -1,15 +1,15 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { Worker } from 'node:worker_threads';
-import type { Kysely } from 'kysely';
-import { pino } from 'pino';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { type Kysely, sql } from 'kysely';
+import { type Logger, pino } from 'pino';
 import { Counter, Gauge, Histogram } from 'prom-client';
 import ts from 'typescript';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import type { AppConfig } from '../config/app-config.js';
 import { parseWebhookReceivers } from '../config/webhook-receivers.js';
@@ -30,26 +30,82 @@ import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
 const logger = pino({ level: 'silent' });
 const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 
-/** The sending thread built from the sources (vitest runs TypeScript; a Worker cannot). */
+/** Folders this file creates, removed at the end. */
+const temporary: string[] = [];
+function temporaryDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  temporary.push(dir);
+  return dir;
+}
+afterAll(() => {
+  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * The sending thread built from the sources (vitest runs TypeScript; a Worker cannot): every
+ * non-spec file of src/webhooks, and whatever the worker imports, followed through its relative
+ * imports, laid out as in src/ so a new import of the worker's resolves as it does in dist/.
+ */
 const senderUrl = (() => {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-sender-'));
-  for (const name of ['webhook-sender.worker', 'webhook-http', 'webhook-signature']) {
-    const source = readFileSync(new URL(`./${name}.ts`, import.meta.url), 'utf8');
+  const src = fileURLToPath(new URL('..', import.meta.url));
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const out = temporaryDir('webhook-sender-');
+  const worker = join(here, 'webhook-sender.worker.ts');
+  const written = new Set<string>();
+  const write = (file: string, follow: boolean) => {
+    if (written.has(file)) return;
+    written.add(file);
+    const source = readFileSync(file, 'utf8');
     const { outputText } = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      fileName: file,
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
+      },
     });
-    writeFileSync(join(dir, `${name}.js`), outputText);
+    const target = join(out, relative(src, file)).replace(/\.ts$/, '.js');
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, outputText);
+    if (!follow) return;
+    for (const { fileName } of ts.preProcessFile(source).importedFiles) {
+      if (fileName.startsWith('.')) {
+        write(resolve(dirname(file), fileName).replace(/\.js$/, '.ts'), true);
+      }
+    }
+  };
+  write(worker, true);
+  for (const name of readdirSync(here)) {
+    if (name.endsWith('.ts') && !name.endsWith('.spec.ts')) write(join(here, name), false);
   }
-  writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
-  return pathToFileURL(join(dir, 'webhook-sender.worker.js'));
+  writeFileSync(join(out, 'package.json'), '{"type":"module"}');
+  return pathToFileURL(join(out, relative(src, worker)).replace(/\.ts$/, '.js'));
 })();
+
+/** The built thread loads and answers, before any test relies on it. */
+beforeAll(async () => {
+  const worker = new Worker(senderUrl, {
+    workerData: { receivers: [], concurrency: 1, timeoutMs: 1_000 },
+  });
+  try {
+    const answer = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the sending thread exited (${code})`)));
+      worker.postMessage({ type: 'send', batch: 1, receiver: 'nobody', notices: [] });
+    });
+    expect(answer).toEqual({ batch: 1, results: [] });
+  } finally {
+    await worker.terminate();
+  }
+});
 
 const stores = [
   {
     kind: 'sqlite' as const,
     open: () => {
-      const dir = mkdtempSync(join(tmpdir(), 'dispatcher-'));
-      mkdirSync(dir, { recursive: true });
+      const dir = temporaryDir('dispatcher-');
       return Promise.resolve(openSqlite(join(dir, 'p.sqlite'), dir).db);
     },
   },
@@ -104,18 +160,26 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
   }
 }
 
+/** PostgreSQL's clock in epoch ms, which leases are timed by. */
+async function databaseNow(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{
+    now: string;
+  }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db);
+  return Number(rows[0]!.now);
+}
+
 describe.each(stores)('the webhook dispatcher on $kind', (store) => {
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function setUp(timing: Partial<WebhookDispatcherTiming>) {
+  async function setUp(timing: Partial<WebhookDispatcherTiming>, log: Logger = logger) {
     const receiver = new Receiver();
     const url = await receiver.listen();
     cleanups.push(() => receiver.close());
     const db: Kysely<Database> = await store.open();
-    cleanups.push(() => db.destroy());
+    cleanups.push(() => db.destroy().catch(() => undefined)); // a test may have closed it
     await migrateToLatest(db, logger);
     const config = {
       database: { kind: store.kind },
@@ -134,7 +198,7 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
     const dispatcher = new WebhookDispatcher(
       outbox,
       config,
-      logger,
+      log,
       new Counter({ name: 'f', help: 'f', labelNames: ['receiver', 'outcome'], ...metric }),
       new Counter({ name: 'a', help: 'a', labelNames: ['receiver', 'result'], ...metric }),
       new Histogram({ name: 'd', help: 'd', labelNames: ['receiver'], ...metric }),
@@ -157,15 +221,16 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
     const rows = () =>
       db
         .selectFrom('webhook_outbox')
-        .select(['id', 'state', 'attempts', 'leased_by', 'payload'])
+        .select(['id', 'state', 'attempts', 'leased_by', 'lease_until', 'payload'])
         .orderBy('id')
         .execute();
     const internals = dispatcher as unknown as {
       owner: string;
-      laneOf: Map<string, { inbox: unknown[] }>;
+      held: Map<bigint, number>;
+      laneOf: Map<string, { inbox: { id: bigint }[] }>;
       sender: { worker: Worker | undefined; start: () => Worker };
     };
-    return { receiver, dispatcher, db, create, rows, stop, internals };
+    return { receiver, dispatcher, outbox, db, create, rows, stop, internals };
   }
 
   it('writes the delivered marks it holds when stopped, long before the next mark is due', async () => {
@@ -210,8 +275,10 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
       await create([1]);
       await until('the first attempt', () => receiver.bodies.length === 1);
       await create([2, 3]);
-      // Three leases' time: renewed, so another replica's claim finds nothing.
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // Until the leases the rows got at first have run out by the database's clock: renewed
+      // meanwhile, so another replica's claim finds nothing.
+      const first = Math.max(...(await rows()).map((r) => Number(r.lease_until)));
+      await until('the first leases run out', async () => (await databaseNow(db)) > first);
       const outbox = new WebhookOutboxRepository(db, {
         database: { kind: 'postgres' },
         webhooks: { receivers: [] },
@@ -231,8 +298,91 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
       await until('the inbox without it', () => lane!.inbox.length === 1, 5_000);
       receiver.release();
       await until('the others', () => new Set(receiver.bodies).size === 2);
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await until('their marks', async () =>
+        (await rows()).slice(0, 2).every((r) => r.state === 'delivered'),
+      );
+      // Notice 3 is nowhere in this process any more, and the other replica still holds it.
+      expect(lane!.inbox).toHaveLength(0);
+      expect(internals.held.has(third.id)).toBe(false);
+      expect((await rows())[2]!.leased_by).toBe('other');
       expect(receiver.bodies.some((body) => body.includes('"p3"'))).toBe(false);
+    },
+    20_000,
+  );
+
+  it.runIf(store.kind === 'postgres')(
+    'does not send a held notice whose lease is nearly out while its renewal is stalled; sends it once renewed',
+    async () => {
+      const { receiver, db, create, rows, internals } = await setUp({ leaseMs: 1_000 });
+      receiver.hold = true;
+      await create([1]);
+      await until('the first attempt', () => receiver.bodies.length === 1);
+      await create([2]);
+      const [lane] = internals.laneOf.values();
+      expect(lane!.inbox).toHaveLength(1); // the precondition: notice 2 waits in the inbox
+      const second = (await rows())[1]!;
+      // A row lock stalls the renewal's UPDATE (as a slow statement or a stalled process
+      // would) past the lease.
+      let unlock!: () => void;
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const lock = db.transaction().execute(async (trx) => {
+        await trx
+          .selectFrom('webhook_outbox')
+          .select('id')
+          .where('id', '=', second.id)
+          .forUpdate()
+          .execute();
+        locked();
+        await new Promise<void>((resolve) => (unlock = resolve));
+      });
+      await isLocked;
+      cleanups.push(async () => {
+        unlock();
+        await lock;
+      });
+      const estimate = () => internals.held.get(second.id) ?? Infinity;
+      await until('its lease nearly out by the local estimate', () => estimate() < Date.now());
+      const lanePicks = internals as unknown as { sendable?: (...args: unknown[]) => unknown[] };
+      const sendable = lanePicks.sendable ? vi.spyOn(lanePicks, 'sendable') : undefined;
+      receiver.release();
+      // The lane, free again, looks at its inbox: notice 2 stays there, unsent (the old code
+      // had no such look, and sent it).
+      await until(
+        'the lane to pass it over, or send it',
+        () =>
+          receiver.bodies.length > 1 ||
+          (sendable?.mock.results.some((r) => Array.isArray(r.value) && r.value.length === 0) ??
+            false),
+      );
+      expect(receiver.bodies.some((body) => body.includes('"p2"'))).toBe(false);
+      expect(lane!.inbox).toHaveLength(1);
+      unlock();
+      await lock;
+      await until('sent once renewed', () => receiver.bodies.some((body) => body.includes('"p2"')));
+      await until('its mark', async () => (await rows())[1]!.state === 'delivered');
+    },
+    20_000,
+  );
+
+  it.runIf(store.kind === 'postgres')(
+    'warns of failed renewals at a bounded rate while the database is down',
+    async () => {
+      const lines: string[] = [];
+      const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+      const { receiver, outbox, db, create } = await setUp({ leaseMs: 1_000 }, log);
+      receiver.hold = true;
+      await create([1]);
+      await until('the attempt in flight', () => receiver.bodies.length === 1);
+      const renewals = vi.spyOn(outbox, 'renewLeases');
+      await db.destroy(); // the database is gone
+      // Renewed every leaseMs / 10: twenty failed renewals (two seconds).
+      await until('twenty failed renewals', () => renewals.mock.calls.length >= 20);
+      const warnings = lines.filter((line) =>
+        /cannot renew leases|outbox maintenance failed/.test(line),
+      );
+      expect(warnings.length).toBeGreaterThan(0);
+      expect(warnings.length).toBeLessThanOrEqual(2);
     },
     20_000,
   );

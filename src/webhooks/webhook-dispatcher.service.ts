@@ -11,6 +11,7 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { LOGGER } from '../common/logging/logger.token.js';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import {
@@ -23,13 +24,15 @@ import { WebhookSender } from './webhook-sender.js';
 /** Per attempt, as the issue and Svix say. */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 /**
- * PostgreSQL: a replica's lease on a notice, from its INSERT (or claim) on. Renewed every
- * LEASE_MS / 5 while the replica holds the notice (in memory, in flight, or delivered and not
- * yet marked), so a live replica keeps it however long an attempt takes, and a replica killed
- * holding it has it taken over by another (or by the next start) within this time, not the
- * 30 s an attempt-long lease needed.
+ * PostgreSQL: a replica's lease on a notice, from its INSERT (or claim) on, in the database's
+ * clock (replicas' clocks do not matter). Renewed every LEASE_MS / 10 (a second) for every
+ * notice the replica holds (in memory, in flight, or delivered and not yet marked), so a live
+ * replica keeps it however long an attempt takes, even through a stall (GC, a busy loop, a slow
+ * UPDATE) of up to about nine seconds; a replica killed holding it has it taken over by another
+ * (or by the next start) within this time and a poll. A replica stalled longer than the lease
+ * may see its notice sent twice (at least once; receivers dedupe by webhook-id).
  */
-export const LEASE_MS = 5_000;
+export const LEASE_MS = 10_000;
 /**
  * Notices one receiver's lane sends at once, all of them in flight together: one wave of
  * attempts per batch, so a batch ends within one attempt's timeout.
@@ -57,6 +60,14 @@ export const MARK_EVERY_MS = 1_000;
 const MARK_BATCH = 1_000;
 /** Leases renewed per statement. */
 const RENEW_BATCH = 1_000;
+/**
+ * A lane sends a notice only while this much of its lease is left by the local estimate
+ * (a tenth of the lease: a second); one with less waits for the next renewal, or is dropped
+ * if the renewal finds another replica took it.
+ */
+const SEND_MARGIN_SHARE = 0.1;
+/** The renewal's warning while the database is unreachable: not one line a second. */
+const RENEW_LOG_RATE = { ratePerSecond: 1 / 60, burst: 2 };
 /** How often the backlog metrics and /health details are refreshed. */
 const BACKLOG_REFRESH_MS = 5_000;
 /** Finished notices (delivered, failed, stopped) are kept this long, then deleted. */
@@ -129,6 +140,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private readonly sender: WebhookSender;
   private unsubscribe: (() => void) | undefined;
   private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
+  private readonly renewLog: RateLimitedLog;
 
   constructor(
     private readonly outbox: WebhookOutboxRepository,
@@ -142,6 +154,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @Optional() @Inject(WEBHOOK_DISPATCHER_TIMING) timing?: Partial<WebhookDispatcherTiming>,
   ) {
     this.timing = { ...DEFAULT_TIMING, ...timing };
+    this.renewLog = new RateLimitedLog(logger, RENEW_LOG_RATE);
     this.sender = new WebhookSender(
       config.webhooks.receivers,
       LANE_CONCURRENCY,
@@ -194,7 +207,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     for (const lane of this.laneOf.values()) this.lanes.push(this.runLane(lane));
     this.lanes.push(this.runMarker());
     if (this.outbox.leased) {
-      this.lanes.push(this.every(this.timing.leaseMs / 5, () => this.renewLeases()));
+      this.lanes.push(this.renewEvery(this.timing.leaseMs / 10));
     }
     this.lanes.push(this.every(BACKLOG_REFRESH_MS, () => this.refreshBacklog()));
     // Another replica's 410, or an operator re-enabling a receiver, is seen within this time.
@@ -246,17 +259,30 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /**
-   * PostgreSQL: renews the leases of the notices held that would run out within half a lease.
-   * A notice whose row is no longer this process's (another replica took it over after the
-   * lease ran out, while this one could not reach the database) leaves its inbox unsent.
+   * PostgreSQL: renews the leases of every notice held, every `ms`. A notice whose row is no
+   * longer this process's (another replica took it over after the lease ran out, while this one
+   * could not reach the database or was stalled) leaves its inbox unsent. Lanes waiting for a
+   * renewal (`sendable`) are woken.
    */
+  private async renewEvery(ms: number): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      try {
+        await this.renewLeases();
+      } catch (error) {
+        // Once a second while the database is down: rate-limited, the suppressed lines counted.
+        this.renewLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot renew leases');
+      }
+      await this.sleepUnlessWoken(ms);
+    }
+  }
+
   private async renewLeases(): Promise<void> {
-    const now = Date.now();
-    const due = [...this.held].filter(([, until]) => until - now < this.timing.leaseMs / 2);
-    for (let start = 0; start < due.length; start += RENEW_BATCH) {
-      const ids = due.slice(start, start + RENEW_BATCH).map(([id]) => id);
+    const held = [...this.held.keys()];
+    for (let start = 0; start < held.length; start += RENEW_BATCH) {
+      const ids = held.slice(start, start + RENEW_BATCH);
+      // The local estimate of the lease's end: the database's clock starts it no earlier.
       const until = Date.now() + this.timing.leaseMs;
-      const kept = await this.outbox.renewLeases(ids, this.owner, until);
+      const kept = await this.outbox.renewLeases(ids, this.owner, this.timing.leaseMs);
       const lost = new Set<bigint>();
       for (const id of ids) {
         if (!this.held.has(id)) continue; // marked or recorded meanwhile
@@ -272,6 +298,29 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         });
       }
     }
+    if ([...this.laneOf.values()].some((lane) => lane.inbox.length > 0)) this.wakeAll();
+  }
+
+  /**
+   * Takes up to `count` notices from the inbox's front whose lease has at least the send margin
+   * left by the local estimate (always on SQLite); the others stay, for after the next renewal.
+   */
+  private sendable(lane: Lane, count: number): ClaimedNotice[] {
+    if (count <= 0) return [];
+    const latest = Date.now() + this.timing.leaseMs * SEND_MARGIN_SHARE;
+    const ok = (notice: ClaimedNotice) => (this.held.get(notice.id) ?? -Infinity) >= latest;
+    const { inbox } = lane;
+    let end = 0;
+    while (end < inbox.length && end < count && ok(inbox[end]!)) end++;
+    // The usual case, leases renewed in time: the front of the inbox, as it is.
+    if (end === count || end === inbox.length) return inbox.splice(0, end);
+    const taken: ClaimedNotice[] = [];
+    lane.inbox = inbox.filter((notice) => {
+      if (taken.length >= count || !ok(notice)) return true;
+      taken.push(notice);
+      return false;
+    });
+    return taken;
   }
 
   /** Writes the delivered marks every markEveryMs, or sooner once MARK_BATCH accumulate. */
@@ -418,7 +467,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         }
       }
       // Their leases (PostgreSQL) are renewed while they wait, however long that is.
-      notices.push(...lane.inbox.splice(0, LANE_BATCH - notices.length));
+      // One whose lease is nearly out (the renewal is late: a stall, the database down) waits.
+      notices.push(...this.sendable(lane, LANE_BATCH - notices.length));
       if (notices.length === 0) {
         await this.sleep(this.timing.pollMs);
         continue;
@@ -492,7 +542,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     const schedule = this.config.webhooks.retrySchedule;
     const delaySeconds = schedule[attempts - 1];
     if (delaySeconds === undefined) {
-      await this.outbox.failed(notice.id, attempts, outcome.error);
+      await this.outbox.failed(notice.id, attempts, outcome.error, this.owner);
       this.finished.inc({ receiver: receiver.host, outcome: 'failed' });
       log.warn(
         { event: notice.eventId, attempts, reason: outcome.error },
@@ -501,7 +551,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     const delayMs = outcome.retryAfterMs ?? delaySeconds * 1000;
-    await this.outbox.retryAt(notice.id, attempts, Date.now() + delayMs, outcome.error);
+    await this.outbox.retryAt(notice.id, attempts, Date.now() + delayMs, outcome.error, this.owner);
     log.info(
       { event: notice.eventId, attempts, reason: outcome.error, retryInMs: delayMs },
       'plant webhook attempt failed; retrying',

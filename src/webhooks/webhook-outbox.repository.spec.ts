@@ -37,6 +37,14 @@ const stores = [
     : []),
 ];
 
+async function until(what: string, condition: () => Promise<boolean>, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** The plants repository that writes the outbox; the file-identity check is not under test. */
 function plantsRepository(
   db: Kysely<Database>,
@@ -145,12 +153,15 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
   it.runIf(store.kind === 'postgres')(
     'leases a due notice to one claimer until the lease runs out',
     async () => {
-      const now = Date.now();
-      const first = await outbox.claim(a!.id, 10, 60_000, 'one', now);
+      const first = await outbox.claim(a!.id, 10, 1_500, 'one');
       expect(first).toHaveLength(2);
-      expect(await outbox.claim(a!.id, 10, 60_000, 'two', now)).toEqual([]);
+      expect(await outbox.claim(a!.id, 10, 60_000, 'two')).toEqual([]);
       // A claimer that died: its lease runs out and the notices are claimable again.
-      const later = await outbox.claim(a!.id, 10, 60_000, 'two', now + 60_001);
+      let later: Awaited<ReturnType<WebhookOutboxRepository['claim']>> = [];
+      await until('the lease runs out', async () => {
+        later = await outbox.claim(a!.id, 10, 1, 'two');
+        return later.length > 0;
+      });
       expect(later.map((n) => n.eventId)).toEqual(first.map((n) => n.eventId));
     },
   );
@@ -187,7 +198,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     const now = Date.now();
     const [one, two] = await outbox.claim(b!.id, 10, 1, 'x', now);
     await outbox.delivered(one!.id, 1, now);
-    await outbox.retryAt(two!.id, 1, now + 5_000, 'HTTP 503');
+    await outbox.retryAt(two!.id, 1, now + 5_000, 'HTTP 503', 'x');
     expect(await outbox.claim(b!.id, 10, 1, 'x', now + 10)).toEqual([]);
     const due = await outbox.claim(b!.id, 10, 1, 'x', now + 5_000);
     expect(due.map((n) => [n.id, n.attempts])).toEqual([[two!.id, 1]]);
@@ -240,5 +251,125 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     // Once no receiver is configured for them, old pending rows are orphans and go too.
     expect(await outbox.prune(now + 1_000, ['someone-else'])).toBe(pendingBefore);
     expect(await rows()).toEqual([]);
+  });
+});
+
+/** PostgreSQL replicas' leases, on a store of their own (the tests above share theirs). */
+describe.runIf(postgresAvailable)('the webhook outbox leases on postgres', () => {
+  let db: Kysely<Database>;
+  let plants: PlantsRepository;
+  let outbox: WebhookOutboxRepository;
+  const [a] = parseWebhookReceivers('http://127.0.0.1:1/a', secret).receivers;
+  const rows = () => db.selectFrom('webhook_outbox').selectAll().orderBy('id').execute();
+
+  beforeAll(async () => {
+    db = openPostgres({ url: await createTestDatabase(), logger });
+    await migrateToLatest(db, logger);
+    const config = {
+      database: { kind: 'postgres' },
+      webhooks: { receivers: [a], retrySchedule: [1] },
+    } as unknown as AppConfig;
+    outbox = new WebhookOutboxRepository(db, config);
+    plants = plantsRepository(db, config, outbox);
+  });
+  afterAll(async () => {
+    await db.destroy();
+  });
+  /** PostgreSQL's clock in epoch ms. */
+  const databaseNow = async () => {
+    const { rows: clock } = await sql<{
+      now: string;
+    }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db);
+    return Number(clock[0]!.now);
+  };
+
+  it("times leases by the database's clock: a replica whose clock is an hour ahead claims no live lease", async () => {
+    await plants.insert({ id: 800n, name: 'Skewed', tag: undefined });
+    const held = await outbox.claim(a!.id, 10, 60_000, 'one');
+    expect(held).toHaveLength(1); // the precondition: a live lease
+    const ahead = Date.now() + 3_600_000;
+    expect(await outbox.claim(a!.id, 10, 60_000, 'fast-clock', ahead)).toEqual([]);
+    // Renewed and written by the database's clock too: about a minute from its now.
+    expect(await outbox.renewLeases([held[0]!.id], 'one', 60_000)).toEqual(new Set([held[0]!.id]));
+    const row = (await rows()).find((r) => r.id === held[0]!.id)!;
+    const left = Number(row.lease_until) - (await databaseNow());
+    expect(left).toBeGreaterThan(50_000);
+    expect(left).toBeLessThanOrEqual(60_000);
+    // Done with it: delivered (unconditionally), so the tests below do not see it.
+    await outbox.delivered(held[0]!.id, 1);
+    // A lease written with the notice (in a transaction of the caller's) is the database's
+    // clock too.
+    const stop = outbox.onCommitted({ owner: 'writer', leaseMs: 60_000, take: () => undefined });
+    try {
+      const [notice] = await db
+        .transaction()
+        .execute((trx) => outbox.insertEvents(trx, [{ id: 802n, name: 'Leased' }]));
+      const written = (await rows()).find((r) => r.id === notice!.id)!;
+      expect(written.leased_by).toBe('writer');
+      const ahead = Number(written.lease_until) - (await databaseNow());
+      expect(ahead).toBeGreaterThan(50_000);
+      expect(ahead).toBeLessThanOrEqual(60_000);
+      await outbox.delivered(notice!.id, 1);
+    } finally {
+      stop();
+    }
+  });
+
+  it('a replica that lost its lease neither retries nor fails the new holder’s notice; its delivery stands', async () => {
+    await plants.insert({ id: 801n, name: 'Contested', tag: undefined });
+    const [mine] = await outbox.claim(a!.id, 10, 1, 'stalled');
+    expect(mine).toBeDefined();
+    // The stalled replica's lease ran out; another took the notice over.
+    let taken: Awaited<ReturnType<WebhookOutboxRepository['claim']>> = [];
+    await until('another replica takes it', async () => {
+      taken = await outbox.claim(a!.id, 10, 60_000, 'new-holder');
+      return taken.length > 0;
+    });
+    expect(taken.map((n) => n.id)).toEqual([mine!.id]);
+    const before = (await rows()).find((r) => r.id === mine!.id)!;
+    await outbox.retryAt(mine!.id, 1, Date.now() + 5_000, 'HTTP 503', 'stalled');
+    await outbox.failed(mine!.id, 3, 'HTTP 503', 'stalled');
+    const after = (await rows()).find((r) => r.id === mine!.id)!;
+    expect([after.state, after.leased_by, Number(after.attempts)]).toEqual([
+      'pending',
+      'new-holder',
+      0,
+    ]);
+    expect(Number(after.lease_until)).toBe(Number(before.lease_until));
+    expect(Number(after.next_attempt_at)).toBe(Number(before.next_attempt_at));
+    // The holder's own outcome is recorded.
+    await outbox.retryAt(mine!.id, 1, Date.now(), 'HTTP 503', 'new-holder');
+    const retried = (await rows()).find((r) => r.id === mine!.id)!;
+    expect([Number(retried.attempts), retried.lease_until]).toEqual([1, null]);
+    // A delivery is a delivery, whoever made it.
+    await outbox.delivered(mine!.id, 2);
+    expect((await rows()).find((r) => r.id === mine!.id)!.state).toBe('delivered');
+  });
+
+  it('writes the plants without notices when no receiver is left (no empty VALUES list)', async () => {
+    const none = new WebhookOutboxRepository(db, {
+      database: { kind: 'postgres' },
+      webhooks: { receivers: [], retrySchedule: [1] },
+    } as unknown as AppConfig);
+    const before = (await rows()).length;
+    const query = db
+      .insertInto('plants')
+      .values([
+        { id: 900n, name: 'Lonely', tag: null },
+        { id: 901n, name: 'Alone', tag: null },
+      ])
+      .onConflict((conflict) => conflict.column('id').doNothing())
+      .returning('id')
+      .compile();
+    const plantsOf = [
+      { id: 900n, name: 'Lonely' },
+      { id: 901n, name: 'Alone' },
+    ];
+    const written = await none.insertWithPlants(query, plantsOf);
+    expect(written.created).toEqual(new Set([900n, 901n]));
+    expect(written.notices).toEqual([]);
+    expect((await rows()).length).toBe(before);
+    // Again: duplicates now, neither created.
+    expect((await none.insertWithPlants(query, plantsOf)).created).toEqual(new Set());
   });
 });

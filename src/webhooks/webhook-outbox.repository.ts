@@ -96,7 +96,6 @@ export class WebhookOutboxRepository {
     const receivers = this.receivers();
     if (plants.length === 0 || receivers.length === 0) return [];
     const leased = this.postgres && this.taker !== undefined;
-    const leaseUntil = leased ? now + this.taker!.leaseMs : null;
     const owner = leased ? this.taker!.owner : null;
     // One random draw for the batch; the payload written directly (a plant is three flat
     // fields, and JSON.stringify escapes a string as lossless-json does): both ran per plant
@@ -110,10 +109,13 @@ export class WebhookOutboxRepository {
       payloads.set(eventId, payload);
       for (const receiver of receivers) {
         parameters.push(eventId, receiver.id, payload, now, now);
-        if (leased) parameters.push(leaseUntil, owner);
+        if (leased) parameters.push(owner);
       }
     }
-    const query = this.insertQueryFor(plants.length * receivers.length, leased);
+    const query = this.insertQueryFor(
+      plants.length * receivers.length,
+      leased ? this.taker!.leaseMs : undefined,
+    );
     const { rows: written } = await trx.executeQuery<InsertedRow>({ ...query, parameters });
     // Matched by (event, receiver), not by position: RETURNING's order is not promised.
     return written.map((row) => ({
@@ -144,9 +146,15 @@ export class WebhookOutboxRepository {
     now = Date.now(),
   ): Promise<{ created: Set<bigint>; notices: CommittedNotice[] }> {
     const receivers = this.receivers();
+    if (plants.length === 0 || receivers.length === 0) {
+      // `from (values )` is no statement. The last receiver may have answered 410 since the
+      // caller asked `writesWithPlants`: the plants are still written, without notices.
+      const { rows } = await this.db.executeQuery(plantsQuery);
+      return { created: new Set(rows.map((row) => BigInt(row.id))), notices: [] };
+    }
     const lease = this.taker
-      ? { until: now + this.taker.leaseMs, owner: this.taker.owner }
-      : { until: null, owner: null };
+      ? { ms: this.taker.leaseMs, owner: this.taker.owner }
+      : { ms: null, owner: null };
     const random = randomBytes(16 * plants.length);
     const parameters = [...plantsQuery.parameters];
     const values: string[] = [];
@@ -162,12 +170,12 @@ export class WebhookOutboxRepository {
       }
     }
     const at = parameters.length;
-    parameters.push(now, lease.until, lease.owner);
+    parameters.push(now, lease.ms, lease.owner);
     const statement = `with created as (${plantsQuery.sql})
       insert into "webhook_outbox" ("event_id", "receiver", "payload", "state", "created_at",
         "next_attempt_at", "lease_until", "leased_by")
       select v.event_id, v.receiver, v.payload, 'pending', $${at + 1}::bigint, $${at + 1}::bigint,
-        $${at + 2}::bigint, $${at + 3}::text
+        ${DATABASE_NOW_MS} + $${at + 2}::bigint, $${at + 3}::text
       from (values ${values.join(', ')}) as v (plant_id, event_id, receiver, payload)
       join created on created.id = v.plant_id
       returning "id", "event_id", "receiver"`;
@@ -192,9 +200,9 @@ export class WebhookOutboxRepository {
     return { created, notices };
   }
 
-  /** The INSERT of `count` pending rows, with the lease or without. */
-  private insertQueryFor(count: number, leased: boolean): CompiledQuery<InsertedRow> {
-    const key = `${count}${leased ? 'l' : ''}`;
+  /** The INSERT of `count` pending rows, with a lease of `leaseMs` (database clock) or without. */
+  private insertQueryFor(count: number, leaseMs: number | undefined): CompiledQuery<InsertedRow> {
+    const key = `${count}l${leaseMs ?? ''}`;
     let query = this.insertQueries.get(key);
     if (!query) {
       const row = {
@@ -204,7 +212,7 @@ export class WebhookOutboxRepository {
         state: sql<'pending'>`'pending'`,
         created_at: 0,
         next_attempt_at: 0,
-        ...(leased && { lease_until: 0, leased_by: '' }),
+        ...(leaseMs !== undefined && { lease_until: leaseEnd(leaseMs), leased_by: '' }),
       };
       query = this.db
         .insertInto('webhook_outbox')
@@ -238,15 +246,15 @@ export class WebhookOutboxRepository {
   }
 
   /**
-   * PostgreSQL: extends this process's leases on `ids` to `until`; returns the ids it still
-   * held (a row another replica took over after the lease ran out, or one finished, is not
-   * renewed). The commit is not waited for, like the claim's.
+   * PostgreSQL: extends this process's leases on `ids` to `leaseMs` from now by the database's
+   * clock; returns the ids it still held (a row another replica took over after the lease ran
+   * out, or one finished, is not renewed). The commit is not waited for, like the claim's.
    */
-  async renewLeases(ids: bigint[], owner: string, until: number): Promise<Set<bigint>> {
+  async renewLeases(ids: bigint[], owner: string, leaseMs: number): Promise<Set<bigint>> {
     if (!this.postgres || ids.length === 0) return new Set(ids);
     const rows = await this.db
       .updateTable('webhook_outbox')
-      .set({ lease_until: until })
+      .set({ lease_until: leaseEnd(leaseMs) })
       .where('id', 'in', ids)
       .where('leased_by', '=', owner)
       .where('state', '=', 'pending')
@@ -270,7 +278,13 @@ export class WebhookOutboxRepository {
       .where('receiver', '=', receiver)
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      // PostgreSQL: leases are times of the database's clock, so replicas' clocks do not matter.
+      .where((eb) =>
+        eb.or([
+          eb('lease_until', 'is', null),
+          eb('lease_until', '<=', this.postgres ? databaseNowMs : now),
+        ]),
+      )
       // A receiver another replica saw answer 410 gets nothing more from this one either.
       .where((eb) =>
         eb.not(
@@ -297,7 +311,7 @@ export class WebhookOutboxRepository {
     // worst sent twice, which at-least-once allows.
     const rows = await this.db
       .updateTable('webhook_outbox')
-      .set({ lease_until: now + leaseMs, leased_by: owner })
+      .set({ lease_until: leaseEnd(leaseMs), leased_by: owner })
       .where('id', 'in', due.forUpdate().skipLocked())
       .where(asynchronousCommit)
       .returning(['id', 'event_id', 'payload', 'attempts', 'created_at'])
@@ -367,18 +381,37 @@ export class WebhookOutboxRepository {
     await this.finish(id, 'delivered', attempts, null, now);
   }
 
-  async failed(id: bigint, attempts: number, error: string, now = Date.now()): Promise<void> {
-    await this.finish(id, 'failed', attempts, error, now);
+  /**
+   * Retries exhausted. On PostgreSQL only while `owner` still holds the lease: a replica that
+   * lost it (stalled past it) leaves the new holder's attempt alone.
+   */
+  async failed(
+    id: bigint,
+    attempts: number,
+    error: string,
+    owner: string,
+    now = Date.now(),
+  ): Promise<void> {
+    await this.finish(id, 'failed', attempts, error, now, owner);
   }
 
-  async retryAt(id: bigint, attempts: number, next: number, error: string): Promise<void> {
-    await this.db
+  /** Like `failed`, only while `owner` holds the lease (PostgreSQL). */
+  async retryAt(
+    id: bigint,
+    attempts: number,
+    next: number,
+    error: string,
+    owner: string,
+  ): Promise<void> {
+    let update = this.db
       .updateTable('webhook_outbox')
       .set({ attempts, next_attempt_at: next, last_error: error, lease_until: null })
       .where('id', '=', id)
       // Another replica may have taken the row over and finished it meanwhile: that stands.
-      .where('state', '=', 'pending')
-      .execute();
+      .where('state', '=', 'pending');
+    // Or taken it over and holds it now: its lease and attempts stand too.
+    if (this.postgres) update = update.where('leased_by', '=', owner);
+    await update.execute();
   }
 
   /**
@@ -486,14 +519,17 @@ export class WebhookOutboxRepository {
     attempts: number,
     error: string | null,
     now: number,
+    owner?: string,
   ): Promise<void> {
-    await this.db
+    let update = this.db
       .updateTable('webhook_outbox')
       .set({ state, attempts, finished_at: now, lease_until: null, last_error: error })
       .where('id', '=', id)
       // A notice another replica delivered stays delivered.
-      .where('state', '=', 'pending')
-      .execute();
+      .where('state', '=', 'pending');
+    // A failure counts only from the lease's holder; a delivery is a delivery, whoever made it.
+    if (this.postgres && owner !== undefined) update = update.where('leased_by', '=', owner);
+    await update.execute();
   }
 }
 
@@ -527,6 +563,20 @@ function toNotice(row: {
     attempts: Number(row.attempts),
     createdAt: Number(row.created_at),
   };
+}
+
+/**
+ * PostgreSQL: the database's clock in epoch milliseconds. Leases are written and compared with
+ * it, never with a replica's own clock: a replica whose clock is ahead would otherwise claim
+ * notices others still hold. clock_timestamp(), not now(): the time of the statement's run,
+ * not of its transaction's start.
+ */
+const DATABASE_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+const databaseNowMs = sql.raw<number>(DATABASE_NOW_MS);
+
+/** A lease's end, `leaseMs` from now by the database's clock. */
+function leaseEnd(leaseMs: number) {
+  return sql<number>`${databaseNowMs} + ${sql.lit(Math.round(leaseMs))}`;
 }
 
 /**
