@@ -387,6 +387,21 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
     20_000,
   );
 
+  it('warns of failed outbox reads at a bounded rate while the database is down', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    const { outbox, db } = await setUp({ pollMs: 100 }, log);
+    const claims = vi.spyOn(outbox, 'claim');
+    await until('the lane reading the outbox', () => claims.mock.calls.length >= 1);
+    await db.destroy(); // the database is gone
+    const before = claims.mock.calls.length;
+    // Read every pollMs: twenty failed reads (two seconds).
+    await until('twenty failed reads', () => claims.mock.calls.length >= before + 20);
+    const reads = lines.filter((line) => line.includes('cannot read the outbox'));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.length).toBeLessThanOrEqual(2);
+  }, 20_000);
+
   it('gives back the notices of a sending thread that died, without charging a retry, and restarts it at most once a poll', async () => {
     const { receiver, create, rows, internals } = await setUp({ pollMs: 500 });
     receiver.hold = true;

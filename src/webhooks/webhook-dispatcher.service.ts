@@ -66,8 +66,11 @@ const RENEW_BATCH = 1_000;
  * if the renewal finds another replica took it.
  */
 const SEND_MARGIN_SHARE = 0.1;
-/** The renewal's warning while the database is unreachable: not one line a second. */
-const RENEW_LOG_RATE = { ratePerSecond: 1 / 60, burst: 2 };
+/**
+ * The periodic tasks' warnings while the database is unreachable (lease renewals, outbox
+ * reads, delivered marks): not one line a second each.
+ */
+const DATABASE_WARNING_RATE = { ratePerSecond: 1 / 60, burst: 2 };
 /** How often the backlog metrics and /health details are refreshed. */
 const BACKLOG_REFRESH_MS = 5_000;
 /** Finished notices (delivered, failed, stopped) are kept this long, then deleted. */
@@ -141,6 +144,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private unsubscribe: (() => void) | undefined;
   private lastBacklog: { pending: number; oldestAgeSeconds: number } | undefined;
   private readonly renewLog: RateLimitedLog;
+  private readonly markLog: RateLimitedLog;
 
   constructor(
     private readonly outbox: WebhookOutboxRepository,
@@ -154,7 +158,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     @Optional() @Inject(WEBHOOK_DISPATCHER_TIMING) timing?: Partial<WebhookDispatcherTiming>,
   ) {
     this.timing = { ...DEFAULT_TIMING, ...timing };
-    this.renewLog = new RateLimitedLog(logger, RENEW_LOG_RATE);
+    this.renewLog = new RateLimitedLog(logger, DATABASE_WARNING_RATE);
+    this.markLog = new RateLimitedLog(logger, DATABASE_WARNING_RATE);
     this.sender = new WebhookSender(
       config.webhooks.receivers,
       LANE_CONCURRENCY,
@@ -340,7 +345,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       try {
         await this.writeMarks();
       } catch (error) {
-        this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
+        this.markLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
       }
     }
   }
@@ -427,6 +432,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   private async runLane(lane: Lane): Promise<void> {
     const { receiver } = lane;
     const log = this.logger.child({ receiver: receiver.host });
+    const readLog = new RateLimitedLog(log, DATABASE_WARNING_RATE);
     // The lane's metric series, looked up once rather than per notice.
     const durations = this.duration.labels({ receiver: receiver.host });
     const attempts = {
@@ -463,7 +469,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           for (const notice of notices) this.held.set(notice.id, until);
           lane.claimNeeded = notices.length > 0 && claimed.length === LANE_BATCH;
         } catch (error) {
-          log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
+          readLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
         }
       }
       // Their leases (PostgreSQL) are renewed while they wait, however long that is.
