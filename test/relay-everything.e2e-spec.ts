@@ -11,6 +11,8 @@ import {
   relayFixtureServer,
   writeMcpServers,
   startShopRelay,
+  shopAgentEnv,
+  shopServersUp,
 } from './fixtures/relay-e2e-support.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import type { RunningRelay } from './support/relay-process.js';
@@ -40,12 +42,7 @@ const servers = { everything: everythingServer(), fixture: relayFixtureServer() 
 const mcpUrl = (server: string) => `https://localhost:${relay.port}/mcp/shop/${server}`;
 const connect = (server: string) => connectMcp(mcpUrl(server), clientToken, tlsFetch);
 
-interface RelayHealth {
-  details: { agents: { agents: Record<string, { connections: number; serversUp: string[] }> } };
-}
-const serversUp = async () =>
-  ((await (await fetch(`${relay.healthUrl}/health`)).json()) as RelayHealth).details.agents.agents
-    .shop?.serversUp ?? [];
+const serversUp = () => shopServersUp(relay);
 const shopMetric = (series: string) => metric(app.metricsUrl, series);
 
 beforeAll(async () => {
@@ -53,11 +50,7 @@ beforeAll(async () => {
   tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
   relay = await startShopRelay(ca.dir, agentToken, clientToken);
   app = await startApp({
-    env: {
-      SERVICE_AGENT_TOKEN: agentToken,
-      SERVICE_SERVER_URL: `https://localhost:${relay.port}`,
-      NODE_EXTRA_CA_CERTS: ca.caFile,
-    },
+    env: shopAgentEnv(relay, ca.caFile, agentToken),
     mcpServers: { mcpServers: servers },
   });
 });

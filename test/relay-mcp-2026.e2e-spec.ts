@@ -10,6 +10,8 @@ import {
   relayFixtureServer,
   writeMcpServers,
   startShopRelay,
+  shopAgentEnv,
+  shopServersUp,
 } from './fixtures/relay-e2e-support.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import type { RunningRelay } from './support/relay-process.js';
@@ -34,12 +36,7 @@ const servers = { everything: everythingServer(), fixture: relayFixtureServer() 
 const mcpUrl = (path: string) => new URL(`https://localhost:${relay.port}/mcp/shop${path}`);
 const inFlight = () => metric(relay.metricsUrl, 'relay_mcp_requests_in_flight{agent="shop"}');
 
-interface RelayHealth {
-  details: { agents: { agents: Record<string, { serversUp: string[] }> } };
-}
-const serversUp = async () =>
-  ((await (await fetch(`${relay.healthUrl}/health`)).json()) as RelayHealth).details.agents.agents
-    .shop?.serversUp ?? [];
+const serversUp = () => shopServersUp(relay);
 
 /** An SDK client pinned to 2026-07-28 on `path` ('' is the aggregate endpoint). */
 async function connectModern(
@@ -69,11 +66,7 @@ beforeAll(async () => {
   tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
   relay = await startShopRelay(ca.dir, agentToken, clientToken);
   app = await startApp({
-    env: {
-      SERVICE_AGENT_TOKEN: agentToken,
-      SERVICE_SERVER_URL: `https://localhost:${relay.port}`,
-      NODE_EXTRA_CA_CERTS: ca.caFile,
-    },
+    env: shopAgentEnv(relay, ca.caFile, agentToken),
     mcpServers: { mcpServers: servers },
   });
 });

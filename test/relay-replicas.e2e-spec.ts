@@ -9,6 +9,7 @@ import {
   type McpConnection,
   relayFixtureServer,
   startShopRelay,
+  shopAgentEnv,
 } from './fixtures/relay-e2e-support.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import type { RunningRelay } from './support/relay-process.js';
@@ -56,11 +57,7 @@ const fixturePid = async (app: RunningApp) => {
 
 const startReplica = () =>
   startApp({
-    env: {
-      SERVICE_AGENT_TOKEN: agentToken,
-      SERVICE_SERVER_URL: `https://localhost:${relay.port}`,
-      NODE_EXTRA_CA_CERTS: ca.caFile,
-    },
+    env: shopAgentEnv(relay, ca.caFile, agentToken),
     mcpServers: { mcpServers: { fixture: relayFixtureServer() } },
   });
 
