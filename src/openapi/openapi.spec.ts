@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Get, Module, Param } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.js';
 import { buildOpenApiDocument, serveOpenApi } from './openapi.js';
 
@@ -17,16 +17,9 @@ class PlantsStandIn {
 @Module({ controllers: [PlantsStandIn] })
 class StandInModule {}
 
-/** A router layer as Express 5 (the `router` package) keeps it. */
-interface Layer {
-  match(path: string): boolean;
-}
-
-describe('serveOpenApi: the documentation behind one router layer', () => {
+describe('serveOpenApi: the documentation routes', () => {
   let app: NestExpressApplication;
   let base: string;
-  let stack: Layer[];
-  let docsLayers: Layer[];
 
   beforeAll(async () => {
     app = await NestFactory.create<NestExpressApplication>(
@@ -34,31 +27,13 @@ describe('serveOpenApi: the documentation behind one router layer', () => {
       new LosslessExpressAdapter(),
       { logger: false, bodyParser: false },
     );
-    const express = app.getHttpAdapter().getInstance() as unknown as { router: { stack: Layer[] } };
-    stack = express.router.stack;
-    const before = stack.length;
     serveOpenApi(app, buildOpenApiDocument(app));
-    docsLayers = stack.slice(before);
     await app.listen(0, '127.0.0.1');
     base = await app.getUrl();
   });
 
   afterAll(async () => {
-    vi.restoreAllMocks();
     await app?.close();
-  });
-
-  it('adds one layer to the app router, and an API request passes only that one of them', async () => {
-    expect(docsLayers).toHaveLength(1);
-    // Count the docs layers Express tests while it routes one API request.
-    const prototype = Object.getPrototypeOf(stack[0]) as Layer;
-    const match = vi.spyOn(prototype, 'match');
-    const response = await fetch(`${base}/plants/7`);
-    const tested = match.mock.contexts.filter((layer) => docsLayers.includes(layer as Layer));
-    match.mockRestore();
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ id: '7' });
-    expect(tested).toHaveLength(1);
   });
 
   it.each([

@@ -1,9 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { APP_VERSION } from '../config/version.js';
 import { BEARER_SCHEME } from '../common/openapi/bearer-scheme.js';
-import { mountBehindOneLayer } from './docs-routes.js';
 import { PLANT_WEBHOOK, plantWebhook } from './plant-webhook.openapi.js';
 import { swaggerUiOptions } from './swagger-ui-options.js';
 
@@ -66,30 +64,20 @@ export const API_INDEX = {
 };
 
 /**
- * Every path the documentation routes answer: `/`, `/openapi.json`, `/openapi.yaml` (Express
- * also matches them with a trailing slash) and anything under `/docs` (Swagger UI's page, its
- * init script and static assets); case-insensitive, as Express matches routes.
- */
-const DOCS_PATHS = /^\/(?:docs(?:\/.*)?|openapi\.(?:json|yaml)\/?)?$/i;
-
-/**
  * /openapi.json, /openapi.yaml, Swagger UI at /docs and an index at /, all public. Plain Express
  * routes, like Swagger UI's: no guard, and not operations of the document. The port scope
- * (mounted before) keeps them to the API port. They sit behind one layer of the app's router
- * (mountBehindOneLayer): an API request passes that one instead of Swagger UI's ten.
+ * (mounted before) keeps them to the API port.
  */
-export function serveOpenApi(app: NestExpressApplication, document: OpenAPIObject): void {
-  mountBehindOneLayer(app, DOCS_PATHS, (docs) => {
-    docs
-      .getHttpAdapter()
-      .get('/', (_request: unknown, response: { json(body: unknown): void }) =>
-        response.json(API_INDEX),
-      );
-    SwaggerModule.setup('docs', docs, document, {
-      jsonDocumentUrl: 'openapi.json',
-      yamlDocumentUrl: 'openapi.yaml',
-      customSiteTitle: 'Plant Store API',
-      swaggerOptions: swaggerUiOptions,
-    });
+export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  app
+    .getHttpAdapter()
+    .get('/', (_request: unknown, response: { json(body: unknown): void }) =>
+      response.json(API_INDEX),
+    );
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'openapi.json',
+    yamlDocumentUrl: 'openapi.yaml',
+    customSiteTitle: 'Plant Store API',
+    swaggerOptions: swaggerUiOptions,
   });
 }
