@@ -11,7 +11,12 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
-import { Router } from 'express';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { ROOT } from './lib/paths.mjs';
+
+// The checkout's Express 5 (the service's), not bench/node_modules' (json-server's Express 4).
+const { Router } = createRequire(join(ROOT, 'package.json'))('express');
 for (const build of process.argv.slice(2)) await measure(build);
 
 async function measure(build) {
