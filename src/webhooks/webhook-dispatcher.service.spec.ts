@@ -95,7 +95,7 @@ beforeAll(async () => {
       worker.once('exit', (code) => reject(new Error(`the sending thread exited (${code})`)));
       worker.postMessage({ type: 'send', batch: 1, receiver: 'nobody', notices: [] });
     });
-    expect(answer).toEqual({ batch: 1, results: [] });
+    expect(answer).toEqual({ type: 'results', batch: 1, results: [] });
   } finally {
     await worker.terminate();
   }
@@ -232,6 +232,53 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
     };
     return { receiver, dispatcher, outbox, db, create, rows, stop, internals };
   }
+
+  it('sends a backlog beyond its inbox at once, not a batch per poll', async () => {
+    // Marks and polls an hour away: what goes out, goes out by the lane's own reads.
+    const { receiver, create, rows, internals } = await setUp({
+      inboxLimit: 2,
+      markEveryMs: 3_600_000,
+      pollMs: 3_600_000,
+    });
+    receiver.hold = true;
+    await create([1]);
+    await until('the first attempt', () => receiver.bodies.length === 1);
+    const ids = Array.from({ length: 60 }, (_, i) => i + 2);
+    await create(ids);
+    // The precondition: most of them wait in the table only, beyond the inbox.
+    const [lane] = internals.laneOf.values();
+    expect(lane!.inbox).toHaveLength(2);
+    expect(await rows()).toHaveLength(61);
+    receiver.release();
+    // Before: the lane read the table's front again (notices it already held, unmarked) and
+    // found nothing new, then waited for the next poll (an hour here, a second in service).
+    await until('every notice', () => new Set(receiver.bodies).size === 61);
+    expect(receiver.bodies).toHaveLength(61); // none twice
+  }, 20_000);
+
+  // A property of the thread, not of the store: checked once.
+  it.runIf(process.platform === 'linux' && store.kind === 'sqlite')(
+    "runs the sending thread below the API's CPU priority, the API's own unchanged",
+    async () => {
+      const lines: string[] = [];
+      const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+      const niceOf = (task: number) =>
+        Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+      const before = niceOf(process.pid);
+      await setUp({}, log);
+      await until('the thread to report its priority', () =>
+        lines.some((line) => line.includes('CPU priority')),
+      );
+      const report = JSON.parse(lines.find((line) => line.includes('CPU priority'))!) as {
+        threadId: number;
+        niceness: number;
+      };
+      expect(report.niceness).toBe(Math.min(19, before + 10));
+      expect(niceOf(report.threadId)).toBe(report.niceness);
+      expect(report.threadId).not.toBe(process.pid);
+      expect(niceOf(process.pid)).toBe(before);
+    },
+  );
 
   it('writes the delivered marks it holds when stopped, long before the next mark is due', async () => {
     const { receiver, create, rows, stop } = await setUp({ markEveryMs: 3_600_000 });

@@ -39,14 +39,25 @@ export const LEASE_MS = 10_000;
  */
 const LANE_CONCURRENCY = 16;
 const LANE_BATCH = LANE_CONCURRENCY;
+/**
+ * Notices one read of the outbox takes at most (within the inbox's room): a backlog (a burst
+ * beyond the inbox, a previous run's) is read a page at a time, not a batch per read.
+ */
+const CLAIM_BATCH = 256;
+/**
+ * Nice steps the sending thread runs below the API's event loop (Linux; docs/webhooks.md): on a
+ * saturated machine the scheduler gives the API the CPU first, and delivery catches up when
+ * the load eases.
+ */
+const SENDER_LOWER_PRIORITY_BY = 10;
 /** How often a lane looks for due retries and for rows another replica wrote. */
 const POLL_MS = 1_000;
 /**
  * Notices a lane holds in memory (handed at commit, waiting to be sent). Beyond it, new ones
  * stay in the table only and the lane claims them from there: a receiver that lags does not
- * grow memory without bound. On PostgreSQL they keep the lease their INSERT wrote, unrenewed,
- * so the claim (this replica's or another's) takes them once it runs out: no UPDATE per commit
- * to give them back.
+ * grow memory without bound. On PostgreSQL they keep the lease their INSERT wrote, unrenewed:
+ * this replica's claims take them as its own while it lives, another's once the lease runs out
+ * (no UPDATE per commit to give them back).
  */
 const INBOX_LIMIT = 1_024;
 /**
@@ -106,6 +117,14 @@ interface Lane {
   inbox: ClaimedNotice[];
   /** Notices wait in the table that the inbox does not hold: claim before the next poll. */
   claimNeeded: boolean;
+  /**
+   * The last id the lane's previous read reached: a read before the next poll goes on after it.
+   * The table's front holds notices this process already has (in its inbox, in flight, or
+   * delivered and not yet marked: SQLite has no lease to skip them by), and reading it again
+   * found nothing new, so a backlog beyond the inbox went out a batch per poll (16 a second).
+   * Each poll reads from the front again, for due retries and rows committed out of id order.
+   */
+  claimAfter: bigint | undefined;
 }
 
 type Outcome =
@@ -165,6 +184,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       LANE_CONCURRENCY,
       ATTEMPT_TIMEOUT_MS,
       logger,
+      SENDER_LOWER_PRIORITY_BY,
       this.timing.senderUrl,
     );
   }
@@ -201,7 +221,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     if (receivers.length === 0) return;
     await this.outbox.releaseLeasesIfSingleProcess();
     for (const receiver of receivers) {
-      this.laneOf.set(receiver.id, { receiver, inbox: [], claimNeeded: true });
+      this.laneOf.set(receiver.id, {
+        receiver,
+        inbox: [],
+        claimNeeded: true,
+        claimAfter: undefined,
+      });
     }
     this.unsubscribe = this.outbox.onCommitted({
       owner: this.owner,
@@ -453,21 +478,35 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       let notices: ClaimedNotice[] = [];
       // The table is read for what the inbox does not hold: due retries, notices of a previous
       // run or another replica, and those beyond the inbox limit; not once per commit.
-      if (lane.claimNeeded || Date.now() - lastClaim >= this.timing.pollMs) {
-        lastClaim = Date.now();
+      const polling = Date.now() - lastClaim >= this.timing.pollMs;
+      if (lane.claimNeeded || polling) {
+        const after = polling ? undefined : lane.claimAfter;
+        // Within the inbox's room (a batch at least, sent at once).
+        const limit = Math.max(
+          LANE_BATCH,
+          Math.min(CLAIM_BATCH, this.timing.inboxLimit - lane.inbox.length),
+        );
+        if (polling) lastClaim = Date.now();
         try {
           const leaseMs = this.timing.leaseMs;
-          const until = this.outbox.leased ? lastClaim + leaseMs : Infinity;
+          const now = Date.now();
+          const until = this.outbox.leased ? now + leaseMs : Infinity;
           const claimed = await this.outbox.claim(
             receiver.id,
-            LANE_BATCH,
+            limit,
             leaseMs,
             this.owner,
-            lastClaim,
+            now,
+            after,
           );
-          notices = claimed.filter((notice) => !this.held.has(notice.id));
-          for (const notice of notices) this.held.set(notice.id, until);
-          lane.claimNeeded = notices.length > 0 && claimed.length === LANE_BATCH;
+          const fresh = claimed.filter((notice) => !this.held.has(notice.id));
+          for (const notice of fresh) this.held.set(notice.id, until);
+          // A full page: more may follow it, read next time from where this one ended.
+          lane.claimAfter = claimed.at(-1)?.id ?? after;
+          lane.claimNeeded = claimed.length === limit;
+          notices = fresh.slice(0, LANE_BATCH);
+          // Older than the inbox's: sent before them.
+          if (fresh.length > LANE_BATCH) lane.inbox.unshift(...fresh.slice(LANE_BATCH));
         } catch (error) {
           readLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
         }
