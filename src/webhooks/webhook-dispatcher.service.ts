@@ -44,12 +44,6 @@ const LANE_BATCH = LANE_CONCURRENCY;
  * beyond the inbox, a previous run's) is read a page at a time, not a batch per read.
  */
 const CLAIM_BATCH = 256;
-/**
- * Nice steps the sending thread runs below the API's event loop (Linux; docs/webhooks.md): on a
- * saturated machine the scheduler gives the API the CPU first, and delivery catches up when
- * the load eases.
- */
-const SENDER_LOWER_PRIORITY_BY = 10;
 /** How often a lane looks for due retries and for rows another replica wrote. */
 const POLL_MS = 1_000;
 /**
@@ -184,7 +178,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       LANE_CONCURRENCY,
       ATTEMPT_TIMEOUT_MS,
       logger,
-      SENDER_LOWER_PRIORITY_BY,
       this.timing.senderUrl,
     );
   }
@@ -475,17 +468,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         await this.sleep(this.timing.pollMs);
         continue;
       }
-      let notices: ClaimedNotice[] = [];
       // The table is read for what the inbox does not hold: due retries, notices of a previous
-      // run or another replica, and those beyond the inbox limit; not once per commit.
+      // run or another replica, and those beyond the inbox limit; not once per commit. What it
+      // finds joins the inbox, which the lane sends from.
+      const room = this.timing.inboxLimit - lane.inbox.length;
       const polling = Date.now() - lastClaim >= this.timing.pollMs;
-      if (lane.claimNeeded || polling) {
+      // A backlog is read on from the last read, a page at a time once the inbox has room for
+      // one (not a read per batch sent); a poll reads from the oldest.
+      const paging =
+        lane.claimNeeded && room >= Math.min(CLAIM_BATCH, Math.ceil(this.timing.inboxLimit / 2));
+      let readOn = false;
+      if ((polling || paging) && room > 0) {
         const after = polling ? undefined : lane.claimAfter;
-        // Within the inbox's room (a batch at least, sent at once).
-        const limit = Math.max(
-          LANE_BATCH,
-          Math.min(CLAIM_BATCH, this.timing.inboxLimit - lane.inbox.length),
-        );
+        const limit = Math.min(CLAIM_BATCH, room);
         if (polling) lastClaim = Date.now();
         try {
           const leaseMs = this.timing.leaseMs;
@@ -504,17 +499,22 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           // A full page: more may follow it, read next time from where this one ended.
           lane.claimAfter = claimed.at(-1)?.id ?? after;
           lane.claimNeeded = claimed.length === limit;
-          notices = fresh.slice(0, LANE_BATCH);
-          // Older than the inbox's: sent before them.
-          if (fresh.length > LANE_BATCH) lane.inbox.unshift(...fresh.slice(LANE_BATCH));
+          readOn = lane.claimNeeded;
+          // A poll's finds (due retries, a previous run's) go first; a backlog's page is newer
+          // than what the inbox holds.
+          if (polling) lane.inbox.unshift(...fresh);
+          else lane.inbox.push(...fresh);
         } catch (error) {
           readLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
         }
       }
       // Their leases (PostgreSQL) are renewed while they wait, however long that is.
       // One whose lease is nearly out (the renewal is late: a stall, the database down) waits.
-      notices.push(...this.sendable(lane, LANE_BATCH - notices.length));
+      const notices = this.sendable(lane, LANE_BATCH);
       if (notices.length === 0) {
+        // A full page of notices already held (SQLite: the table's front, not yet marked): the
+        // next page at once, not after a poll.
+        if (readOn) continue;
         await this.sleep(this.timing.pollMs);
         continue;
       }
