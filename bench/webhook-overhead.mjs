@@ -87,6 +87,42 @@ const receiverPort = await new Promise((resolve) =>
 );
 const receiverUrl = `http://127.0.0.1:${receiverPort}/plant/webhook`;
 
+/**
+ * PostgreSQL's CPU seconds on this machine (it shares the cores too): its postmaster's, its
+ * live children's, and those of the children it reaped (a stopped service's backends). Needs
+ * the server on this machine; undefined otherwise.
+ */
+let postmaster;
+async function findPostmaster() {
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query('select pg_backend_pid() as pid');
+    // Read while this backend lives: its parent is the postmaster.
+    const stat = `/proc/${rows[0].pid}/stat`;
+    if (!existsSync(stat)) return undefined;
+    return Number(readFileSync(stat, 'utf8').split(') ')[1].split(' ')[1]);
+  } finally {
+    await client.end();
+  }
+}
+function postgresCpuSeconds() {
+  if (!postmaster) return undefined;
+  const fieldsOf = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const own = fieldsOf(postmaster);
+  // utime, stime, cutime, cstime: fields 14 to 17 of stat(5).
+  let ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(own[i]), 0);
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const fields = fieldsOf(pid);
+      if (Number(fields[1]) === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return ticks / 100;
+}
+
 async function newDatabase() {
   const name = `bench_wh_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: pgUrl });
@@ -246,6 +282,8 @@ async function drain(served, distinct0) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+if (pgUrl && values.stores.split(',').includes('pg')) postmaster = await findPostmaster();
+
 for (const store of values.stores.split(',')) {
   if (store === 'pg' && !pgUrl) {
     console.log('pg: no BENCH_DATABASE_URL or TEST_DATABASE_URL, skipped');
@@ -266,6 +304,7 @@ for (const store of values.stores.split(',')) {
         profileDir,
       );
       fsType ||= execFileSync('stat', ['-f', '-c', '%T', service.dir]).toString().trim();
+      const postgresCpu0 = store === 'pg' ? postgresCpuSeconds() : undefined;
       const [serviceCpu0, mainCpu0, senderCpu0, benchCpu0, receiver0] = [
         cpuSeconds(service),
         cpuSeconds(service, true),
@@ -285,6 +324,10 @@ for (const store of values.stores.split(',')) {
       const mainUs = ((cpuSeconds(service, true) - mainCpu0) * 1e6) / served;
       const benchCpu = process.cpuUsage(benchCpu0);
       const benchUs = (benchCpu.user + benchCpu.system) / served;
+      const postgresUs =
+        postgresCpu0 === undefined
+          ? undefined
+          : ((postgresCpuSeconds() - postgresCpu0) * 1e6) / served;
       const receiver1 = await ask('stats');
       const receiverUs = (receiver1.cpuUs - receiver0.cpuUs) / served;
       // The API's share of the 2 cores under load: its main thread's CPU per wall second.
@@ -333,6 +376,7 @@ for (const store of values.stores.split(',')) {
         serviceUs,
         benchUs,
         receiverUs,
+        postgresUs,
         mainShare,
         ...delivery,
         load: loadavg()[0],
@@ -341,7 +385,7 @@ for (const store of values.stores.split(',')) {
         ? `; sender ${delivery.senderUs.toFixed(0)} us per notice (${(100 * delivery.senderShare).toFixed(0)} % of a core under load), ${(100 * delivery.underLoad).toFixed(0)} % delivered under load, drained ${delivery.drainSeconds.toFixed(2)} s after, lag p50 ${delivery.lagP50.toFixed(0)} ms p99 ${delivery.lagP99.toFixed(0)} ms`
         : '';
       console.log(
-        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us (main thread ${mainUs.toFixed(0)}, ${(100 * mainShare).toFixed(0)} % of a core), load ${benchUs.toFixed(0)} us, receiver ${receiverUs.toFixed(0)} us${deliveryLine}; load average ${loadavg()[0].toFixed(2)}`,
+        `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us (main thread ${mainUs.toFixed(0)}, ${(100 * mainShare).toFixed(0)} % of a core), load ${benchUs.toFixed(0)} us, receiver ${receiverUs.toFixed(0)} us${postgresUs === undefined ? '' : `, PostgreSQL ${postgresUs.toFixed(0)} us`}${deliveryLine}; load average ${loadavg()[0].toFixed(2)}`,
       );
     }
   }
@@ -357,7 +401,7 @@ for (const store of values.stores.split(',')) {
         ? ''
         : `; sender ${of(variant, 'senderUs').toFixed(0)} us per notice (${(100 * of(variant, 'senderShare')).toFixed(0)} % of a core under load), drained ${of(variant, 'drainSeconds').toFixed(2)} s after the load, lag p50 ${of(variant, 'lagP50').toFixed(0)} ms p99 ${of(variant, 'lagP99').toFixed(0)} ms`;
     console.log(
-      `  ${label}: ${of(variant, 'rps').toFixed(0)} req/s (${(of(variant, 'rps') / of('none', 'rps')).toFixed(3)}x of none); main thread ${of(variant, 'mainUs').toFixed(0)} us per request (${(of(variant, 'mainUs') / of('none', 'mainUs')).toFixed(2)}x, ${(100 * of(variant, 'mainShare')).toFixed(0)} % of a core), all threads ${of(variant, 'serviceUs').toFixed(0)} us (${(of(variant, 'serviceUs') / of('none', 'serviceUs')).toFixed(2)}x); load ${of(variant, 'benchUs').toFixed(0)} us, receiver ${of(variant, 'receiverUs').toFixed(0)} us per request${deliveryLine}`,
+      `  ${label}: ${of(variant, 'rps').toFixed(0)} req/s (${(of(variant, 'rps') / of('none', 'rps')).toFixed(3)}x of none); main thread ${of(variant, 'mainUs').toFixed(0)} us per request (${(of(variant, 'mainUs') / of('none', 'mainUs')).toFixed(2)}x, ${(100 * of(variant, 'mainShare')).toFixed(0)} % of a core), all threads ${of(variant, 'serviceUs').toFixed(0)} us (${(of(variant, 'serviceUs') / of('none', 'serviceUs')).toFixed(2)}x); load ${of(variant, 'benchUs').toFixed(0)} us, receiver ${of(variant, 'receiverUs').toFixed(0)} us${store === 'pg' && postmaster ? `, PostgreSQL ${of(variant, 'postgresUs').toFixed(0)} us` : ''} per request${deliveryLine}`,
     );
   }
 }

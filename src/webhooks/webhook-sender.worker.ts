@@ -2,22 +2,24 @@
  * The plant webhook's sending thread: signs and POSTs each batch of notices it is given and
  * answers each attempt's outcome. Off the main thread, so the HTTP client's and the HMAC's CPU
  * runs beside the API's event loop instead of inside it (on SQLite the main thread also waits
- * out every commit's fsync, time this thread can use).
+ * out every commit's fsync, time this thread can use). It runs at a lower CPU priority than
+ * the API (`lowerPriority`): on a saturated machine delivery waits, the API does not.
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
 import type {
   AttemptResult,
   SenderSetup,
-  SendResult,
+  SenderMessage,
   SendRequest,
   AbortRequest,
 } from './webhook-sender.protocol.js';
 import { RequestGroup, WebhookPoster } from './webhook-http.js';
+import { lowerPriority } from './thread-priority.js';
 import { signWebhook } from './webhook-signature.js';
 
 const setup = workerData as SenderSetup;
-const post = (message: SendResult) => parentPort!.postMessage(message);
+const post = (message: SenderMessage) => parentPort!.postMessage(message);
 /** Every wave in progress (at most one per receiver's lane), cut at once when the process stops. */
 const waves = new Set<RequestGroup>();
 let stopping = false;
@@ -40,6 +42,10 @@ const receivers = new Map<string, Receiver>(
     },
   ]),
 );
+
+if (setup.lowerPriorityBy > 0) {
+  post({ type: 'priority', ...lowerPriority(setup.lowerPriorityBy) });
+}
 
 async function attempt(
   receiver: Receiver,
@@ -126,7 +132,8 @@ parentPort!.on('message', (message: SendRequest | AbortRequest) => {
     return;
   }
   const receiver = receivers.get(message.receiver);
-  const done = (results: AttemptResult[]) => post({ batch: message.batch, results });
+  const done = (results: AttemptResult[]) =>
+    post({ type: 'results', batch: message.batch, results });
   if (!receiver) {
     done(message.notices.map(() => ({ kind: 'retry', error: 'unknown receiver', seconds: 0 })));
     return;
