@@ -390,6 +390,14 @@ for (const store of values.stores.split(',')) {
     }
   }
   const of = (variant, key) => median(results[variant].map((r) => r[key]));
+  // The median of each round's ratio (the variants of a round ran back to back, under the same
+  // load from elsewhere), not a ratio of medians taken from different rounds.
+  const ratio = (variant, key, to = 'none') =>
+    median(results[variant].map((r, i) => r[key] / results[to][i][key]));
+  const spread = (variant, key, to = 'none') => {
+    const xs = results[variant].map((r, i) => r[key] / results[to][i][key]);
+    return `${Math.min(...xs).toFixed(2)} to ${Math.max(...xs).toFixed(2)}`;
+  };
   const loads = Object.values(results).flatMap((rs) => rs.map((r) => r.load));
   console.log(
     `${store} (data folder on ${fsType}), medians of ${rounds} rounds, load average ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}:`,
@@ -401,7 +409,7 @@ for (const store of values.stores.split(',')) {
         ? ''
         : `; sender ${of(variant, 'senderUs').toFixed(0)} us per notice (${(100 * of(variant, 'senderShare')).toFixed(0)} % of a core under load), drained ${of(variant, 'drainSeconds').toFixed(2)} s after the load, lag p50 ${of(variant, 'lagP50').toFixed(0)} ms p99 ${of(variant, 'lagP99').toFixed(0)} ms`;
     console.log(
-      `  ${label}: ${of(variant, 'rps').toFixed(0)} req/s (${(of(variant, 'rps') / of('none', 'rps')).toFixed(3)}x of none); main thread ${of(variant, 'mainUs').toFixed(0)} us per request (${(of(variant, 'mainUs') / of('none', 'mainUs')).toFixed(2)}x, ${(100 * of(variant, 'mainShare')).toFixed(0)} % of a core), all threads ${of(variant, 'serviceUs').toFixed(0)} us (${(of(variant, 'serviceUs') / of('none', 'serviceUs')).toFixed(2)}x); load ${of(variant, 'benchUs').toFixed(0)} us, receiver ${of(variant, 'receiverUs').toFixed(0)} us${store === 'pg' && postmaster ? `, PostgreSQL ${of(variant, 'postgresUs').toFixed(0)} us` : ''} per request${deliveryLine}`,
+      `  ${label}: ${of(variant, 'rps').toFixed(0)} req/s (${ratio(variant, 'rps').toFixed(3)}x of none, rounds ${spread(variant, 'rps')}${variant === 'one-b' ? `; one: ${ratio('one', 'rps', 'one-b').toFixed(3)}x of one-b, rounds ${spread('one', 'rps', 'one-b')}` : ''}); main thread ${of(variant, 'mainUs').toFixed(0)} us per request (${ratio(variant, 'mainUs').toFixed(2)}x, ${(100 * of(variant, 'mainShare')).toFixed(0)} % of a core), all threads ${of(variant, 'serviceUs').toFixed(0)} us (${ratio(variant, 'serviceUs').toFixed(2)}x); load ${of(variant, 'benchUs').toFixed(0)} us, receiver ${of(variant, 'receiverUs').toFixed(0)} us${store === 'pg' && postmaster ? `, PostgreSQL ${of(variant, 'postgresUs').toFixed(0)} us` : ''} per request${deliveryLine}`,
     );
   }
 }
