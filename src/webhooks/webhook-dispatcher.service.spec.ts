@@ -123,6 +123,8 @@ const stores = [
 class Receiver {
   readonly bodies: string[] = [];
   hold = false;
+  /** Held requests whose connection the sender closed before they were answered. */
+  cut = 0;
   private held: ServerResponse[] = [];
   private server: Server | undefined;
 
@@ -132,8 +134,12 @@ class Receiver {
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         this.bodies.push(body);
-        if (this.hold) this.held.push(response);
-        else response.writeHead(204).end();
+        if (this.hold) {
+          this.held.push(response);
+          response.on('close', () => {
+            if (!response.writableEnded) this.cut++;
+          });
+        } else response.writeHead(204).end();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -167,6 +173,74 @@ async function databaseNow(db: Kysely<Database>): Promise<number> {
   }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db);
   return Number(rows[0]!.now);
 }
+
+describe('the sending thread', () => {
+  async function start(timeoutMs: number) {
+    const receiver = new Receiver();
+    receiver.hold = true;
+    const url = await receiver.listen();
+    const worker = new Worker(senderUrl, {
+      workerData: {
+        receivers: [{ id: 'r', url, keys: [new Uint8Array(32)] }],
+        concurrency: 2,
+        timeoutMs,
+        lowerPriorityBy: 0,
+      },
+    });
+    const send = () =>
+      new Promise<{ results: { kind: string; error?: string }[] }>((resolve) => {
+        worker.on('message', (message: { type: string; results: [] }) => {
+          if (message.type === 'results') resolve(message);
+        });
+        worker.postMessage({
+          type: 'send',
+          batch: 1,
+          receiver: 'r',
+          notices: [
+            { eventId: 'msg_a', payload: '{"id":1}' },
+            { eventId: 'msg_b', payload: '{"id":2}' },
+          ],
+        });
+      });
+    const stop = async () => {
+      await worker.terminate();
+      await receiver.close();
+    };
+    return { receiver, worker, send, stop };
+  }
+
+  it('cuts a wave at its timeout: each attempt a retry, its connection closed', async () => {
+    const { receiver, send, stop } = await start(500);
+    try {
+      const answer = await send();
+      expect(receiver.bodies).toHaveLength(2); // both were in flight
+      expect(answer.results.map((r) => [r.kind, r.error])).toEqual([
+        ['retry', 'timeout after 0.5 s'],
+        ['retry', 'timeout after 0.5 s'],
+      ]);
+      await until('both connections closed', () => receiver.cut === 2);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('cuts every attempt in flight at once when the process stops', async () => {
+    const { receiver, worker, send, stop } = await start(60_000);
+    try {
+      const answer = send();
+      await until('both in flight', () => receiver.bodies.length === 2);
+      worker.postMessage({ type: 'abort' });
+      // Long before the minute's timeout.
+      expect((await answer).results.map((r) => [r.kind, r.error])).toEqual([
+        ['retry', 'AbortError'],
+        ['retry', 'AbortError'],
+      ]);
+      await until('both connections closed', () => receiver.cut === 2);
+    } finally {
+      await stop();
+    }
+  });
+});
 
 describe.each(stores)('the webhook dispatcher on $kind', (store) => {
   const cleanups: (() => Promise<void>)[] = [];
