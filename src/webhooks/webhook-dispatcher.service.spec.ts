@@ -95,7 +95,7 @@ beforeAll(async () => {
       worker.once('exit', (code) => reject(new Error(`the sending thread exited (${code})`)));
       worker.postMessage({ type: 'send', batch: 1, receiver: 'nobody', notices: [] });
     });
-    expect(answer).toEqual({ batch: 1, results: [] });
+    expect(answer).toEqual({ type: 'results', batch: 1, results: [] });
   } finally {
     await worker.terminate();
   }
@@ -123,6 +123,8 @@ const stores = [
 class Receiver {
   readonly bodies: string[] = [];
   hold = false;
+  /** Held requests whose connection the sender closed before they were answered. */
+  cut = 0;
   private held: ServerResponse[] = [];
   private server: Server | undefined;
 
@@ -132,8 +134,12 @@ class Receiver {
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         this.bodies.push(body);
-        if (this.hold) this.held.push(response);
-        else response.writeHead(204).end();
+        if (this.hold) {
+          this.held.push(response);
+          response.on('close', () => {
+            if (!response.writableEnded) this.cut++;
+          });
+        } else response.writeHead(204).end();
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -167,6 +173,74 @@ async function databaseNow(db: Kysely<Database>): Promise<number> {
   }>`select (extract(epoch from clock_timestamp()) * 1000)::bigint as now`.execute(db);
   return Number(rows[0]!.now);
 }
+
+describe('the sending thread', () => {
+  async function start(timeoutMs: number) {
+    const receiver = new Receiver();
+    receiver.hold = true;
+    const url = await receiver.listen();
+    const worker = new Worker(senderUrl, {
+      workerData: {
+        receivers: [{ id: 'r', url, keys: [new Uint8Array(32)] }],
+        concurrency: 2,
+        timeoutMs,
+        lowerPriorityBy: 0,
+      },
+    });
+    const send = () =>
+      new Promise<{ results: { kind: string; error?: string }[] }>((resolve) => {
+        worker.on('message', (message: { type: string; results: [] }) => {
+          if (message.type === 'results') resolve(message);
+        });
+        worker.postMessage({
+          type: 'send',
+          batch: 1,
+          receiver: 'r',
+          notices: [
+            { eventId: 'msg_a', payload: '{"id":1}' },
+            { eventId: 'msg_b', payload: '{"id":2}' },
+          ],
+        });
+      });
+    const stop = async () => {
+      await worker.terminate();
+      await receiver.close();
+    };
+    return { receiver, worker, send, stop };
+  }
+
+  it('cuts a wave at its timeout: each attempt a retry, its connection closed', async () => {
+    const { receiver, send, stop } = await start(500);
+    try {
+      const answer = await send();
+      expect(receiver.bodies).toHaveLength(2); // both were in flight
+      expect(answer.results.map((r) => [r.kind, r.error])).toEqual([
+        ['retry', 'timeout after 0.5 s'],
+        ['retry', 'timeout after 0.5 s'],
+      ]);
+      await until('both connections closed', () => receiver.cut === 2);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('cuts every attempt in flight at once when the process stops', async () => {
+    const { receiver, worker, send, stop } = await start(60_000);
+    try {
+      const answer = send();
+      await until('both in flight', () => receiver.bodies.length === 2);
+      worker.postMessage({ type: 'abort' });
+      // Long before the minute's timeout.
+      expect((await answer).results.map((r) => [r.kind, r.error])).toEqual([
+        ['retry', 'AbortError'],
+        ['retry', 'AbortError'],
+      ]);
+      await until('both connections closed', () => receiver.cut === 2);
+    } finally {
+      await stop();
+    }
+  });
+});
 
 describe.each(stores)('the webhook dispatcher on $kind', (store) => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -232,6 +306,54 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
     };
     return { receiver, dispatcher, outbox, db, create, rows, stop, internals };
   }
+
+  it('sends a backlog beyond its inbox at once, not a batch per poll', async () => {
+    // Marks and polls an hour away: what goes out, goes out by the lane's own reads.
+    const { receiver, create, rows, internals } = await setUp({
+      inboxLimit: 2,
+      markEveryMs: 3_600_000,
+      pollMs: 3_600_000,
+    });
+    receiver.hold = true;
+    await create([1]);
+    await until('the first attempt', () => receiver.bodies.length === 1);
+    const ids = Array.from({ length: 60 }, (_, i) => i + 2);
+    await create(ids);
+    // The precondition: most of them wait in the table only, beyond the inbox.
+    const [lane] = internals.laneOf.values();
+    expect(lane!.inbox).toHaveLength(2);
+    expect(await rows()).toHaveLength(61);
+    receiver.release();
+    // Before: the lane read the table's front again (notices it already held, unmarked) and
+    // found nothing new, then waited for the next poll (an hour here, a second in service).
+    await until('every notice', () => new Set(receiver.bodies).size === 61);
+    expect(receiver.bodies).toHaveLength(61); // none twice
+  }, 20_000);
+
+  // A property of the thread, not of the store: checked once.
+  it.runIf(process.platform === 'linux' && store.kind === 'sqlite')(
+    "runs the sending thread below the API's CPU priority, the API's own unchanged",
+    async () => {
+      const lines: string[] = [];
+      const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+      const niceOf = (task: number) =>
+        Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+      // Under `nice -n 19` there is nothing left to lower: then only the report is checked.
+      const before = niceOf(process.pid);
+      await setUp({}, log);
+      await until('the thread to report its priority', () =>
+        lines.some((line) => line.includes('CPU priority')),
+      );
+      const report = JSON.parse(lines.find((line) => line.includes('CPU priority'))!) as {
+        threadId: number;
+        niceness: number;
+      };
+      expect(report.niceness).toBe(Math.min(19, before + 10));
+      expect(niceOf(report.threadId)).toBe(report.niceness);
+      expect(report.threadId).not.toBe(process.pid);
+      expect(niceOf(process.pid)).toBe(before);
+    },
+  );
 
   it('writes the delivered marks it holds when stopped, long before the next mark is due', async () => {
     const { receiver, create, rows, stop } = await setUp({ markEveryMs: 3_600_000 });

@@ -39,14 +39,26 @@ export const LEASE_MS = 10_000;
  */
 const LANE_CONCURRENCY = 16;
 const LANE_BATCH = LANE_CONCURRENCY;
+/**
+ * Notices one read of the outbox takes at most (within the inbox's room): a backlog (a burst
+ * beyond the inbox, a previous run's) is read a page at a time, not a batch per read.
+ */
+const CLAIM_BATCH = 256;
+/**
+ * Nice steps the sending thread runs below the API's event loop (Linux; docs/webhooks.md): on a
+ * saturated machine the scheduler gives the API the CPU first, and delivery catches up when
+ * the load eases (bench/README.md: 1.06x the req/s of the same thread at the API's priority,
+ * for a delivery lag of about 0.3 s while saturated).
+ */
+const SENDER_LOWER_PRIORITY_BY = 10;
 /** How often a lane looks for due retries and for rows another replica wrote. */
 const POLL_MS = 1_000;
 /**
  * Notices a lane holds in memory (handed at commit, waiting to be sent). Beyond it, new ones
  * stay in the table only and the lane claims them from there: a receiver that lags does not
- * grow memory without bound. On PostgreSQL they keep the lease their INSERT wrote, unrenewed,
- * so the claim (this replica's or another's) takes them once it runs out: no UPDATE per commit
- * to give them back.
+ * grow memory without bound. On PostgreSQL they keep the lease their INSERT wrote, unrenewed:
+ * this replica's claims take them as its own while it lives, another's once the lease runs out
+ * (no UPDATE per commit to give them back).
  */
 const INBOX_LIMIT = 1_024;
 /**
@@ -106,6 +118,14 @@ interface Lane {
   inbox: ClaimedNotice[];
   /** Notices wait in the table that the inbox does not hold: claim before the next poll. */
   claimNeeded: boolean;
+  /**
+   * The last id the lane's previous read reached: a read before the next poll goes on after it.
+   * The table's front holds notices this process already has (in its inbox, in flight, or
+   * delivered and not yet marked: SQLite has no lease to skip them by), and reading it again
+   * found nothing new, so a backlog beyond the inbox went out a batch per poll (16 a second).
+   * Each poll reads from the front again, for due retries and rows committed out of id order.
+   */
+  claimAfter: bigint | undefined;
 }
 
 type Outcome =
@@ -165,6 +185,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       LANE_CONCURRENCY,
       ATTEMPT_TIMEOUT_MS,
       logger,
+      SENDER_LOWER_PRIORITY_BY,
       this.timing.senderUrl,
     );
   }
@@ -201,7 +222,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     if (receivers.length === 0) return;
     await this.outbox.releaseLeasesIfSingleProcess();
     for (const receiver of receivers) {
-      this.laneOf.set(receiver.id, { receiver, inbox: [], claimNeeded: true });
+      this.laneOf.set(receiver.id, {
+        receiver,
+        inbox: [],
+        claimNeeded: true,
+        claimAfter: undefined,
+      });
     }
     this.unsubscribe = this.outbox.onCommitted({
       owner: this.owner,
@@ -450,32 +476,53 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         await this.sleep(this.timing.pollMs);
         continue;
       }
-      let notices: ClaimedNotice[] = [];
       // The table is read for what the inbox does not hold: due retries, notices of a previous
-      // run or another replica, and those beyond the inbox limit; not once per commit.
-      if (lane.claimNeeded || Date.now() - lastClaim >= this.timing.pollMs) {
-        lastClaim = Date.now();
+      // run or another replica, and those beyond the inbox limit; not once per commit. What it
+      // finds joins the inbox, which the lane sends from.
+      const room = this.timing.inboxLimit - lane.inbox.length;
+      const polling = Date.now() - lastClaim >= this.timing.pollMs;
+      // A backlog is read on from the last read, a page at a time once the inbox has room for
+      // one (not a read per batch sent); a poll reads from the oldest.
+      const paging =
+        lane.claimNeeded && room >= Math.min(CLAIM_BATCH, Math.ceil(this.timing.inboxLimit / 2));
+      let readOn = false;
+      if ((polling || paging) && room > 0) {
+        const after = polling ? undefined : lane.claimAfter;
+        const limit = Math.min(CLAIM_BATCH, room);
+        if (polling) lastClaim = Date.now();
         try {
           const leaseMs = this.timing.leaseMs;
-          const until = this.outbox.leased ? lastClaim + leaseMs : Infinity;
+          const now = Date.now();
+          const until = this.outbox.leased ? now + leaseMs : Infinity;
           const claimed = await this.outbox.claim(
             receiver.id,
-            LANE_BATCH,
+            limit,
             leaseMs,
             this.owner,
-            lastClaim,
+            now,
+            after,
           );
-          notices = claimed.filter((notice) => !this.held.has(notice.id));
-          for (const notice of notices) this.held.set(notice.id, until);
-          lane.claimNeeded = notices.length > 0 && claimed.length === LANE_BATCH;
+          const fresh = claimed.filter((notice) => !this.held.has(notice.id));
+          for (const notice of fresh) this.held.set(notice.id, until);
+          // A full page: more may follow it, read next time from where this one ended.
+          lane.claimAfter = claimed.at(-1)?.id ?? after;
+          lane.claimNeeded = claimed.length === limit;
+          readOn = lane.claimNeeded;
+          // A poll's finds (due retries, a previous run's) go first; a backlog's page is newer
+          // than what the inbox holds.
+          if (polling) lane.inbox.unshift(...fresh);
+          else lane.inbox.push(...fresh);
         } catch (error) {
           readLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
         }
       }
       // Their leases (PostgreSQL) are renewed while they wait, however long that is.
       // One whose lease is nearly out (the renewal is late: a stall, the database down) waits.
-      notices.push(...this.sendable(lane, LANE_BATCH - notices.length));
+      const notices = this.sendable(lane, LANE_BATCH);
       if (notices.length === 0) {
+        // A full page of notices already held (SQLite: the table's front, not yet marked): the
+        // next page at once, not after a poll.
+        if (readOn) continue;
         await this.sleep(this.timing.pollMs);
         continue;
       }

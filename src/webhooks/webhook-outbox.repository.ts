@@ -264,25 +264,32 @@ export class WebhookOutboxRepository {
     return new Set(rows.map((row) => BigInt(row.id)));
   }
 
-  /** Leases up to `limit` due notices of one receiver, oldest first. */
+  /**
+   * Leases up to `limit` due notices of one receiver, oldest first; with `afterId`, only those
+   * after it (the dispatcher pages through a backlog rather than reading its front again).
+   */
   async claim(
     receiver: string,
     limit: number,
     leaseMs: number,
     owner: string,
     now = Date.now(),
+    afterId?: bigint,
   ): Promise<ClaimedNotice[]> {
-    const due = this.db
+    let due = this.db
       .selectFrom('webhook_outbox')
       .select('id')
       .where('receiver', '=', receiver)
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', now)
       // PostgreSQL: leases are times of the database's clock, so replicas' clocks do not matter.
+      // Rows this process's INSERT leased but its inbox had no room for are its own to take at
+      // once (the dispatcher skips those it holds), not after their lease runs out.
       .where((eb) =>
         eb.or([
           eb('lease_until', 'is', null),
           eb('lease_until', '<=', this.postgres ? databaseNowMs : now),
+          ...(this.postgres ? [eb('leased_by', '=', owner)] : []),
         ]),
       )
       // A receiver another replica saw answer 410 gets nothing more from this one either.
@@ -298,6 +305,7 @@ export class WebhookOutboxRepository {
       )
       .orderBy('id')
       .limit(limit);
+    if (afterId !== undefined) due = due.where('id', '>', afterId);
     if (!this.postgres) {
       // One process per store, and the dispatcher skips the rows it already holds (handed in
       // memory, in flight, or delivered and not yet marked): no lease is needed, so the claim

@@ -15,6 +15,8 @@ export interface SenderSetup {
   /** Connections per receiver, and attempts in flight at once per batch. */
   concurrency: number;
   timeoutMs: number;
+  /** Nice steps the thread lowers its CPU priority by, below the API's (0: not lowered). */
+  lowerPriorityBy: number;
 }
 
 export interface SendRequest {
@@ -37,6 +39,14 @@ export type AttemptResult =
   | { kind: 'lost'; seconds: 0 };
 
 export interface SendResult {
+  type: 'results';
   batch: number;
   results: AttemptResult[];
 }
+
+/** Once, at the thread's start: whether its priority was lowered (and if not, why). */
+export type PriorityReport = { type: 'priority' } & (
+  { applied: true; threadId: number; niceness: number } | { applied: false; reason: string }
+);
+
+export type SenderMessage = SendResult | PriorityReport;

@@ -4,9 +4,9 @@ import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import type {
   AttemptResult,
+  SenderMessage,
   SenderSetup,
   SendRequest,
-  SendResult,
 } from './webhook-sender.protocol.js';
 
 /**
@@ -24,15 +24,19 @@ export class WebhookSender {
   >();
   private aborted = false;
   private readonly deaths: RateLimitedLog;
+  private readonly logger: Logger;
 
   constructor(
     private readonly receivers: WebhookReceiver[],
     private readonly concurrency: number,
     private readonly timeoutMs: number,
     logger: Logger,
+    /** Nice steps the sending thread runs below the API (0: the same priority). */
+    private readonly lowerPriorityBy: number,
     /** The built file beside this one; tests give a copy built from the sources. */
     private readonly workerUrl = new URL('./webhook-sender.worker.js', import.meta.url),
   ) {
+    this.logger = logger;
     this.deaths = new RateLimitedLog(logger);
   }
 
@@ -73,14 +77,32 @@ export class WebhookSender {
       })),
       concurrency: this.concurrency,
       timeoutMs: this.timeoutMs,
+      lowerPriorityBy: this.lowerPriorityBy,
     };
     // Built next to this file (dist/webhooks/webhook-sender.worker.js). Its environment is
     // not needed: the secrets it holds arrive in workerData, never in env or argv.
     const worker = new Worker(this.workerUrl, {
       workerData: setup,
       env: {},
+      // Its thread's name (Node 24 on Linux): `top -H` and /proc/<pid>/task/*/comm show it.
+      name: 'webhook-sender',
     });
-    worker.on('message', (message: SendResult) => {
+    worker.on('message', (message: SenderMessage) => {
+      if (message.type === 'priority') {
+        // Debug only: where a thread's priority cannot be lowered the service works as before.
+        if (message.applied) {
+          this.logger.debug(
+            { threadId: message.threadId, niceness: message.niceness },
+            'plant webhook: the sending thread runs at a lower CPU priority',
+          );
+        } else {
+          this.logger.debug(
+            { reason: message.reason },
+            "plant webhook: cannot lower the sending thread's CPU priority",
+          );
+        }
+        return;
+      }
       const waiting = this.waiting.get(message.batch);
       this.waiting.delete(message.batch);
       waiting?.resolve(message.results);

@@ -1,12 +1,13 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, type KeyObject } from 'node:crypto';
 
 /**
  * Standard Webhooks 1.0 signing: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one
  * per key, space-separated, so a receiver holding either the old or the new secret verifies
- * while a secret rotates.
+ * while a secret rotates. The sending thread passes KeyObjects made once (a Buffer key costs a
+ * KeyObject per call, 13 us on Node 24).
  */
 export function signWebhook(
-  keys: readonly Buffer[],
+  keys: readonly (Buffer | KeyObject)[],
   id: string,
   timestampSeconds: number,
   body: string,
