@@ -184,7 +184,6 @@ describe('the sending thread', () => {
         receivers: [{ id: 'r', url, keys: [new Uint8Array(32)] }],
         concurrency: 2,
         timeoutMs,
-        lowerPriorityBy: 0,
       },
     });
     const send = () =>
@@ -329,31 +328,6 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
     await until('every notice', () => new Set(receiver.bodies).size === 61);
     expect(receiver.bodies).toHaveLength(61); // none twice
   }, 20_000);
-
-  // A property of the thread, not of the store: checked once.
-  it.runIf(process.platform === 'linux' && store.kind === 'sqlite')(
-    "runs the sending thread below the API's CPU priority, the API's own unchanged",
-    async () => {
-      const lines: string[] = [];
-      const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
-      const niceOf = (task: number) =>
-        Number(readFileSync(`/proc/self/task/${task}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
-      // Under `nice -n 19` there is nothing left to lower: then only the report is checked.
-      const before = niceOf(process.pid);
-      await setUp({}, log);
-      await until('the thread to report its priority', () =>
-        lines.some((line) => line.includes('CPU priority')),
-      );
-      const report = JSON.parse(lines.find((line) => line.includes('CPU priority'))!) as {
-        threadId: number;
-        niceness: number;
-      };
-      expect(report.niceness).toBe(Math.min(19, before + 10));
-      expect(niceOf(report.threadId)).toBe(report.niceness);
-      expect(report.threadId).not.toBe(process.pid);
-      expect(niceOf(process.pid)).toBe(before);
-    },
-  );
 
   it('writes the delivered marks it holds when stopped, long before the next mark is due', async () => {
     const { receiver, create, rows, stop } = await setUp({ markEveryMs: 3_600_000 });

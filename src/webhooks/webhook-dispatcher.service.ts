@@ -44,13 +44,6 @@ const LANE_BATCH = LANE_CONCURRENCY;
  * beyond the inbox, a previous run's) is read a page at a time, not a batch per read.
  */
 const CLAIM_BATCH = 256;
-/**
- * Nice steps the sending thread runs below the API's event loop (Linux; docs/webhooks.md): on a
- * saturated machine the scheduler gives the API the CPU first, and delivery catches up when
- * the load eases (bench/README.md: 1.06x the req/s of the same thread at the API's priority,
- * for a delivery lag of about 0.3 s while saturated).
- */
-const SENDER_LOWER_PRIORITY_BY = 10;
 /** How often a lane looks for due retries and for rows another replica wrote. */
 const POLL_MS = 1_000;
 /**
@@ -185,7 +178,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       LANE_CONCURRENCY,
       ATTEMPT_TIMEOUT_MS,
       logger,
-      SENDER_LOWER_PRIORITY_BY,
       this.timing.senderUrl,
     );
   }

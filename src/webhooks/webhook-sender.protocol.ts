@@ -15,8 +15,6 @@ export interface SenderSetup {
   /** Connections per receiver, and attempts in flight at once per batch. */
   concurrency: number;
   timeoutMs: number;
-  /** Nice steps the thread lowers its CPU priority by, below the API's (0: not lowered). */
-  lowerPriorityBy: number;
 }
 
 export interface SendRequest {
@@ -44,9 +42,4 @@ export interface SendResult {
   results: AttemptResult[];
 }
 
-/** Once, at the thread's start: whether its priority was lowered (and if not, why). */
-export type PriorityReport = { type: 'priority' } & (
-  { applied: true; threadId: number; niceness: number } | { applied: false; reason: string }
-);
-
-export type SenderMessage = SendResult | PriorityReport;
+export type SenderMessage = SendResult;

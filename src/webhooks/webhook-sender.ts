@@ -31,8 +31,6 @@ export class WebhookSender {
     private readonly concurrency: number,
     private readonly timeoutMs: number,
     logger: Logger,
-    /** Nice steps the sending thread runs below the API (0: the same priority). */
-    private readonly lowerPriorityBy: number,
     /** The built file beside this one; tests give a copy built from the sources. */
     private readonly workerUrl = new URL('./webhook-sender.worker.js', import.meta.url),
   ) {
@@ -77,7 +75,6 @@ export class WebhookSender {
       })),
       concurrency: this.concurrency,
       timeoutMs: this.timeoutMs,
-      lowerPriorityBy: this.lowerPriorityBy,
     };
     // Built next to this file (dist/webhooks/webhook-sender.worker.js). Its environment is
     // not needed: the secrets it holds arrive in workerData, never in env or argv.
@@ -88,21 +85,6 @@ export class WebhookSender {
       name: 'webhook-sender',
     });
     worker.on('message', (message: SenderMessage) => {
-      if (message.type === 'priority') {
-        // Debug only: where a thread's priority cannot be lowered the service works as before.
-        if (message.applied) {
-          this.logger.debug(
-            { threadId: message.threadId, niceness: message.niceness },
-            'plant webhook: the sending thread runs at a lower CPU priority',
-          );
-        } else {
-          this.logger.debug(
-            { reason: message.reason },
-            "plant webhook: cannot lower the sending thread's CPU priority",
-          );
-        }
-        return;
-      }
       const waiting = this.waiting.get(message.batch);
       this.waiting.delete(message.batch);
       waiting?.resolve(message.results);

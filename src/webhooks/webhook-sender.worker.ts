@@ -2,8 +2,7 @@
  * The plant webhook's sending thread: signs and POSTs each batch of notices it is given and
  * answers each attempt's outcome. Off the main thread, so the HTTP client's and the HMAC's CPU
  * runs beside the API's event loop instead of inside it (on SQLite the main thread also waits
- * out every commit's fsync, time this thread can use). It runs at a lower CPU priority than
- * the API (`lowerPriority`): on a saturated machine delivery waits, the API does not.
+ * out every commit's fsync, time this thread can use).
  */
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -15,7 +14,6 @@ import type {
   AbortRequest,
 } from './webhook-sender.protocol.js';
 import { RequestGroup, WebhookPoster } from './webhook-http.js';
-import { lowerPriority } from './thread-priority.js';
 import { signWebhook } from './webhook-signature.js';
 
 const setup = workerData as SenderSetup;
@@ -42,10 +40,6 @@ const receivers = new Map<string, Receiver>(
     },
   ]),
 );
-
-if (setup.lowerPriorityBy > 0) {
-  post({ type: 'priority', ...lowerPriority(setup.lowerPriorityBy) });
-}
 
 async function attempt(
   receiver: Receiver,
