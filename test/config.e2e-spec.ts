@@ -84,8 +84,11 @@ describe.concurrent(
   },
 );
 
-describe('valid configurations start', () => {
-  it('with MCP variables expanded from the environment and defaults applied', async () => {
+// Two services with nothing shared: side by side, each with its own context's expect.
+describe.concurrent('valid configurations start', () => {
+  it('with MCP variables expanded from the environment and defaults applied', async ({
+    expect,
+  }) => {
     const app = await startApp({
       env: { GITHUB_TOKEN: 'ghp_value' },
       mcpServers: {
@@ -103,7 +106,9 @@ describe('valid configurations start', () => {
     await app.stop();
   });
 
-  it('without SERVICE_CONFIG_DIR and no file in the default folder: no MCP servers, logged', async () => {
+  it('without SERVICE_CONFIG_DIR and no file in the default folder: no MCP servers, logged', async ({
+    expect,
+  }) => {
     const app = await startApp({ env: { SERVICE_CONFIG_DIR: undefined } });
     const health = await call(`${app.healthUrl}/health`);
     expect(health.status).toBe(200);

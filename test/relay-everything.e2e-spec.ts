@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { ProtocolError } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
+import type { TestCa } from './fixtures/agent-server/test-ca.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import {
   connectMcp,
@@ -9,14 +8,14 @@ import {
   firstText,
   inspectorCli,
   relayFixtureServer,
-  writeMcpServers,
-  startShopRelay,
-  shopAgentEnv,
   shopServersUp,
+  writeMcpServers,
+  startShopPath,
+  stopShopPath,
+  untilShopServersUp,
 } from './fixtures/relay-e2e-support.js';
-import { newToken, type RunningApp, startApp } from './support/app-process.js';
+import { newToken, type RunningApp } from './support/app-process.js';
 import type { RunningRelay } from './support/relay-process.js';
-import { fetchTrusting } from './support/tls-fetch.js';
 
 /**
  * The whole path with parts nobody here wrote, over TLS from a test CA: the official SDK's
@@ -46,30 +45,13 @@ const serversUp = () => shopServersUp(relay);
 const shopMetric = (series: string) => metric(app.metricsUrl, series);
 
 beforeAll(async () => {
-  ca = createTestCa();
-  tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
-  relay = await startShopRelay(ca.dir, agentToken, clientToken);
-  app = await startApp({
-    env: shopAgentEnv(relay, ca.caFile, agentToken),
-    mcpServers: { mcpServers: servers },
-  });
+  ({ ca, tlsFetch, relay, app } = await startShopPath(servers, agentToken, clientToken));
 });
 
-beforeEach(async () => {
-  await waitFor(
-    async () => {
-      const up = await serversUp();
-      return up.includes('everything') && up.includes('fixture');
-    },
-    'everything and fixture up at the relay',
-    60_000,
-  );
-});
+// A test may restart a server: each starts once both are up again.
+beforeEach(() => untilShopServersUp(relay, Object.keys(servers)));
 
-afterAll(async () => {
-  await app?.stop();
-  await relay?.stop();
-});
+afterAll(() => stopShopPath({ app, relay }));
 
 describe('server-everything through agent and relay, with the official SDK client (e2e)', () => {
   it('initializes, lists the tools and calls them with arguments', async () => {

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import {
   connectMcp,
@@ -9,13 +7,12 @@ import {
   firstText,
   relayFixtureServer,
   writeMcpServers,
-  startShopRelay,
-  shopAgentEnv,
-  shopServersUp,
+  startShopPath,
+  stopShopPath,
+  untilShopServersUp,
 } from './fixtures/relay-e2e-support.js';
-import { newToken, type RunningApp, startApp } from './support/app-process.js';
+import { newToken, type RunningApp } from './support/app-process.js';
 import type { RunningRelay } from './support/relay-process.js';
-import { fetchTrusting } from './support/tls-fetch.js';
 
 /**
  * MCP 2026-07-28 clients through the relay (issue #15, docs/design/mcp-2026-07-28.md): the
@@ -27,7 +24,6 @@ import { fetchTrusting } from './support/tls-fetch.js';
 const agentToken = newToken();
 const clientToken = newToken();
 
-let ca: TestCa;
 let tlsFetch: typeof fetch;
 let relay: RunningRelay;
 let app: RunningApp;
@@ -35,8 +31,6 @@ let app: RunningApp;
 const servers = { everything: everythingServer(), fixture: relayFixtureServer() };
 const mcpUrl = (path: string) => new URL(`https://localhost:${relay.port}/mcp/shop${path}`);
 const inFlight = () => metric(relay.metricsUrl, 'relay_mcp_requests_in_flight{agent="shop"}');
-
-const serversUp = () => shopServersUp(relay);
 
 /** An SDK client pinned to 2026-07-28 on `path` ('' is the aggregate endpoint). */
 async function connectModern(
@@ -62,30 +56,13 @@ async function connectModern(
 }
 
 beforeAll(async () => {
-  ca = createTestCa();
-  tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
-  relay = await startShopRelay(ca.dir, agentToken, clientToken);
-  app = await startApp({
-    env: shopAgentEnv(relay, ca.caFile, agentToken),
-    mcpServers: { mcpServers: servers },
-  });
+  ({ tlsFetch, relay, app } = await startShopPath(servers, agentToken, clientToken));
 });
 
-beforeEach(async () => {
-  await waitFor(
-    async () => {
-      const up = await serversUp();
-      return up.includes('everything') && up.includes('fixture');
-    },
-    'everything and fixture up at the relay',
-    60_000,
-  );
-});
+// A test may restart a server: each starts once both are up again.
+beforeEach(() => untilShopServersUp(relay, Object.keys(servers)));
 
-afterAll(async () => {
-  await app?.stop();
-  await relay?.stop();
-});
+afterAll(() => stopShopPath({ app, relay }));
 
 describe('MCP 2026-07-28 clients through agent and relay (e2e)', () => {
   it('discovers, lists the tools and calls them with arguments on /mcp/<agent>/<server>', async () => {
