@@ -20,9 +20,6 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/**/*.e2e-spec.ts'],
           environment: 'node',
-          // The files share no state but the support modules (a start queue per worker): one
-          // worker process runs file after file, instead of a new fork loading vitest per file.
-          isolate: false,
           testTimeout: 60_000,
           hookTimeout: 90_000,
         },
