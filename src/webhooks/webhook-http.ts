@@ -19,7 +19,8 @@ export interface PostResult {
  * removed on the signal each time; 58 against 29 us on Node 24, bench/README.md).
  */
 export class RequestGroup {
-  private readonly open = new Set<ClientRequest>();
+  /** Each request in flight, with how to fail its attempt. */
+  private readonly open = new Map<ClientRequest, (error: Error) => void>();
   private reason: Error | undefined;
 
   /** Why the group was cut; undefined while it was not. */
@@ -27,16 +28,23 @@ export class RequestGroup {
     return this.reason;
   }
 
-  /** Ends every request in flight (each fails with `reason`), and any started after. */
+  /**
+   * Ends every request in flight (each fails with `reason`), and any started after. Each attempt
+   * is failed here, not by waiting for its request's 'error': a request still queued in the
+   * agent (every socket held by an answer that stalls) emits none until a socket frees.
+   */
   cutAll(reason: Error): void {
     this.reason ??= reason;
-    for (const request of this.open) request.destroy(reason);
+    for (const [request, fail] of this.open) {
+      fail(reason);
+      request.destroy(reason);
+    }
     this.open.clear();
   }
 
   /** @internal WebhookPoster's. */
-  join(request: ClientRequest): void {
-    this.open.add(request);
+  join(request: ClientRequest, fail: (error: Error) => void): void {
+    this.open.set(request, fail);
   }
 
   /** @internal WebhookPoster's. */
@@ -45,12 +53,13 @@ export class RequestGroup {
   }
 }
 
-const ignore = () => undefined;
+/** The receiver closed the connection before its answer's end. */
+const cutMidAnswer = Object.assign(new Error('the answer ended early'), { code: 'ECONNRESET' });
 
 /**
  * POSTs notices to one receiver over keep-alive connections (node:http, not fetch: undici's
  * fetch costs several times the CPU per request). Redirects are not followed. The receiver's
- * body is drained unread: only its status counts.
+ * body is drained unread: only its status counts, once the whole answer has arrived.
  */
 export class WebhookPoster {
   private readonly agent: HttpAgent;
@@ -86,17 +95,33 @@ export class WebhookPoster {
         return;
       }
       headers['content-length'] = String(Buffer.byteLength(body));
-      const request = this.send({ ...this.target, headers }, (response: IncomingMessage) => {
-        group.leave(request);
-        response.on('error', ignore);
-        response.resume();
-        resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] });
-      });
-      request.on('error', (error) => {
+      let settled = false;
+      const fail = (error: Error) => {
+        if (settled) return;
+        settled = true;
         group.leave(request);
         reject(error);
+      };
+      // An attempt ends with the receiver's whole answer, not its headers: a body that stalls
+      // holds the connection, so the wave's timeout must still cover it (and cut it).
+      const request = this.send({ ...this.target, headers }, (response: IncomingMessage) => {
+        response.on('error', fail);
+        response.on('end', () => {
+          if (settled) return;
+          settled = true;
+          group.leave(request);
+          resolve({
+            status: response.statusCode ?? 0,
+            retryAfter: response.headers['retry-after'],
+          });
+        });
+        response.on('close', () => {
+          if (!response.complete) fail(cutMidAnswer);
+        });
+        response.resume();
       });
-      group.join(request);
+      request.on('error', fail);
+      group.join(request, fail);
       request.end(body);
     });
   }
