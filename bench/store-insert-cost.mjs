@@ -151,16 +151,7 @@ function sqliteVariants(dir) {
     const db = new Kysely({
       dialect: new SqliteDialect({ database: new StatementCachingDatabase(raw) }),
     });
-    const compiled = new Map();
-    return {
-      async insert(plants) {
-        let query = compileEach ? compileInsert(db, plants.length) : compiled.get(plants.length);
-        if (!query) compiled.set(plants.length, (query = compileInsert(db, plants.length)));
-        const { rows } = await db.executeQuery({ ...query, parameters: params(plants) });
-        return outcomes(plants, new Set(rows.map((row) => BigInt(row.id))));
-      },
-      close: () => db.destroy(),
-    };
+    return { ...kyselyInserter(db, compileEach), close: () => db.destroy() };
   };
   add(
     'service',
@@ -274,15 +265,7 @@ async function pgVariants(schema) {
   );
   const kyselyOn = (name, compileEach) => async () => {
     const db = new Kysely({ dialect: new PostgresDialect({ pool: await newPool(name) }) });
-    const compiled = new Map();
-    return {
-      async insert(plants) {
-        let query = compileEach ? compileInsert(db, plants.length) : compiled.get(plants.length);
-        if (!query) compiled.set(plants.length, (query = compileInsert(db, plants.length)));
-        const { rows } = await db.executeQuery({ ...query, parameters: params(plants) });
-        return outcomes(plants, new Set(rows.map((row) => BigInt(row.id))));
-      },
-    };
+    return kyselyInserter(db, compileEach);
   };
   await add(
     'service',
@@ -436,3 +419,16 @@ const header = [
 const text = `${header}\n${sections.join('\n\n')}\n`;
 writeFileSync(join(BENCH, 'results/store-insert-cost.md'), text);
 console.log(text);
+
+/** Kysely's executeQuery of the INSERT, compiled per batch or once per row count. */
+function kyselyInserter(db, compileEach) {
+  const compiled = new Map();
+  return {
+    async insert(plants) {
+      let query = compileEach ? compileInsert(db, plants.length) : compiled.get(plants.length);
+      if (!query) compiled.set(plants.length, (query = compileInsert(db, plants.length)));
+      const { rows } = await db.executeQuery({ ...query, parameters: params(plants) });
+      return outcomes(plants, new Set(rows.map((row) => BigInt(row.id))));
+    },
+  };
+}
