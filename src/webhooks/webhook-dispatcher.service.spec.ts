@@ -498,6 +498,28 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
     expect(reads.length).toBeLessThanOrEqual(2);
   }, 20_000);
 
+  it('stops at once when the signal comes while its periodic work runs (a prune here)', async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let pruning = () => {};
+    const inPrune = new Promise<void>((resolve) => (pruning = resolve));
+    const prune = vi
+      .spyOn(WebhookOutboxRepository.prototype, 'prune')
+      .mockImplementation(async () => {
+        pruning();
+        await released;
+        return 0;
+      });
+    cleanups.push(() => Promise.resolve(prune.mockRestore()));
+    const { stop } = await setUp({});
+    await inPrune; // the precondition: the stop comes while a prune runs
+    const stopping = stop();
+    release();
+    // Before: the prune's task slept out its 10 minutes; the abort had come before it slept.
+    const bound = new Promise((resolve) => setTimeout(resolve, 5_000, 'still stopping'));
+    expect(await Promise.race([stopping.then(() => 'stopped'), bound])).toBe('stopped');
+  }, 20_000);
+
   it('gives back the notices of a sending thread that died, without charging a retry, and restarts it at most once a poll', async () => {
     const { receiver, create, rows, internals } = await setUp({ pollMs: 500 });
     receiver.hold = true;

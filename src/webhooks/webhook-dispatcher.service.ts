@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -383,6 +384,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private sleep(ms: number): Promise<void> {
+    // A stop that came while the caller awaited something else has already woken everyone.
+    if (this.abort.signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -405,17 +408,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  /** Like sleep, but only shutdown wakes it, not every commit. */
+  /**
+   * Like sleep, but only shutdown wakes it, not every commit; at once when the stop came
+   * before it (while the caller's task ran): a listener added after the abort never fires.
+   */
   private sleepUnlessWoken(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.abort.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.abort.signal.addEventListener('abort', done);
-    });
+    return delay(ms, undefined, { signal: this.abort.signal }).catch(() => undefined);
   }
 
   private async refreshBacklog(): Promise<void> {

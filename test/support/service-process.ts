@@ -85,6 +85,9 @@ async function startSlot(): Promise<() => void> {
   };
 }
 
+/** How long stop() waits for the exit after its signal (the service's own grace is 10 s). */
+const STOP_BOUND_MS = 25_000;
+
 /** Spawns the service once a start slot is free; the slot is freed at its start-up line or exit. */
 export async function spawnService(options: SpawnOptions): Promise<ServiceProcess> {
   const release = await startSlot();
@@ -122,7 +125,24 @@ export async function spawnService(options: SpawnOptions): Promise<ServiceProces
     listening,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      // A shutdown that hangs names itself with the process's last lines, not a test timeout.
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          const tail = output.split('\n').slice(-40).join('\n');
+          reject(
+            new Error(
+              `no exit within ${STOP_BOUND_MS / 1000} s of ${signal}; last output:\n${tail}`,
+            ),
+          );
+        }, STOP_BOUND_MS);
+      });
+      try {
+        return await Promise.race([exited, hung]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
