@@ -19,10 +19,11 @@ COPY package.json package-lock.json ./
 FROM toolchain AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-# Every dependency, then the compiled app in dist/.
+# Every dependency, then the compiled app in dist/ and its bundles in dist/bundle/.
 FROM toolchain AS build
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY scripts/bundle.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -67,4 +68,4 @@ EXPOSE 3000 8080 9090
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.SERVICE_HEALTH_CHECK_PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/bundle/main.js"]

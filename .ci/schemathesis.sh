@@ -15,7 +15,7 @@ mkdir -p "$work/config" && echo '{"mcpServers":{}}' > "$work/config/mcp-servers.
 env -i PATH="$PATH" HOME="$HOME" NODE_ENV=test API_TOKENS="$token" HOST=127.0.0.1 PORT="$api" \
   SERVICE_HEALTH_CHECK_PORT="$health" SERVICE_METRICS_PORT="$metrics" SERVICE_LOG_LEVEL=warn \
   SERVICE_CONFIG_DIR="$work/config" DATA_DIR="$work/data" ${DATABASE_URL:+DATABASE_URL="$DATABASE_URL"} \
-  node dist/main.js > "$work/app.log" 2>&1 &
+  node dist/bundle/main.js > "$work/app.log" 2>&1 &
 app=$!
 trap 'kill $app 2>/dev/null || true; wait $app 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do

@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const main = 'dist/main.js';
+// The last file `npm run build` writes (nest build, then the bundles).
+const built = 'dist/bundle/main.js';
 
 function newestMtime(dir) {
   let newest = 0;
@@ -17,8 +18,8 @@ function newestMtime(dir) {
 }
 
 const stale =
-  !existsSync(main) ||
-  Math.max(newestMtime('src'), statSync('package.json').mtimeMs) > statSync(main).mtimeMs;
+  !existsSync(built) ||
+  Math.max(newestMtime('src'), statSync('package.json').mtimeMs) > statSync(built).mtimeMs;
 
 if (stale) {
   if (!existsSync('node_modules/.bin/nest')) {
@@ -29,7 +30,7 @@ if (stale) {
   }
   // nest build (tsc with the swagger plugin) prints nothing until it is done: say how long.
   console.log(
-    'Building dist/ with `nest build` (it is missing or older than src/): about 40 s on 2 cores, silent until done...',
+    'Building dist/ with `npm run build` (it is missing or older than src/): about 40 s on 2 cores, silent until done...',
   );
-  execFileSync('npx', ['nest', 'build'], { stdio: 'inherit' });
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
 }

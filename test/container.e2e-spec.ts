@@ -109,7 +109,7 @@ describe.skipIf(skipReason !== undefined)(
     let before: string[];
 
     beforeAll(async () => {
-      const mainJs = path.join(repoRoot, 'dist', 'main.js');
+      const mainJs = path.join(repoRoot, 'dist', 'bundle', 'main.js');
       if (!existsSync(mainJs)) throw new Error(`${mainJs} is missing: run npm run build first`);
 
       // The image's layout: /app (root-owned, read-only), /app/config, and the writable mounts.
@@ -142,7 +142,7 @@ describe.skipIf(skipReason !== undefined)(
           `--regid=${APP_GID}`,
           '--clear-groups',
           process.execPath,
-          'dist/main.js',
+          'dist/bundle/main.js',
         ],
         cwd: appDir,
         // Ports 0: the start-up line says which ones the kernel gave (logged at warn too).
@@ -252,7 +252,7 @@ describe('Dockerfile', () => {
   it('runs as 1000:1000 under tini in exec form, with a writable HOME in /tmp', () => {
     expect(instructions('USER')).toEqual(['1000:1000']);
     expect(instructions('ENTRYPOINT')).toEqual(['["/usr/bin/tini", "--"]']);
-    expect(instructions('CMD')).toEqual(['["node", "dist/main.js"]']);
+    expect(instructions('CMD')).toEqual(['["node", "dist/bundle/main.js"]']);
     const env = instructions('ENV').join(' ');
     for (const pair of ['HOME=/tmp', 'NPM_CONFIG_CACHE=/tmp/.npm', 'NODE_ENV=production']) {
       expect(env).toContain(pair);

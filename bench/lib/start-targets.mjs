@@ -12,7 +12,8 @@ import { startJsonServer, startPrism, startRaw, startService } from './targets.m
 const JSON_SERVER_ROWS = 100_000;
 
 export async function startTargets({ opts, stores, dataRoot, build, token, pgDatabase, targets }) {
-  const main = opts.service ?? join(build, 'dist/main.js');
+  // The bundle, as `npm start` and the image run it.
+  const main = opts.service ?? join(build, 'dist/bundle/main.js');
   for (const store of stores) {
     const dir = (name) => join(dataRoot, `${name}-${store}`);
     const url = async (name) => (store === 'pg' ? pgDatabase(name) : undefined);

@@ -83,7 +83,7 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       expect(container.image).toBe(appContainer(app).image);
       expect((container as Container & { args: string[] }).args).toEqual([
         'node',
-        'dist/relay-server/main.js',
+        'dist/bundle/relay-server.js',
       ]);
       // No `command`: the image's tini stays PID 1 and passes SIGTERM on.
       expect(container).not.toHaveProperty('command');

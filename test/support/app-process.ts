@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { type BoundPorts, spawnService, untilHealthy, withOverrides } from './service-process.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-export const MAIN = join(ROOT, 'dist/main.js');
+export const MAIN = join(ROOT, 'dist/bundle/main.js');
 
 export interface StartOptions {
   /** Extra or overriding environment variables. */
@@ -45,7 +45,7 @@ export function tempDir(prefix: string): string {
 export const newToken = (): string => randomBytes(24).toString('base64url');
 
 /**
- * Starts `node dist/main.js` as a real process with PORT, SERVICE_HEALTH_CHECK_PORT and
+ * Starts `node dist/bundle/main.js` (what `npm start` and the image run) as a real process with PORT, SERVICE_HEALTH_CHECK_PORT and
  * SERVICE_METRICS_PORT 0, and reads the ports it bound from its "Plant Store listening" line.
  */
 export async function startApp(options: StartOptions = {}): Promise<RunningApp> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ROOT } from './app-process.js';
 import { type BoundPorts, spawnService, untilHealthy, withOverrides } from './service-process.js';
 
-export const RELAY_MAIN = join(ROOT, 'dist/relay-server/main.js');
+export const RELAY_MAIN = join(ROOT, 'dist/bundle/relay-server.js');
 
 export const sha256Entry = (token: string): string =>
   `sha256:${createHash('sha256').update(token).digest('hex')}`;
@@ -28,7 +28,7 @@ export interface RunningRelay {
 }
 
 /**
- * Starts `node dist/relay-server/main.js` as a real process with its three ports 0, and reads
+ * Starts `node dist/bundle/relay-server.js` as a real process with its three ports 0, and reads
  * the ports it bound from its "relay server listening" line.
  */
 export async function startRelay(options: RelayOptions): Promise<RunningRelay> {

@@ -1,8 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
-import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../../common/auth/public.decorator.js';
+import { HealthProbe } from '../../common/http/health-probe.decorator.js';
 import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
 import { ConfigHealthIndicator } from './config.health.js';
 import { DatabaseHealthIndicator } from './database.health.js';
@@ -30,7 +31,7 @@ export class HealthController {
   ) {}
 
   @Get()
-  @HealthCheck()
+  @HealthProbe()
   check(): Promise<HealthCheckResult> {
     return this.health.check([
       () => this.database.check(),
@@ -42,14 +43,14 @@ export class HealthController {
   }
 
   @Get('ready')
-  @HealthCheck()
+  @HealthProbe()
   ready(): Promise<HealthCheckResult> {
     return this.check();
   }
 
   /** The process alone: answering at all means alive. */
   @Get('live')
-  @HealthCheck()
+  @HealthProbe()
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }

@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
-import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { HealthProbe } from '../../common/http/health-probe.decorator.js';
 import { AgentsHealthIndicator } from './agents.health.js';
 
 /** Probes, served only on RELAY_HEALTH_CHECK_PORT (no token: the port is the boundary). */
@@ -11,19 +12,19 @@ export class RelayHealthController {
   ) {}
 
   @Get()
-  @HealthCheck()
+  @HealthProbe()
   check(): Promise<HealthCheckResult> {
     return this.health.check([() => this.agents.check()]);
   }
 
   @Get('ready')
-  @HealthCheck()
+  @HealthProbe()
   ready(): Promise<HealthCheckResult> {
     return this.check();
   }
 
   @Get('live')
-  @HealthCheck()
+  @HealthProbe()
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
