@@ -46,6 +46,20 @@ globalThis.__bundlerPathsOverrides = {
   'pino/file': require.resolve('pino/file.js'),
 };`;
 
+// Swagger UI's plugins run in the browser: @nestjs/swagger writes them into the page with
+// `fn.toString()`. In the bundle, keepNames would wrap them in esbuild's `__name` helper, which
+// the page does not have (Swagger UI then shows nothing). Their module stays a file of its own,
+// imported from dist/openapi/ as tsc wrote it (it imports nothing at run time).
+const browserCode = {
+  name: 'browser-code',
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /\/swagger-ui-options\.js$/ }, () => ({
+      path: '../openapi/swagger-ui-options.js',
+      external: true,
+    }));
+  },
+};
+
 await build({
   entryPoints,
   outdir: 'dist/bundle',
@@ -57,5 +71,6 @@ await build({
   keepNames: true,
   external,
   banner: { js: banner },
+  plugins: [browserCode],
   logLevel: 'warning',
 });
