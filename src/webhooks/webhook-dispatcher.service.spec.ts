@@ -368,6 +368,38 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
   }, 20_000);
 
   it.runIf(store.kind === 'postgres')(
+    'a poll leaves the notices it holds alone (no lease written again); those its inbox had no room for go out at once',
+    async () => {
+      // Polls every 100 ms, marks an hour away, leases of 10 s: what goes out within seconds was
+      // read by a page, not found by a poll once its lease ran out.
+      const { receiver, outbox, create, internals } = await setUp({
+        pollMs: 100,
+        markEveryMs: 3_600_000,
+        inboxLimit: 2,
+      });
+      await create([1, 2, 3, 4, 5]);
+      await until(
+        'every notice, well before a lease runs out',
+        () => internals.marks.length === 5,
+        5_000,
+      );
+      expect(new Set(receiver.bodies).size).toBe(5);
+      const claims = vi.spyOn(outbox, 'claim');
+      // The precondition: polls while this process holds notices (delivered, not yet marked).
+      await until('ten polls', () => claims.mock.calls.length >= 10);
+      const held = new Set(internals.held.keys());
+      expect(held.size).toBe(5);
+      // Before: every poll leased the held rows again (an UPDATE of each, once a poll).
+      for (const result of claims.mock.results) {
+        const found = (await result.value) as { id: bigint }[];
+        expect(found.filter((notice) => held.has(notice.id))).toEqual([]);
+      }
+      expect(receiver.bodies).toHaveLength(5); // none twice
+    },
+    20_000,
+  );
+
+  it.runIf(store.kind === 'postgres')(
     'keeps its leases while a notice waits or is in flight, and drops from its inbox one another replica took over',
     async () => {
       const { receiver, db, create, rows, internals } = await setUp({ leaseMs: 1_000 });

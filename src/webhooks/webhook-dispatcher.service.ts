@@ -113,13 +113,20 @@ interface Lane {
   /** Notices wait in the table that the inbox does not hold: claim before the next poll. */
   claimNeeded: boolean;
   /**
-   * The last id the lane's previous read reached: a read before the next poll goes on after it.
-   * The table's front holds notices this process already has (in its inbox, in flight, or
+   * The last id the lane's previous page reached when it was full: the next page goes on after
+   * it. The table's front holds notices this process already has (in its inbox, in flight, or
    * delivered and not yet marked: SQLite has no lease to skip them by), and reading it again
    * found nothing new, so a backlog beyond the inbox went out a batch per poll (16 a second).
    * Each poll reads from the front again, for due retries and rows committed out of id order.
    */
   claimAfter: bigint | undefined;
+  /**
+   * PostgreSQL: the lowest id of the rows leased to this process that it does not hold (its
+   * INSERT leased them, and the inbox had no room; or the lane dropped them, stopped by a 410).
+   * A poll leaves this process's leases out (the rows it holds), so the next paging read starts
+   * before this id and takes them, rather than after their lease runs out.
+   */
+  ownFrom: bigint | undefined;
 }
 
 type Outcome =
@@ -220,6 +227,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         inbox: [],
         claimNeeded: true,
         claimAfter: undefined,
+        ownFrom: undefined,
       });
     }
     this.unsubscribe = this.outbox.onCommitted({
@@ -273,13 +281,19 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       const lane = this.laneOf.get(notice.receiver);
       if (!lane || this.held.has(notice.id)) continue;
       if (lane.inbox.length >= this.timing.inboxLimit || this.abort.signal.aborted) {
-        lane.claimNeeded = true;
+        this.leftInTable(lane, notice.id);
         continue;
       }
       this.held.set(notice.id, leased ? notice.createdAt + this.timing.leaseMs : Infinity);
       lane.inbox.push(notice);
     }
     this.wakeAll();
+  }
+
+  /** A notice leased to this process that it does not hold: the lane reads it from the table. */
+  private leftInTable(lane: Lane, id: bigint): void {
+    lane.claimNeeded = true;
+    if (this.outbox.leased && (lane.ownFrom === undefined || id < lane.ownFrom)) lane.ownFrom = id;
   }
 
   /**
@@ -461,7 +475,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
       if (this.outbox.isStopped(receiver.id)) {
         // Stopped by a 410 (here, on another replica, or before a restart): idle until an
         // operator re-enables it. The table holds its notices as `stopped`.
-        for (const notice of lane.inbox.splice(0)) this.held.delete(notice.id);
+        for (const notice of lane.inbox.splice(0)) {
+          this.held.delete(notice.id);
+          this.leftInTable(lane, notice.id);
+        }
         lane.claimNeeded = true;
         await this.sleep(this.timing.pollMs);
         continue;
@@ -477,7 +494,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
         lane.claimNeeded && room >= Math.min(CLAIM_BATCH, Math.ceil(this.timing.inboxLimit / 2));
       let readOn = false;
       if ((polling || paging) && room > 0) {
-        const after = polling ? undefined : lane.claimAfter;
+        // A page goes on from the last page, or starts before the rows leased to this process
+        // that it does not hold, whichever comes first; a poll reads from the oldest.
+        const ownFrom = polling ? undefined : lane.ownFrom;
+        const cursor = polling ? undefined : lane.claimAfter;
+        const after =
+          ownFrom !== undefined && (cursor === undefined || ownFrom <= cursor)
+            ? ownFrom - 1n
+            : cursor;
+        if (!polling) lane.ownFrom = undefined; // this page starts before them; more come later
         const limit = Math.min(CLAIM_BATCH, room);
         if (polling) lastClaim = Date.now();
         try {
@@ -490,19 +515,29 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
             leaseMs,
             this.owner,
             now,
-            after,
+            // A poll: due retries, rows no one holds, other replicas' expired leases; not the
+            // rows this process holds (their leases are renewed, not taken again). A page
+            // takes this process's own too: those the inbox had no room for.
+            { afterId: after, ownLeases: !polling },
           );
           const fresh = claimed.filter((notice) => !this.held.has(notice.id));
           for (const notice of fresh) this.held.set(notice.id, until);
-          // A full page: more may follow it, read next time from where this one ended.
-          lane.claimAfter = claimed.at(-1)?.id ?? after;
-          lane.claimNeeded = claimed.length === limit;
+          const full = claimed.length === limit;
+          if (!polling) {
+            // A full page: more may follow it, read next time from where this one ended. The
+            // cursor is the pages' alone: a poll skips this process's rows, so it cannot say
+            // that everything before its last row was read.
+            lane.claimAfter = full ? claimed.at(-1)!.id : undefined;
+          }
+          lane.claimNeeded = full || lane.claimAfter !== undefined || lane.ownFrom !== undefined;
           readOn = lane.claimNeeded;
           // A poll's finds (due retries, a previous run's) go first; a backlog's page is newer
           // than what the inbox holds.
           if (polling) lane.inbox.unshift(...fresh);
           else lane.inbox.push(...fresh);
         } catch (error) {
+          // The rows this page was to start before are still to be read.
+          if (ownFrom !== undefined) this.leftInTable(lane, ownFrom);
           readLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
         }
       }
@@ -556,6 +591,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           await this.record(receiver, notice, outcome, log);
         } catch (error) {
           log.warn({ reason: reasonOf(error) }, 'plant webhook: cannot record outcomes');
+          this.leftInTable(lane, notice.id); // still leased to this process, and due
         }
         this.held.delete(notice.id);
       }

@@ -267,6 +267,11 @@ export class WebhookOutboxRepository {
   /**
    * Leases up to `limit` due notices of one receiver, oldest first; with `afterId`, only those
    * after it (the dispatcher pages through a backlog rather than reading its front again).
+   * PostgreSQL: with `ownLeases` (the default), rows `owner` holds a lease on count as due too:
+   * those its INSERT leased that the dispatcher's inbox had no room for. A poll leaves them out:
+   * they are the rows the dispatcher holds, and leasing them again wrote every held row once a
+   * poll (a review measured 1.7 to 1.9 outbox UPDATEs per notice under load, 1.0 to 1.3
+   * without those).
    */
   async claim(
     receiver: string,
@@ -274,7 +279,7 @@ export class WebhookOutboxRepository {
     leaseMs: number,
     owner: string,
     now = Date.now(),
-    afterId?: bigint,
+    { afterId, ownLeases = true }: { afterId?: bigint; ownLeases?: boolean } = {},
   ): Promise<ClaimedNotice[]> {
     let due = this.db
       .selectFrom('webhook_outbox')
@@ -289,7 +294,7 @@ export class WebhookOutboxRepository {
         eb.or([
           eb('lease_until', 'is', null),
           eb('lease_until', '<=', this.postgres ? databaseNowMs : now),
-          ...(this.postgres ? [eb('leased_by', '=', owner)] : []),
+          ...(this.postgres && ownLeases ? [eb('leased_by', '=', owner)] : []),
         ]),
       )
       // A receiver another replica saw answer 410 gets nothing more from this one either.
