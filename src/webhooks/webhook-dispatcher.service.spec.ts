@@ -400,6 +400,68 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
   );
 
   it.runIf(store.kind === 'postgres')(
+    "a poll that takes a dead replica's newer notice still leaves the older rows its inbox had no room for to the next page, before their lease runs out",
+    async () => {
+      const { receiver, outbox, db, create, rows, internals } = await setUp({
+        pollMs: 100,
+        markEveryMs: 3_600_000,
+        inboxLimit: 2,
+      });
+      let lastRead = Date.now();
+      const read = outbox.claim.bind(outbox);
+      const reads = vi.spyOn(outbox, 'claim').mockImplementation((...args) => {
+        lastRead = Date.now();
+        return read(...args);
+      });
+      receiver.hold = true;
+      await create([1]);
+      await until('the first attempt', () => receiver.bodies.length === 1);
+      await create([2, 3, 4, 5, 6]); // one commit, while the lane waits for the first
+      const [lane] = internals.laneOf.values();
+      const written = await rows();
+      const overflow = written.slice(3);
+      // The precondition: three rows wait in the table, leased by this process's INSERT.
+      expect(lane!.inbox).toHaveLength(2);
+      expect(overflow.map((r) => r.leased_by)).toEqual([
+        internals.owner,
+        internals.owner,
+        internals.owner,
+      ]);
+      const leaseEnds = Math.min(...overflow.map((r) => Number(r.lease_until)));
+      // A notice of a replica that died holding it (its lease ran out), newer than them all.
+      const receiverId = (await db.selectFrom('webhook_outbox').select('receiver').execute())[0]!
+        .receiver;
+      await db
+        .insertInto('webhook_outbox')
+        .values({
+          event_id: 'msg_dead',
+          receiver: receiverId,
+          payload: '{"id":99,"name":"p99"}',
+          state: 'pending',
+          created_at: Date.now(),
+          next_attempt_at: Date.now(),
+          lease_until: (await databaseNow(db)) - 1,
+          leased_by: 'dead-replica',
+        })
+        .execute();
+      // The lane's next read, once it is free, is a poll (none for longer than pollMs).
+      await until('a poll due', () => Date.now() - lastRead > 200);
+      receiver.release();
+      await until('every notice', () => new Set(receiver.bodies).size === 7, 5_000);
+      // The dead replica's notice was found by a poll, which took nothing of this process's.
+      const polls = reads.mock.calls
+        .map((call, i) => ({ options: call[5], found: reads.mock.results[i]!.value }))
+        .filter(({ options }) => options?.ownLeases === false);
+      const pollFinds = (await Promise.all(polls.map(({ found }) => found))).flat();
+      expect(pollFinds.map((notice) => notice.eventId)).toEqual(['msg_dead']);
+      // The others were read by pages, not found by a poll once their lease ran out.
+      expect(await databaseNow(db)).toBeLessThan(leaseEnds);
+      expect(receiver.bodies).toHaveLength(7); // none twice
+    },
+    20_000,
+  );
+
+  it.runIf(store.kind === 'postgres')(
     'keeps its leases while a notice waits or is in flight, and drops from its inbox one another replica took over',
     async () => {
       const { receiver, db, create, rows, internals } = await setUp({ leaseMs: 1_000 });
