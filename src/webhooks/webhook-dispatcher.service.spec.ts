@@ -21,7 +21,7 @@ import { openSqlite } from '../database/sqlite.connection.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { PlantsRepository } from '../plants/plants.repository.js';
 import { type WebhookDispatcherTiming, WebhookDispatcher } from './webhook-dispatcher.service.js';
-import { WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 
 /**
  * The dispatcher in this process against a real database, a real sending thread and a real
@@ -450,13 +450,63 @@ describe.each(stores)('the webhook dispatcher on $kind', (store) => {
       await until('every notice', () => new Set(receiver.bodies).size === 7, 5_000);
       // The dead replica's notice was found by a poll, which took nothing of this process's.
       const polls = reads.mock.calls
-        .map((call, i) => ({ options: call[5], found: reads.mock.results[i]!.value }))
+        .map((call, i) => ({
+          options: call[5],
+          found: reads.mock.results[i]!.value as Promise<ClaimedNotice[]>,
+        }))
         .filter(({ options }) => options?.ownLeases === false);
       const pollFinds = (await Promise.all(polls.map(({ found }) => found))).flat();
       expect(pollFinds.map((notice) => notice.eventId)).toEqual(['msg_dead']);
       // The others were read by pages, not found by a poll once their lease ran out.
       expect(await databaseNow(db)).toBeLessThan(leaseEnds);
       expect(receiver.bodies).toHaveLength(7); // none twice
+    },
+    20_000,
+  );
+
+  it.runIf(store.kind === 'postgres')(
+    "reads on after a full poll of a dead replica's notices: the next page does not lease again the rows that poll took",
+    async () => {
+      const { receiver, outbox, db, internals } = await setUp({
+        pollMs: 3_000,
+        markEveryMs: 3_600_000,
+        inboxLimit: 2,
+      });
+      const reads = vi.spyOn(outbox, 'claim');
+      const [receiverOf] = internals.laneOf.keys();
+      // Six notices of a replica that died holding them: their leases ran out.
+      const expired = (await databaseNow(db)) - 1;
+      await db
+        .insertInto('webhook_outbox')
+        .values(
+          [2, 3, 4, 5, 6, 7].map((id) => ({
+            event_id: `msg_dead_${id}`,
+            receiver: receiverOf!,
+            payload: `{"id":${id},"name":"p${id}"}`,
+            state: 'pending' as const,
+            created_at: Date.now(),
+            next_attempt_at: Date.now(),
+            lease_until: expired,
+            leased_by: 'dead-replica',
+          })),
+        )
+        .execute();
+      await until('every notice', () => new Set(receiver.bodies).size === 6, 10_000);
+      const calls = await Promise.all(
+        reads.mock.calls.map(async (call, i) => ({
+          polling: call[5]?.ownLeases === false,
+          found: (await (reads.mock.results[i]!.value as Promise<ClaimedNotice[]>)).map(
+            (notice) => notice.id,
+          ),
+        })),
+      );
+      // The precondition: a poll took as many as the inbox had room for, and a page came next.
+      const poll = calls.findIndex(({ polling, found }) => polling && found.length === 2);
+      expect(poll).toBeGreaterThanOrEqual(0);
+      expect(calls[poll + 1]?.polling).toBe(false);
+      // Before: the page read from the table's front again and leased those two once more.
+      expect(calls[poll + 1]!.found.filter((id) => calls[poll]!.found.includes(id))).toEqual([]);
+      expect(receiver.bodies).toHaveLength(6); // none twice
     },
     20_000,
   );

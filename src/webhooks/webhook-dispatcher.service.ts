@@ -528,6 +528,12 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
             // cursor is the pages' alone: a poll skips this process's rows, so it cannot say
             // that everything before its last row was read.
             lane.claimAfter = full ? claimed.at(-1)!.id : undefined;
+          } else if (full && lane.claimAfter === undefined) {
+            // Unless no page is under way: then the rows it skipped are the ones this process
+            // holds, and those its inbox had no room for, which the page reaches by ownFrom.
+            // The page goes on after the poll's rows rather than leasing them again (a dead
+            // replica's backlog, due retries after an outage).
+            lane.claimAfter = claimed.at(-1)!.id;
           }
           lane.claimNeeded = full || lane.claimAfter !== undefined || lane.ownFrom !== undefined;
           readOn = lane.claimNeeded;

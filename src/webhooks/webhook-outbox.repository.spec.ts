@@ -315,6 +315,41 @@ describe.runIf(postgresAvailable)('the webhook outbox leases on postgres', () =>
     }
   });
 
+  it("a claim without ownLeases leaves the owner's live leases alone (no row written); a page takes them", async () => {
+    const stop = outbox.onCommitted({ owner: 'mine', leaseMs: 60_000, take: () => undefined });
+    let notices;
+    try {
+      notices = await db.transaction().execute((trx) =>
+        outbox.insertEvents(trx, [
+          { id: 803n, name: 'Own' },
+          { id: 804n, name: 'Own too' },
+        ]),
+      );
+    } finally {
+      stop();
+    }
+    const ids = notices.map((notice) => notice.id);
+    const leases = async () =>
+      (await rows()).filter((r) => ids.includes(BigInt(r.id))).map((r) => Number(r.lease_until));
+    const written = await leases();
+    // The precondition: live leases of 'mine', from the INSERT.
+    expect(
+      (await rows()).filter((r) => ids.includes(BigInt(r.id))).map((r) => r.leased_by),
+    ).toEqual(['mine', 'mine']);
+    // A poll (the rows this owner holds): nothing taken, no lease moved.
+    expect(
+      await outbox.claim(a!.id, 10, 120_000, 'mine', Date.now(), { ownLeases: false }),
+    ).toEqual([]);
+    expect(await leases()).toEqual(written);
+    // A page (rows its inbox had no room for): both, leased anew.
+    const paged = await outbox.claim(a!.id, 10, 120_000, 'mine', Date.now(), {
+      afterId: ids[0]! - 1n,
+    });
+    expect(paged.map((notice) => notice.id)).toEqual(ids);
+    expect((await leases()).every((until, i) => until > written[i]!)).toBe(true);
+    for (const id of ids) await outbox.delivered(id, 1);
+  });
+
   it('a replica that lost its lease neither retries nor fails the new holder’s notice; its delivery stands', async () => {
     await plants.insert({ id: 801n, name: 'Contested', tag: undefined });
     const [mine] = await outbox.claim(a!.id, 10, 1, 'stalled');
