@@ -18,6 +18,8 @@
  *   --dist-b <dir>: an older build's dist/ (copied, with the checkout's packages), run with one
  *     receiver as `one-b` in the same rounds (none, one, one-b, ...): a change measured before
  *     and after in one run.
+ *   pg with a receiver also prints the outbox's row updates per notice (pg_stat_user_tables'
+ *     n_tup_upd of webhook_outbox once the service is gone: leases, renewals, marks, retries).
  *   --profile <dir>: every run under node --cpu-prof; each thread's profile is
  *     summarized into <dir>/webhook-<store>-<variant>-<round>.md with the requests it served.
  */
@@ -134,12 +136,57 @@ async function newDatabase() {
   return url.toString();
 }
 
+/**
+ * Rows of webhook_outbox updated in the database at `url` (claims' leases, renewals, delivered
+ * marks, retries), read once the service's backends have exited: a backend flushes its
+ * statistics at the latest when it ends. Undefined if they are still there after 10 s.
+ */
+async function outboxUpdates(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await client.query(
+        'select count(*)::int as others from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+      );
+      if (rows[0].others === 0) {
+        const stats = await client.query(
+          "select n_tup_upd::int as updates from pg_stat_user_tables where relname = 'webhook_outbox'",
+        );
+        return stats.rows[0]?.updates;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return undefined;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Waits (at most 10 s) until no notice is pending in the database at `url`: every mark written. */
+async function untilMarked(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await client.query(
+        "select count(*)::int as pending from webhook_outbox where state = 'pending'",
+      );
+      if (rows[0].pending === 0) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 async function startService(store, withReceiver, dist, profileDir) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-webhook-'));
   mkdirSync(join(dir, 'config'));
   writeFileSync(join(dir, 'config/mcp-servers.json'), '{"mcpServers":{}}');
   const [port, health, metrics] = [await freePort(), await freePort(), await freePort()];
   const token = randomBytes(24).toString('hex');
+  const databaseUrl = store === 'pg' ? await newDatabase() : undefined;
   const env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -153,7 +200,7 @@ async function startService(store, withReceiver, dist, profileDir) {
     SERVICE_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     DATA_DIR: join(dir, 'data'),
     API_TOKENS: token,
-    ...(store === 'pg' ? { DATABASE_URL: await newDatabase() } : {}),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     ...(withReceiver
       ? {
           WEBHOOK_URLS: receiverUrl,
@@ -180,7 +227,7 @@ async function startService(store, withReceiver, dist, profileDir) {
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { port, token, dir, child };
+  return { port, token, dir, child, databaseUrl };
 }
 
 /** 16 loops of POST /plants with new ids for `duration`; answers 200 per second. */
@@ -338,6 +385,9 @@ for (const store of values.stores.split(',')) {
         const receiver2 = await ask('stats');
         const delivered = receiver2.delivered - receiver0.delivered;
         const lag = await ask({ type: 'lags', acked });
+        // The delivered marks (once a second) written before the service stops, so the
+        // outbox's row updates below count every notice's.
+        if (service.databaseUrl) await untilMarked(service.databaseUrl);
         delivery = {
           drainSeconds,
           // The sending thread's CPU per notice, over the load and the drain after it.
@@ -369,7 +419,15 @@ for (const store of values.stores.split(',')) {
             }),
           );
         }
-      } else service.child.kill('SIGKILL');
+      } else {
+        const exited = new Promise((resolve) => service.child.once('exit', resolve));
+        service.child.kill('SIGKILL');
+        await exited;
+      }
+      if (delivery && service.databaseUrl) {
+        const updates = await outboxUpdates(service.databaseUrl);
+        if (updates !== undefined) delivery.updatesPerNotice = updates / served;
+      }
       results[variant].push({
         rps,
         mainUs,
@@ -382,7 +440,7 @@ for (const store of values.stores.split(',')) {
         load: loadavg()[0],
       });
       const deliveryLine = delivery
-        ? `; sender ${delivery.senderUs.toFixed(0)} us per notice (${(100 * delivery.senderShare).toFixed(0)} % of a core under load), ${(100 * delivery.underLoad).toFixed(0)} % delivered under load, drained ${delivery.drainSeconds.toFixed(2)} s after, lag p50 ${delivery.lagP50.toFixed(0)} ms p99 ${delivery.lagP99.toFixed(0)} ms`
+        ? `${delivery.updatesPerNotice === undefined ? '' : `; ${delivery.updatesPerNotice.toFixed(2)} outbox row updates per notice`}; sender ${delivery.senderUs.toFixed(0)} us per notice (${(100 * delivery.senderShare).toFixed(0)} % of a core under load), ${(100 * delivery.underLoad).toFixed(0)} % delivered under load, drained ${delivery.drainSeconds.toFixed(2)} s after, lag p50 ${delivery.lagP50.toFixed(0)} ms p99 ${delivery.lagP99.toFixed(0)} ms`
         : '';
       console.log(
         `${store} round ${round + 1} ${variant}: ${rps.toFixed(0)} req/s${errors ? `, ${errors} non-200` : ''}; CPU per request: service ${serviceUs.toFixed(0)} us (main thread ${mainUs.toFixed(0)}, ${(100 * mainShare).toFixed(0)} % of a core), load ${benchUs.toFixed(0)} us, receiver ${receiverUs.toFixed(0)} us${postgresUs === undefined ? '' : `, PostgreSQL ${postgresUs.toFixed(0)} us`}${deliveryLine}; load average ${loadavg()[0].toFixed(2)}`,
@@ -407,7 +465,7 @@ for (const store of values.stores.split(',')) {
     const deliveryLine =
       variant === 'none'
         ? ''
-        : `; sender ${of(variant, 'senderUs').toFixed(0)} us per notice (${(100 * of(variant, 'senderShare')).toFixed(0)} % of a core under load), drained ${of(variant, 'drainSeconds').toFixed(2)} s after the load, lag p50 ${of(variant, 'lagP50').toFixed(0)} ms p99 ${of(variant, 'lagP99').toFixed(0)} ms`;
+        : `${store === 'pg' ? `; ${of(variant, 'updatesPerNotice').toFixed(2)} outbox row updates per notice` : ''}; sender ${of(variant, 'senderUs').toFixed(0)} us per notice (${(100 * of(variant, 'senderShare')).toFixed(0)} % of a core under load), drained ${of(variant, 'drainSeconds').toFixed(2)} s after the load, lag p50 ${of(variant, 'lagP50').toFixed(0)} ms p99 ${of(variant, 'lagP99').toFixed(0)} ms`;
     console.log(
       `  ${label}: ${of(variant, 'rps').toFixed(0)} req/s (${ratio(variant, 'rps').toFixed(3)}x of none, rounds ${spread(variant, 'rps')}${variant === 'one-b' ? `; one: ${ratio('one', 'rps', 'one-b').toFixed(3)}x of one-b, rounds ${spread('one', 'rps', 'one-b')}` : ''}); main thread ${of(variant, 'mainUs').toFixed(0)} us per request (${ratio(variant, 'mainUs').toFixed(2)}x, ${(100 * of(variant, 'mainShare')).toFixed(0)} % of a core), all threads ${of(variant, 'serviceUs').toFixed(0)} us (${ratio(variant, 'serviceUs').toFixed(2)}x); load ${of(variant, 'benchUs').toFixed(0)} us, receiver ${of(variant, 'receiverUs').toFixed(0)} us${store === 'pg' && postmaster ? `, PostgreSQL ${of(variant, 'postgresUs').toFixed(0)} us` : ''} per request${deliveryLine}`,
     );
