@@ -19,7 +19,11 @@ function newestMtime(dir) {
 
 const stale =
   !existsSync(built) ||
-  Math.max(newestMtime('src'), statSync('package.json').mtimeMs) > statSync(built).mtimeMs;
+  Math.max(
+    newestMtime('src'),
+    statSync('package.json').mtimeMs,
+    statSync('scripts/bundle.mjs').mtimeMs,
+  ) > statSync(built).mtimeMs;
 
 if (stale) {
   if (!existsSync('node_modules/.bin/nest')) {

@@ -15,7 +15,7 @@ import type { AppConfig } from './config/app-config.js';
 import { loadConfig } from './config/load-config.js';
 import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi.js';
 
-/** The plant service (`npm start`, `node dist/main.js`): see runHttpApp for the lifecycle. */
+/** The plant service (`npm start`, `node dist/bundle/main.js`): see runHttpApp for the lifecycle. */
 void runHttpApp<AppConfig>({
   loadConfig: () => loadConfig(process.env),
   createApp: (config, logger) =>

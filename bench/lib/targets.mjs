@@ -16,7 +16,7 @@ function baseEnv(extra) {
 }
 
 /**
- * `node dist/main.js` as production runs it: NODE_ENV=production, SERVICE_LOG_LEVEL=info (one
+ * `node dist/bundle/main.js` as production runs it: NODE_ENV=production, SERVICE_LOG_LEVEL=info (one
  * JSON line per request, written to `service.log` in its data folder), API_TOKENS, an empty
  * MCP servers file. Ready is the first 200 from /health on the health port.
  */

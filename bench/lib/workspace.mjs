@@ -59,11 +59,13 @@ function newestMtime(dir) {
  */
 export async function snapshotBuild(dataRoot, sqlitePackage) {
   const dist = join(ROOT, 'dist');
+  // The bundle is the build's last file (`nest build` alone deletes it): wait for it.
+  const built = join(dist, 'bundle', 'main.js');
   for (let waited = 0; ; waited += 1) {
     const quiet = Date.now() - newestMtime(dist) > 3_000;
-    if (existsSync(join(dist, 'main.js')) && quiet) break;
-    if (waited === 60 && !existsSync(join(dist, 'main.js'))) {
-      console.log('no dist/main.js: npm run build');
+    if (existsSync(built) && quiet) break;
+    if (waited === 60 && !existsSync(built)) {
+      console.log('no dist/bundle/main.js: npm run build');
       if (spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) {
         throw new Error('npm run build failed');
       }
@@ -84,15 +86,19 @@ export async function snapshotBuild(dataRoot, sqlitePackage) {
 }
 
 /**
- * --compare FILE: a copy of FILE's folder (another build's dist/) beside this run's build, with
- * the same packages (so it runs on the targets' Node too). Returns the copy's main file.
+ * --compare FILE: a copy of FILE's dist/ (another build's; FILE is its dist/main.js or its
+ * dist/bundle/main.js) beside this run's build, with the same packages (so it runs on the
+ * targets' Node too). Returns the copy's main file. A bundle needs the dist/ around it: it reads
+ * ../../package.json and ../openapi/ from where it sits.
  */
 export function snapshotOther(main, dataRoot, sqlitePackage) {
   const build = join(dataRoot, 'build-b');
-  cpSync(dirname(main), join(build, 'dist'), { recursive: true });
+  const bundled = basename(dirname(main)) === 'bundle';
+  const dist = bundled ? dirname(dirname(main)) : dirname(main);
+  cpSync(dist, join(build, 'dist'), { recursive: true });
   copyFileSync(join(ROOT, 'package.json'), join(build, 'package.json'));
   linkModules(join(build, 'node_modules'), sqlitePackage);
-  return join(build, 'dist', basename(main));
+  return join(build, 'dist', ...(bundled ? ['bundle'] : []), basename(main));
 }
 
 /**

@@ -13,7 +13,7 @@ import type { RelayConfig } from './config/relay-config.js';
 import { RelayServerModule } from './relay-server.module.js';
 
 /**
- * The relay server's entry point (`npm run relay-server`, `node dist/relay-server/main.js`):
+ * The relay server's entry point (`npm run relay-server`, `node dist/bundle/relay-server.js`):
  * validate the RELAY_* environment (exit 78 naming every problem), then serve agents and MCP
  * clients on RELAY_PORT (TLS when a certificate is given), probes and metrics on their own
  * plain-HTTP ports. The lifecycle (listen, signals, drain) is the plant service's: runHttpApp.

@@ -479,7 +479,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, BeforeApplicat
           this.held.delete(notice.id);
           this.leftInTable(lane, notice.id);
         }
-        lane.claimNeeded = true;
+        lane.claimNeeded = true; // SQLite too: the table holds the dropped notices
         await this.sleep(this.timing.pollMs);
         continue;
       }

@@ -270,8 +270,7 @@ export class WebhookOutboxRepository {
    * PostgreSQL: with `ownLeases` (the default), rows `owner` holds a lease on count as due too:
    * those its INSERT leased that the dispatcher's inbox had no room for. A poll leaves them out:
    * they are the rows the dispatcher holds, and leasing them again wrote every held row once a
-   * poll (a review measured 1.7 to 1.9 outbox UPDATEs per notice under load, 1.0 to 1.3
-   * without those).
+   * poll (bench/README.md, the webhook section, has the updates per notice).
    */
   async claim(
     receiver: string,
