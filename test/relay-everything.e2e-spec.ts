@@ -125,6 +125,10 @@ describe('server-everything through agent and relay, with the official SDK clien
         (error: unknown) => error,
       );
       await waitFor(async () => (await inFlight()) === 1, 'the wait call in flight at the relay');
+      // The precondition: the MCP server runs it (a cancel that overtakes its call is ignored).
+      const waiting = async () =>
+        Number(firstText(await mcp.client.callTool({ name: 'waiting', arguments: {} })));
+      await waitFor(async () => (await waiting()) === 1, 'the wait call at the MCP server');
       abort.abort('the user gave up');
       expect(await settled).not.toBe('answered');
       await waitFor(async () => (await cancelled()) === before + 1, 'the server saw the cancel');

@@ -114,6 +114,10 @@ describe('MCP 2026-07-28 clients through agent and relay (e2e)', () => {
           (error: unknown) => error,
         );
       await waitFor(async () => (await inFlight()) === 1, 'the wait call in flight at the relay');
+      // The precondition: the MCP server runs it (a cancel that overtakes its call is ignored).
+      const waiting = async () =>
+        Number(firstText(await client.callTool({ name: 'waiting', arguments: {} })));
+      await waitFor(async () => (await waiting()) === 1, 'the wait call at the MCP server');
       abort.abort('the user gave up');
       expect(await settled).not.toBe('answered');
       await waitFor(async () => (await cancelled()) === before + 1, 'the server saw the cancel');
