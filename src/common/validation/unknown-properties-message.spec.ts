@@ -21,4 +21,10 @@ describe('unknownPropertiesMessage', () => {
     const message = unknownPropertiesMessage(['x'.repeat(10_000)]);
     expect(message).toBe(`property ${'x'.repeat(64)}... is not allowed`);
   });
+
+  it('calls query names query parameters', () => {
+    expect(unknownPropertiesMessage(['page'], 'query parameter')).toBe(
+      'query parameter page is not allowed',
+    );
+  });
 });

@@ -6,9 +6,6 @@ import {
   type ValidationError,
 } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
-import { compileValidator, type CompiledValidator } from './compiled-validator.js';
-
-const TRANSFORM_OPTIONS = { enableImplicitConversion: false };
 
 /**
  * The global ValidationPipe, with the rules the API promises:
@@ -22,8 +19,6 @@ const TRANSFORM_OPTIONS = { enableImplicitConversion: false };
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
   private readonly known = new WeakMap<object, Set<string>>();
-  /** Per DTO class, compiled on its first request; null: the class has no compiled form. */
-  private readonly compiled = new WeakMap<object, CompiledValidator | null>();
 
   constructor() {
     super({
@@ -31,7 +26,7 @@ export class ApiValidationPipe extends ValidationPipe {
       forbidNonWhitelisted: true,
       forbidUnknownValues: true,
       transform: true,
-      transformOptions: TRANSFORM_OPTIONS,
+      transformOptions: { enableImplicitConversion: false },
       stopAtFirstError: true,
       validationError: { target: false, value: false },
       exceptionFactory: (errors: ValidationError[]) => new FieldProblems(flatten(errors)),
@@ -48,13 +43,6 @@ export class ApiValidationPipe extends ValidationPipe {
       // The query too: `?__proto__=1` was dropped silently where `?colour=1` is refused.
       const known = this.knownProperties(metatype);
       const unknown = Object.keys(value).filter((key) => !known.has(key));
-      if (unknown.length === 0) {
-        // The hot path: a valid body is accepted by the compiled validator (compiled-validator.ts);
-        // anything it does not accept goes through class-transformer + class-validator below,
-        // which decide again and write the messages.
-        const valid = this.compiledValidator(metatype)?.(value as Record<string, unknown>);
-        if (valid !== undefined) return valid;
-      }
       // The known fields are validated without the unknown ones (class-validator would name
       // each of those itself, uncapped), and both kinds of problem are reported together.
       const knownOnly =
@@ -69,7 +57,8 @@ export class ApiValidationPipe extends ValidationPipe {
         if (!(error instanceof FieldProblems)) throw error;
         fields = error.problems;
       }
-      throw new BadRequestException(problemsMessage(fields, unknown));
+      const kind = metadata.type === 'query' ? 'query parameter' : 'property';
+      throw new BadRequestException(problemsMessage(fields, unknown, kind));
     }
     return super.transform(value, metadata);
   }
@@ -77,15 +66,6 @@ export class ApiValidationPipe extends ValidationPipe {
   /** bigint path ids are parsed by ParseInt64Pipe; there is no class to validate. */
   protected override toValidate(metadata: ArgumentMetadata): boolean {
     return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
-  }
-
-  private compiledValidator(metatype: object): CompiledValidator | undefined {
-    let compiled = this.compiled.get(metatype);
-    if (compiled === undefined) {
-      compiled = compileValidator(metatype as new () => object, TRANSFORM_OPTIONS) ?? null;
-      this.compiled.set(metatype, compiled);
-    }
-    return compiled ?? undefined;
   }
 
   private knownProperties(metatype: object): Set<string> {
@@ -115,12 +95,19 @@ class FieldProblems extends BadRequestException {
  * Every problem of a body in one message: field problems first, then unknown properties (named
  * up to the cap). One problem is its message alone; several are counted in front.
  */
-export function problemsMessage(fields: string[], unknown: string[]): string {
+export function problemsMessage(
+  fields: string[],
+  unknown: string[],
+  kind: UnknownKind = 'property',
+): string {
   const parts = [...fields];
-  if (unknown.length > 0) parts.push(unknownPropertiesMessage(unknown));
+  if (unknown.length > 0) parts.push(unknownPropertiesMessage(unknown, kind));
   const count = fields.length + unknown.length;
   return count === 1 ? parts.join('; ') : `${count} problems: ${parts.join('; ')}`;
 }
+
+/** What an unknown name is called in messages: a body's property or a query parameter. */
+export type UnknownKind = 'property' | 'query parameter';
 
 /** Unknown properties named in an error message; past it, only their count. */
 export const NAMED_UNKNOWN_PROPERTIES = 5;
@@ -130,13 +117,17 @@ const MAX_NAME_IN_MESSAGE = 64;
  * Names the first few unknown properties and counts the rest: 6,500 of them gave a 200 KB
  * message. Each name is cut at 64 characters.
  */
-export function unknownPropertiesMessage(unknown: string[]): string {
+export function unknownPropertiesMessage(
+  unknown: string[],
+  kind: UnknownKind = 'property',
+): string {
   const named = unknown.slice(0, NAMED_UNKNOWN_PROPERTIES).map((key) => {
     const name = key.length > MAX_NAME_IN_MESSAGE ? `${key.slice(0, MAX_NAME_IN_MESSAGE)}...` : key;
-    return `property ${name} is not allowed`;
+    return `${kind} ${name} is not allowed`;
   });
   const more = unknown.length - named.length;
-  if (more > 0) named.push(`and ${more} more unknown properties (${unknown.length} in all)`);
+  const plural = kind === 'property' ? 'properties' : 'query parameters';
+  if (more > 0) named.push(`and ${more} more unknown ${plural} (${unknown.length} in all)`);
   return named.join('; ');
 }
 

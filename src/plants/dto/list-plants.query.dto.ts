@@ -29,7 +29,8 @@ export class ListPlantsQueryDto {
   limit?: number;
 
   /** Where the page starts: the `cursor` of the previous page's `Link: <...>; rel="next"`. */
-  @ApiPropertyOptional({ type: 'string', pattern: CURSOR_PATTERN, example: 'AAAAAAAAAAo' })
+  // No `example`: Swagger UI pre-fills it into "Try it out", which then skips the first plants.
+  @ApiPropertyOptional({ type: 'string', pattern: CURSOR_PATTERN })
   @IsOptional()
   @IsString({ message: 'cursor must be a string' })
   cursor?: string;
