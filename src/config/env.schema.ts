@@ -27,9 +27,14 @@ const isBareUrl = (url: URL) =>
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+export const NODE_ENVS = ['development', 'production', 'test'] as const;
+
 export const envSchema = z
   .object({
-    NODE_ENV: optional(z.string()).default('development'),
+    // Any other value ran silently as development, with a development token.
+    NODE_ENV: optional(
+      z.enum(NODE_ENVS, { message: `NODE_ENV must be one of ${NODE_ENVS.join(', ')}` }),
+    ).default('development'),
     PORT: optional(port('PORT')).default(3000),
     HOST: optional(z.string()).default('0.0.0.0'),
     DATA_DIR: optional(z.string()).default('./data'),

@@ -74,6 +74,7 @@ describe('loadConfig: each environment problem names its variable, without its v
       { SERVICE_METRICS_PORT: '1' },
       'SERVICE_METRICS_PORT must differ from SERVICE_HEALTH_CHECK_PORT',
     ],
+    ['NODE_ENV', { NODE_ENV: 'prod' }, 'NODE_ENV must be one of development, production, test'],
     [
       'SERVICE_LOG_LEVEL',
       { SERVICE_LOG_LEVEL: 'verbose' },
