@@ -103,7 +103,7 @@ describe('loadRelayConfig', () => {
         ...valid,
         RELAY_CLIENTS: JSON.stringify({ alice: { tokens: entry(agentToken), agents: ['shop'] } }),
       },
-      'client "alice" has a token that agent "shop" also has: each token belongs to one',
+      'RELAY_CLIENTS.alice.tokens has a token that RELAY_AGENTS.shop also has: a token belongs to one agent or one client',
     ],
     [
       {

@@ -83,13 +83,16 @@ function crossCheck(agents: RelayAgentConfig[], clients: RelayClientConfig[]): s
     const key = digest.toString('hex');
     const previous = owners.get(key);
     if (previous !== undefined && previous !== owner) {
-      problems.push(`${owner} has a token that ${previous} also has: each token belongs to one`);
+      problems.push(
+        `${owner} has a token that ${previous} also has: a token belongs to one agent or one client`,
+      );
     }
     owners.set(key, owner);
   };
-  for (const agent of agents) agent.tokenDigests.forEach((d) => claim(d, `agent "${agent.name}"`));
+  for (const agent of agents)
+    agent.tokenDigests.forEach((d) => claim(d, `RELAY_AGENTS.${agent.name}`));
   for (const client of clients) {
-    client.tokenDigests.forEach((d) => claim(d, `client "${client.name}"`));
+    client.tokenDigests.forEach((d) => claim(d, `RELAY_CLIENTS.${client.name}.tokens`));
     for (const agent of client.agents) {
       if (!agents.some((a) => a.name === agent)) {
         problems.push(
