@@ -35,6 +35,11 @@ void runHttpApp<AppConfig>({
   listeners: (config) => ({
     host: config.http.host,
     ports: { api: config.http.port, health: config.health.port, metrics: config.metrics.port },
+    portVariables: {
+      api: 'PORT',
+      health: 'SERVICE_HEALTH_CHECK_PORT',
+      metrics: 'SERVICE_METRICS_PORT',
+    },
   }),
   announce: (app, config, logger, ports) =>
     announce(config, ports, logger, app.get<DevToken>(DEV_TOKEN)),
@@ -51,22 +56,24 @@ function announce(config: AppConfig, ports: PortScope, logger: Logger, dev: DevT
     },
     'Plant Store listening',
   );
-  // The development token is printed once, to stdout, on purpose: it is the quick start's key.
-  // Real tokens (API_TOKENS) are never printed. Written after the log lines before it, so it
-  // comes last instead of among them.
-  if (dev.token) {
-    writeAfterLog(
-      logger,
-      [
-        '',
-        `  Plant Store API  http://${host}:${ports.api}  (docs: http://${host}:${ports.api}/docs)`,
-        `  Health           http://${host}:${ports.health}/health`,
-        `  Metrics          http://${host}:${ports.metrics}/metrics`,
-        `  Development token (kept in ${dev.file}):`,
-        `    ${dev.token}`,
-        '',
-        '',
-      ].join('\n'),
-    );
-  }
+  // The banner is for a person at a terminal: in production (JSON logs to a collector) it is
+  // left out. The development token is printed once, on purpose: it is the quick start's key;
+  // tokens from API_TOKENS never are. Written after the log lines before it, so it comes last.
+  if (config.production) return;
+  const api = `http://${host}:${ports.api}`;
+  const token = dev.token
+    ? [`  Development token (kept in ${dev.file}):`, `    ${dev.token}`]
+    : ['  Tokens           the ones API_TOKENS lists'];
+  writeAfterLog(
+    logger,
+    [
+      '',
+      `  Plant Store API  ${api}  (docs: ${api}/docs)`,
+      `  Health           http://${host}:${ports.health}/health`,
+      `  Metrics          http://${host}:${ports.metrics}/metrics`,
+      ...token,
+      '',
+      '',
+    ].join('\n'),
+  );
 }

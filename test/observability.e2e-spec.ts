@@ -187,6 +187,17 @@ describe('start-up output', () => {
     }
   });
 
+  it('with API_TOKENS set keeps the banner, without any token', async () => {
+    const app = await startApp();
+    try {
+      await expect.poll(() => app.output()).toContain('Tokens           the ones API_TOKENS lists');
+      expect(app.output()).toContain(`Plant Store API  ${app.apiUrl.replace(/\/$/, '')}`);
+      expect(app.output()).not.toContain(app.token);
+    } finally {
+      await app.stop();
+    }
+  });
+
   it("at debug still has Nest's route mapping", async () => {
     const app = await startUp('debug');
     try {

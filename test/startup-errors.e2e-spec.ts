@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -144,5 +145,24 @@ describe.concurrent('PostgreSQL refusing the login at start', () => {
       url.pathname = '/no_such_database';
       await refused(url, '3D000', 'has no such database');
     });
+  });
+});
+
+describe('a port that is in use', () => {
+  it('exits 1 naming the variable that set it, not only the address', async () => {
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const app = await startApp({
+        env: { SERVICE_HEALTH_CHECK_PORT: String(port) },
+        waitForHealth: false,
+      });
+      expect(await startOutcome(app)).toBe(1);
+      expect(app.output()).toContain(`SERVICE_HEALTH_CHECK_PORT=${port} on 127.0.0.1`);
+      expect(app.output()).toContain('EADDRINUSE');
+    } finally {
+      taken.close();
+    }
   });
 });

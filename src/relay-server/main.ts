@@ -38,6 +38,11 @@ void runHttpApp<RelayConfig>({
   listeners: (config) => ({
     host: config.http.host,
     ports: { api: config.http.port, health: config.health.port, metrics: config.metrics.port },
+    portVariables: {
+      api: 'RELAY_PORT',
+      health: 'RELAY_HEALTH_CHECK_PORT',
+      metrics: 'RELAY_METRICS_PORT',
+    },
   }),
   announce(_app, config, logger, ports) {
     logger.info(

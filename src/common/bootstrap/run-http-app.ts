@@ -19,6 +19,8 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export interface Listeners {
   host: string;
   ports: PortScope;
+  /** The variable that sets each port, named when that port cannot be listened on. */
+  portVariables: Record<keyof PortScope, string>;
 }
 
 /** What differs between the entry points (the plant service, the relay server). */
@@ -79,20 +81,26 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
     process.exitCode = 1;
     return;
   }
-  const { host, ports: configured } = entry.listeners(config);
+  const { host, ports: configured, portVariables } = entry.listeners(config);
   const ports: PortScope = { ...configured };
   entry.configure?.(app, config, () => ports);
 
   let extra: Server[];
+  // Which listener failed, by its variable: `EADDRINUSE 0.0.0.0:8080` alone does not say.
+  const naming = (listener: keyof PortScope) => (error: unknown) => {
+    throw new Error(
+      `${portVariables[listener]}=${configured[listener]} on ${host}: ${reasonOf(error)}`,
+    );
+  };
   try {
     applyServerLimits(app.getHttpServer());
-    await app.listen(ports.api, host);
+    await app.listen(ports.api, host).catch(naming('api'));
     ports.api = boundPort(app.getHttpServer());
     extra = await Promise.all(
       (['health', 'metrics'] as const).map(async (listener) => {
         const server = createServer(app.getHttpAdapter().getInstance());
         applyServerLimits(server);
-        await listen(server, ports[listener], host);
+        await listen(server, ports[listener], host).catch(naming(listener));
         ports[listener] = boundPort(server);
         return server;
       }),
