@@ -13,7 +13,7 @@ interface Schema {
 interface Operation {
   operationId: string;
   security?: Record<string, unknown>[];
-  parameters?: { name: string; in: string; schema: Record<string, unknown> }[];
+  parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
   responses: Record<
     string,
@@ -141,6 +141,18 @@ describe('OpenAPI document', () => {
       'query:limit',
       'query:cursor',
     ]);
+  });
+
+  // Swagger UI pre-fills an example into "Try it out": a cursor example skipped the first plants.
+  it('gives no optional parameter an example, so Swagger UI sends only what the user types', () => {
+    const examples = Object.entries(served.paths).flatMap(([path, operations]) =>
+      Object.values(operations).flatMap((operation) =>
+        (operation.parameters ?? [])
+          .filter((p) => p.required !== true && ('example' in p || 'example' in p.schema))
+          .map((p) => `${operation.operationId} ${path} ${p.name}`),
+      ),
+    );
+    expect(examples).toEqual([]);
   });
 
   it('declares the upstream webhook /plant/webhook with the NewPlant body and the Standard Webhooks headers', () => {

@@ -378,6 +378,14 @@ describe.each(storeVariants)('plants API on $name', (store) => {
       },
     );
 
+    it('names an unknown query parameter as one, not as a property', async () => {
+      const answer = await list('?limit=2&page=3');
+      expect(answer.status).toBe(400);
+      expect((answer.json as { message: string }).message).toBe(
+        'query parameter page is not allowed',
+      );
+    });
+
     it('answers 400 for a cursor it did not make, whatever the limit', async () => {
       for (const query of ['?cursor=not-a-cursor!', '?limit=0&cursor=not-a-cursor!']) {
         const answer = await list(query);
