@@ -23,14 +23,14 @@ installed_version() {
   go version -m "$BIN/$1" 2>/dev/null | awk '$1 == "mod" { print $3 }'
 }
 
-go_install() { # name version module
+go_install() { # name version module how-long
   local have
   have="$(installed_version "$1")"
   if [[ "$have" == "$2" ]]; then
     log "$1 $2 already installed at $BIN/$1, skipping"
     return
   fi
-  log "installing $1 $2 (go install $3@$2; helm takes several minutes the first time)"
+  log "installing $1 $2 (go install $3@$2; $4)"
   GOBIN="$BIN" go install "$3@$2"
   have="$(installed_version "$1")"
   if [[ "$have" != "$2" ]]; then
@@ -40,10 +40,12 @@ go_install() { # name version module
   log "$1 $2 installed"
 }
 
-go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
-go_install kubeconform "$KUBECONFORM_VERSION" github.com/yannh/kubeconform/cmd/kubeconform
+go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm \
+  "several minutes the first time"
+go_install kubeconform "$KUBECONFORM_VERSION" github.com/yannh/kubeconform/cmd/kubeconform \
+  "about a minute the first time"
 
-# Kubernetes JSON schemas from PyPI's kubernetes-validate (see docs/kubernetes.md):
+# Kubernetes JSON schemas from PyPI's kubernetes-validate (see helm/plant-store/README.md#tests):
 #   kubernetes-validate==1.27.0 (sdist) carries v1.19.0-local-strict, usable as is;
 #   kubernetes-validate==1.37.0 (wheel) carries v1.33.0-local-strict, whose files have
 #   "$id": "https://kubernetes.io/api/..." and refs to /api/_definitions.json that make
