@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the pinned tools the Helm chart's tests use (test/helm/*.spec.ts):
-#   helm v3.19.0 and kubeconform v0.7.0, built with `go install` into $PLANT_STORE_TOOLS/bin,
+#   helm v3.19.0, kubeconform v0.7.0 and helm-docs v1.14.2 (the chart README's values table),
+#   built with `go install` into $PLANT_STORE_TOOLS/bin,
 #   and offline Kubernetes JSON schemas for 1.19.0 and 1.33.0 into $PLANT_STORE_TOOLS/k8s-schemas.
 # The tools live outside the checkout so repeated CI runs on one machine reuse them.
 # Idempotent: a tool already at its pinned version and schemas already unpacked are skipped.
@@ -9,6 +10,7 @@ set -euo pipefail
 
 HELM_VERSION=v3.19.0
 KUBECONFORM_VERSION=v0.7.0
+HELM_DOCS_VERSION=v1.14.2
 TOOLS="${PLANT_STORE_TOOLS:-$HOME/.cache/plant-store-tools}"
 BIN="$TOOLS/bin"
 SCHEMAS="$TOOLS/k8s-schemas"
@@ -44,6 +46,8 @@ go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm \
   "several minutes the first time"
 go_install kubeconform "$KUBECONFORM_VERSION" github.com/yannh/kubeconform/cmd/kubeconform \
   "about a minute the first time"
+go_install helm-docs "$HELM_DOCS_VERSION" github.com/norwoodj/helm-docs/cmd/helm-docs \
+  "about two minutes the first time"
 
 # Kubernetes JSON schemas from PyPI's kubernetes-validate (see helm/plant-store/README.md#tests):
 #   kubernetes-validate==1.27.0 (sdist) carries v1.19.0-local-strict, usable as is;
@@ -113,5 +117,6 @@ PY
 fetch_schemas 1.27.0 1.19.0
 fetch_schemas 1.37.0 1.33.0
 
-log "done: helm $(installed_version helm), kubeconform $(installed_version kubeconform)"
+log "done: helm $(installed_version helm), kubeconform $(installed_version kubeconform)," \
+  "helm-docs $(installed_version helm-docs)"
 log "schemas: $(ls -d "$SCHEMAS"/*/ | tr '\n' ' ')"

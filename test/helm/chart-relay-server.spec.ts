@@ -70,7 +70,7 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         expect(named(docs, kind, RELAY), kind).toHaveLength(1);
       }
       // The app is still there, and its objects select only its own pods.
-      expect(appContainer(app).image).toBe('plant-store:1.0.0');
+      expect(appContainer(app).image).toBe('plant-store:1.1.0');
       const appPolicy = named(docs, 'NetworkPolicy', 'plants-plant-store')[0]!;
       expect(
         (appPolicy.spec as { podSelector: { matchLabels: Record<string, string> } }).podSelector

@@ -46,7 +46,7 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       });
 
       it('uses the appVersion as image tag by default, and a version tag when set', () => {
-        expect(appContainer(deployment).image).toBe('plant-store:1.0.0');
+        expect(appContainer(deployment).image).toBe('plant-store:1.1.0');
         const upgraded = deploymentOf({ set: { 'image.tag': '1.1.0' } });
         expect(appContainer(upgraded).image).toBe('plant-store:1.1.0');
       });

@@ -39,6 +39,7 @@ function findTool(name: string): string | undefined {
 }
 
 export const helmBin = findTool('helm');
+export const helmDocsBin = findTool('helm-docs');
 export const kubeconformBin = findTool('kubeconform');
 export const schemaDir = (kubeVersion: KubeVersion): string =>
   path.join(toolsDir, 'k8s-schemas', `v${kubeVersion}-local-strict`);
@@ -56,6 +57,10 @@ export const kubeconformMissing =
     : kubeVersions
         .filter((v) => !existsSync(schemaDir(v)))
         .map((v) => `Kubernetes ${v} schemas missing at ${schemaDir(v)}: ${installHint}`)[0]);
+/** Why the chart README's values table cannot be regenerated here, or undefined when it can. */
+export const helmDocsMissing = helmDocsBin
+  ? undefined
+  : `helm-docs not found in ${toolsDir}/bin or PATH: ${installHint}`;
 /** In CI the tools are installed first: a missing tool is an error there, not a skip. */
 export const skipWhenMissing = (reason: string | undefined): boolean =>
   reason !== undefined && !process.env.CI;

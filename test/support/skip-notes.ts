@@ -1,5 +1,10 @@
 import type { TestProject } from 'vitest/node';
-import { helmMissing, kubeconformMissing, skipWhenMissing } from '../helm/helm-tools.js';
+import {
+  helmDocsMissing,
+  helmMissing,
+  kubeconformMissing,
+  skipWhenMissing,
+} from '../helm/helm-tools.js';
 
 /**
  * vitest globalSetup: says once per run which groups of tests this machine skips, and why; the
@@ -29,6 +34,9 @@ export default function sayWhatIsSkipped(project: TestProject): void {
       'the PostgreSQL variants (unit and e2e): TEST_DATABASE_URL is not set; ' +
         'eval "$(bash .ci/start-postgres.sh)" starts a throwaway server',
     );
+  }
+  if (name === 'helm' && skipWhenMissing(helmDocsMissing)) {
+    sayOnce(`the chart README's regenerated values table: ${helmDocsMissing}`);
   }
   if (name === 'helm' && skipWhenMissing(kubeconformMissing)) {
     sayOnce(

@@ -61,7 +61,7 @@ app.kubernetes.io/component: postgresql
 {{- define "plant-store.imageTag" -}}
 {{- $tag := default .Chart.AppVersion .Values.image.tag | toString }}
 {{- if eq (lower $tag) "latest" }}
-{{- fail "plant-store: image.tag \"latest\" is not allowed; set image.tag to a release version such as 1.0.0 (rolling updates change the version tag)" }}
+{{- fail "plant-store: image.tag \"latest\" is not allowed; set image.tag to a release version such as 1.1.0 (rolling updates change the version tag)" }}
 {{- end }}
 {{- $tag }}
 {{- end }}
