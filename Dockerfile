@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Plant Store image: build with `docker build -t <registry>/plant-store:<version> .` and tag it
-# with the release version (e.g. 1.0.0); never push or deploy "latest".
+# with the release version (e.g. 1.1.0); never push or deploy "latest".
 # Runs as uid/gid 1000 on a read-only root filesystem: it writes only to /app/data (data volume),
 # /app/repos (repos volume) and /tmp (HOME and npm's cache for npx-based MCP servers).
 
@@ -28,7 +28,7 @@ COPY src ./src
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
-ARG VERSION=1.0.0
+ARG VERSION=1.1.0
 LABEL org.opencontainers.image.title="plant-store" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="MIT"

@@ -1,6 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { APP_VERSION } from '../config/version.js';
 import { BEARER_SCHEME } from '../common/openapi/bearer-scheme.js';
 import { PLANT_WEBHOOK, plantWebhook } from './plant-webhook.openapi.js';
 import { swaggerUiOptions } from './swagger-ui-options.js';
@@ -14,12 +13,18 @@ import { swaggerUiOptions } from './swagger-ui-options.js';
  * subset of this one: CI runs `oasdiff breaking <upstream> openapi.json`. Hence the scheme name
  * `bearerAuth` and the webhook `/plant/webhook`.
  */
+/**
+ * The version of the API contract, not of the package: the operations are those of the upstream
+ * document's 1.0.0, so releases of the service (1.1.0, ...) leave it alone.
+ */
+export const API_DOCUMENT_VERSION = '1.0.0';
+
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Plant Store')
     .setDescription('A sample plant store: create, read, list and delete plants.')
-    .setVersion(APP_VERSION)
+    .setVersion(API_DOCUMENT_VERSION)
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
     // addSecurity, not addBearerAuth: that one adds `bearerFormat: JWT`, and ours are not JWTs.
     .addSecurity(BEARER_SCHEME, {
