@@ -1,5 +1,5 @@
 /**
- * What the documentation's router layers cost an API request (issue #16): the layers a build's
+ * What the documentation's router layers cost an API request: the layers a build's
  * serveOpenApi adds to the app's Express router (Swagger UI's routes and assets, the documents,
  * GET /: ten), walked in front of a GET /plants/:id route, in-process, 300,000 requests a
  * round, 7 rounds; main-thread CPU per request, median. Compare builds:

@@ -1,5 +1,5 @@
 /**
- * What the grouped INSERT of POST /plants costs the main thread, taken apart (issue #16): the
+ * What the grouped INSERT of POST /plants costs the main thread, taken apart: the
  * service's statement as the repository runs it (Kysely's executeQuery of the INSERT compiled
  * once per row count: `INSERT ... VALUES (?,?,?) x n ON CONFLICT (id) DO NOTHING RETURNING id`,
  * bigint ids) against nest-floor's store code (bench/baselines/raw-server.mjs), and variants

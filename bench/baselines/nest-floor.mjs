@@ -7,7 +7,7 @@
  * interceptor, no logger, no metrics, no Kysely, no lossless JSON. Nest's own JSON body parser
  * (express.json, 64 KiB as the service) and its own answers (404 from NotFoundException).
  *
- * It is the floor the issue measures the service against (issue #16): what the framework and
+ * It is the floor the service is measured against: what the framework and
  * the durable write cost on their own, so the ratio service / nest-floor is what ours costs.
  *
  * Plain JavaScript has no decorator syntax, so the decorators are applied by hand, as

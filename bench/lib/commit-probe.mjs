@@ -1,6 +1,6 @@
 /**
  * A preload (`--import`) that measures the SQLite group commit inside a running target, the
- * service or nest-floor, under the bench's own load (issue #16): rows per commit, and the main
+ * service or nest-floor, under the bench's own load: rows per commit, and the main
  * thread's wall time inside each commit (the statement, its fsync) and the part of it spent
  * waiting on a run queue after the fsync (schedstat's run_delay). PostgreSQL: INSERTs and rows.
  *

@@ -25,7 +25,7 @@ export function areaOf({ url, functionName }) {
 }
 
 /**
- * Who a sample's time is charged to, library by library (issue #16's attribution table): the
+ * Who a sample's time is charged to, library by library (the attribution table): the
  * package of the innermost JavaScript frame; native functions and Node's own helpers (crypto,
  * buffers, timers, hrtime) are charged to the JavaScript that called them, except the socket
  * writes (the kernel's loopback send, which on this VM also runs the receiver) and the SQLite

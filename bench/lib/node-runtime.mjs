@@ -1,6 +1,6 @@
 /**
  * The Node that runs the targets. Node 24 by default: it is the image's runtime, and NestJS +
- * Express is several times faster on it than on Node 20 (issue #16), so figures taken on 20
+ * Express is several times faster on it than on Node 20, so figures taken on 20
  * tune for the wrong program. `--node 20` (or `--node current`) runs the targets on the Node
  * running the bench.
  *

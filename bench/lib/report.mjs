@@ -68,7 +68,7 @@ export function evaluateGoals({ summary, stores, services, others = [], hasTarge
   ratioGoal('POST c=16 vs json-server, empty >= 10x', 'post-c16', 'json-server-empty', 10);
   ratioGoal('POST c=16 vs json-server, 100k plants >= 300x', 'post-c16', 'json-server-100k', 300);
   ratioGoal('POST c=16 vs Prism >= 3x', 'post-c16', 'prism', 3);
-  // Issue #16: the design's own stack doing the same storage work, nothing else (nest-floor).
+  // The design's own stack doing the same storage work, nothing else (nest-floor).
   ratioGoal('POST c=16 vs nest-floor (a3) >= 0.8x', 'post-c16', 'nest-floor@store', 0.8);
   ratioGoal('GET /plants/{id} c=16 vs nest-floor (a3) >= 0.8x', 'get-c16', 'nest-floor@store', 0.8);
   ratioGoal('80/20 mix c=16 vs nest-floor (a3) >= 0.8x', 'mix-c16', 'nest-floor@store', 0.8);
