@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { APP_VERSION } from '../config/version.js';
-import { BEARER_SCHEME } from '../common/openapi/bearer-scheme.js';
+import { BEARER_SCHEME } from './bearer-scheme.js';
 import { PLANT_WEBHOOK, plantWebhook } from './plant-webhook.openapi.js';
 import { swaggerUiOptions } from './swagger-ui-options.js';
 
