@@ -1,12 +1,13 @@
 // The module boundaries of src/ (README.md, "Architecture"), checked by `npm run lint`.
 // Intended arrows: Plants -> Webhooks, Database, Common; Webhooks -> Database, Config, Common;
-// Auth -> Config, Common; Agent -> Config, Common, Database (the health ping only), Webhooks
-// (the health indicator only); Database -> Config, Common; Common -> Config;
-// Config -> nothing of ours; the relay server -> Common, Config; the entry points (main.ts,
+// Auth -> Config, Common; Agent -> Config, Common, AgentProtocol, Database (the health ping
+// only), Webhooks (the health indicator only); Database -> Config, Common; Common -> Config;
+// AgentProtocol -> Common; Config -> nothing of ours; the relay server -> Common, AgentProtocol
+// and Config's shared kit (config/shared/, config/version.ts); the entry points (main.ts,
 // app.module.ts, relay-server/main.ts) -> everything.
 // Each rule below is one arrow that must never exist; its name is what a failing lint prints.
 // (`process.env` outside src/config and the entry points is an eslint rule: eslint.config.js.)
-const FEATURES = '^src/(plants|auth|agent|database|webhooks|relay-server|openapi)/';
+const FEATURES = '^src/(plants|auth|agent|agent-protocol|database|webhooks|relay-server|openapi)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -105,10 +106,29 @@ module.exports = {
     {
       name: 'relay-server-not-to-app-features',
       comment:
-        'The relay server is its own process: Common and Config only (the agent protocol is in common/agent-protocol).',
+        'The relay server is its own process: Common and Config only (the agent protocol is in agent-protocol).',
       severity: 'error',
       from: { path: '^src/relay-server/' },
       to: { path: '^src/(plants|auth|agent|database|webhooks|openapi)/' },
+    },
+    {
+      name: 'relay-server-to-shared-config-only',
+      comment:
+        "The relay server has its own config; it shares only config/shared/ (and the package version) with the service's.",
+      severity: 'error',
+      from: { path: '^src/relay-server/' },
+      to: { path: '^src/config/', pathNot: '^src/config/(shared/|version\\.ts$)' },
+    },
+    {
+      name: 'agent-protocol-only-to-common',
+      comment:
+        'The agent protocol is the contract between two processes: it stands on Common only.',
+      severity: 'error',
+      from: { path: '^src/agent-protocol/' },
+      to: {
+        path: [FEATURES, '^src/config/', '^src/(main|app\\.module)\\.ts$'],
+        pathNot: '^src/agent-protocol/',
+      },
     },
     {
       name: 'app-not-to-relay-server',

@@ -4,7 +4,7 @@ import { JsonBodyGuard } from '../common/http/json-body.guard.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { authMetricProviders } from './auth.metrics.js';
 import { ACCEPTED_TOKEN_DIGESTS, DEV_TOKEN, type DevToken } from './accepted-tokens.js';
-import { sha256 } from '../config/api-tokens.js';
+import { sha256 } from '../config/shared/api-tokens.js';
 import { BearerGuard } from './bearer.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import { loadOrCreateDevToken } from './dev-token.js';

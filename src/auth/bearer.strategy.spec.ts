@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { Passport } from 'passport';
 import { Strategy } from 'passport-http-bearer';
 import { describe, expect, it } from 'vitest';
-import { matchesAnyToken, sha256 } from '../config/api-tokens.js';
+import { matchesAnyToken, sha256 } from '../config/shared/api-tokens.js';
 import { type BearerOutcome, BearerStrategy } from './bearer.strategy.js';
 
 const token = randomBytes(24).toString('hex');

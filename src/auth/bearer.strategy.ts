@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { Strategy } from 'passport-http-bearer';
 import { ACCEPTED_TOKEN_DIGESTS } from './accepted-tokens.js';
-import { matchesAnyToken } from '../config/api-tokens.js';
+import { matchesAnyToken } from '../config/shared/api-tokens.js';
 
 /** An API client authenticated by one of the configured tokens. */
 export interface ApiClient {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
-import { requireDistinctPorts } from './distinct-ports.js';
+import { requireDistinctPorts } from './shared/distinct-ports.js';
+import { LOG_LEVELS } from './shared/log-levels.js';
 import { parseRetrySchedule } from './webhook-receivers.js';
 
 /**
@@ -24,8 +25,6 @@ const optional = <T extends z.ZodType>(schema: T) =>
 
 const isBareUrl = (url: URL) =>
   url.username === '' && url.password === '' && url.search === '' && url.hash === '';
-
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 

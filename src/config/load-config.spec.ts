@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './shared/config-error.js';
 import { loadConfig } from './load-config.js';
 
 /**

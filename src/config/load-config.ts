@@ -1,13 +1,13 @@
 import { resolve, join } from 'node:path';
-import { parseApiTokens } from './api-tokens.js';
+import { parseApiTokens } from './shared/api-tokens.js';
 import type { AppConfig } from './app-config.js';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './shared/config-error.js';
 import { envSchema } from './env.schema.js';
-import { formatIssues } from './issue-path.js';
+import { formatIssues } from './shared/issue-path.js';
 import { loadMcpServers } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
 import { parseRetrySchedule, parseWebhookReceivers } from './webhook-receivers.js';
-import { noColorRequested } from './no-color.js';
+import { noColorRequested } from './shared/no-color.js';
 import { APP_VERSION } from './version.js';
 
 export const DEFAULT_CONFIG_DIR = '/app/config';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseLossless } from 'lossless-json';
-import { formatIssues, formatPath } from './issue-path.js';
+import { formatIssues, formatPath } from './shared/issue-path.js';
 import {
   mcpServersFileSchema,
   type McpServerSpec,

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseApiTokens } from './api-tokens.js';
+import { parseApiTokens } from './shared/api-tokens.js';
 import { parseWebhookReceivers } from './webhook-receivers.js';
 
 /** `npm run token` prints what an operator pastes into the environment: check it is accepted. */

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { BEARER_SCHEME } from '../common/openapi/bearer-scheme.js';
+import { BEARER_SCHEME } from './bearer-scheme.js';
 import { PLANT_WEBHOOK, plantWebhook } from './plant-webhook.openapi.js';
 import { swaggerUiOptions } from './swagger-ui-options.js';
 

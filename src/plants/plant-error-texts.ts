@@ -1,4 +1,4 @@
-import type { ErrorResponseText } from '../common/openapi/api-error-responses.decorator.js';
+import type { ErrorResponseText } from '../openapi/api-error-responses.decorator.js';
 
 /** How the plants API words its error responses in the OpenAPI document. */
 export const PLANT_ERROR_TEXTS: Record<number, ErrorResponseText> = {

@@ -21,7 +21,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { MethodNotAllowedException } from '../common/errors/method-not-allowed.exception.js';
-import { ApiErrorResponses } from '../common/openapi/api-error-responses.decorator.js';
+import { ApiErrorResponses } from '../openapi/api-error-responses.decorator.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { ListPlantsQueryDto } from './dto/list-plants.query.dto.js';
 import { NewPlantDto } from './dto/new-plant.dto.js';
@@ -31,7 +31,7 @@ import { PlantDto } from './dto/plant.dto.js';
 import type { Plant } from './plant.js';
 import { LINK_HEADER_DOC, nextPageLink } from './plant-page-link.js';
 import { PlantsService } from './plants.service.js';
-import { BEARER_SCHEME } from '../common/openapi/bearer-scheme.js';
+import { BEARER_SCHEME } from '../openapi/bearer-scheme.js';
 
 const COMMON_ERRORS = [401, 429, 500, 503];
 

@@ -6,7 +6,7 @@ import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.
 import { portScopeHandler } from '../common/http/port-scope.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
-import { ListenStore } from './mcp/modern/listen-store.service.js';
+import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { loadRelayConfig } from './config/load-relay-config.js';
 import type { RelayConfig } from './config/relay-config.js';

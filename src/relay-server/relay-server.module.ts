@@ -19,8 +19,8 @@ import { AgentsHealthIndicator } from './health/agents.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
-import { ListenStore } from './mcp/modern/listen-store.service.js';
-import { ModernRelay } from './mcp/modern/modern-relay.service.js';
+import { ListenStore } from './mcp/stateless/listen-store.service.js';
+import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
@@ -30,7 +30,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
   controllers: [McpController],
   providers: [
     McpRelayService,
-    ModernRelay,
+    StatelessRelay,
     ListenStore,
     RelayForwarder,
     AggregateService,

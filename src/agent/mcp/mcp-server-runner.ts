@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { Backoff } from '../../common/retry/backoff.js';
 import { buildChildEnv } from './child-env.js';
-import type { McpToolInfo } from '../../common/agent-protocol/relay-protocol.js';
+import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
 import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
 import { describeExit, ProcessGroupTransport } from './process-group-transport.js';
 import { RelayTapTransport } from './relay-tap-transport.js';

@@ -4,7 +4,7 @@ import type { Counter, Gauge } from 'prom-client';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
 import type { RunnerTimings } from './runner-timings.js';
-import type { McpToolInfo } from '../../common/agent-protocol/relay-protocol.js';
+import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
 import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 

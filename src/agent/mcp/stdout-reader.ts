@@ -1,6 +1,6 @@
 import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TokenBucket } from '../../common/logging/token-bucket.js';
-import { depthExceeds } from '../../common/agent-protocol/frame-codec.js';
+import { depthExceeds } from '../../agent-protocol/frame-codec.js';
 
 /**
  * A child's stdout, split into JSON-RPC messages at a bounded cost.

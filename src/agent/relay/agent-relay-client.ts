@@ -11,14 +11,14 @@ import {
   DEFAULT_FRAME_LIMITS,
   encodeFrame,
   type FrameLimits,
-} from '../../common/agent-protocol/frame-codec.js';
+} from '../../agent-protocol/frame-codec.js';
 import {
   type AgentFrame,
   type HelloFrame,
   parseServerFrame,
   rpcError,
   toProtocolServers,
-} from '../../common/agent-protocol/relay-protocol.js';
+} from '../../agent-protocol/relay-protocol.js';
 import { RequestRouter, type SendOutcome } from './request-router.js';
 
 /**

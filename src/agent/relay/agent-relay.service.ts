@@ -12,7 +12,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { McpSupervisorService } from '../mcp/mcp-supervisor.service.js';
 import { AgentRelayClient, DEFAULT_RELAY_TIMINGS, type RelayStatus } from './agent-relay-client.js';
-import { relayUrl } from '../../common/agent-protocol/relay-protocol.js';
+import { relayUrl } from '../../agent-protocol/relay-protocol.js';
 
 /**
  * The connection to the agent's server, when SERVICE_AGENT_TOKEN and SERVICE_SERVER_URL are

@@ -1,8 +1,8 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
-import { DEFAULT_FRAME_LIMITS, encodeFrame } from '../../common/agent-protocol/frame-codec.js';
-import type { RpcFrame } from '../../common/agent-protocol/relay-protocol.js';
+import { DEFAULT_FRAME_LIMITS, encodeFrame } from '../../agent-protocol/frame-codec.js';
+import type { RpcFrame } from '../../agent-protocol/relay-protocol.js';
 import { RequestRouter } from './request-router.js';
 
 const INIT_RESULT = {

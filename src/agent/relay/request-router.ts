@@ -7,11 +7,7 @@ import type {
 import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
-import {
-  RelayErrorCode,
-  type RpcFrame,
-  rpcError,
-} from '../../common/agent-protocol/relay-protocol.js';
+import { RelayErrorCode, type RpcFrame, rpcError } from '../../agent-protocol/relay-protocol.js';
 
 /**
  * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one WebSocket

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { ConfigError, EX_CONFIG } from '../../config/config-error.js';
+import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
 import { boundPort } from '../http/bound-port.js';
 import { ConnectionDrain } from '../http/connection-drain.js';
 import { applyServerLimits } from '../http/http-server-limits.js';

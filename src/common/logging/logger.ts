@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import type { LogLevel } from '../../config/app-config.js';
+import type { LogLevel } from '../../config/shared/log-levels.js';
 
 /** The part of the app's or the relay server's config that shapes the logs. */
 export interface LoggerConfig {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
-import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
-import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
-import { encodeFrame, type FrameLimits } from '../../common/agent-protocol/frame-codec.js';
+import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
+import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+import { encodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 import {
   JsonRpcCode,
   jsonRpcError,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_FRAME_LIMITS } from '../../common/agent-protocol/frame-codec.js';
+import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { parseAgentFrame } from './agent-frames.js';
 
 const parse = (text: string) => parseAgentFrame(text, DEFAULT_FRAME_LIMITS);

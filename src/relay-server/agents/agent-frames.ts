@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
-import { decodeFrame, type FrameLimits } from '../../common/agent-protocol/frame-codec.js';
+import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
+import { decodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 
 /**
  * The frames an agent sends (docs/agent-protocol.md), parsed and checked on the relay side.

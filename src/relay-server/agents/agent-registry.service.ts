@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Gauge } from 'prom-client';
-import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
+import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { AgentConnection } from './agent-connection.js';
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
+import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';

@@ -1,4 +1,4 @@
-import { matchesAnyToken } from '../../config/api-tokens.js';
+import { matchesAnyToken } from '../../config/shared/api-tokens.js';
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../config/config-error.js';
+import { ConfigError } from '../../config/shared/config-error.js';
 import { loadRelayConfig } from './load-relay-config.js';
 
 const entry = (token: string) => `sha256:${createHash('sha256').update(token).digest('hex')}`;

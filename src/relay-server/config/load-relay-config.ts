@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { parseApiTokens } from '../../config/api-tokens.js';
-import { ConfigError } from '../../config/config-error.js';
-import { formatIssues } from '../../config/issue-path.js';
-import { noColorRequested } from '../../config/no-color.js';
+import { parseApiTokens } from '../../config/shared/api-tokens.js';
+import { ConfigError } from '../../config/shared/config-error.js';
+import { formatIssues } from '../../config/shared/issue-path.js';
+import { noColorRequested } from '../../config/shared/no-color.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
 import { relayEnvSchema } from './relay-env.schema.js';

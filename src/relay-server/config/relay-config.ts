@@ -1,4 +1,4 @@
-import type { LogLevel } from '../../config/app-config.js';
+import type { LogLevel } from '../../config/shared/log-levels.js';
 
 /** One agent deployment: every pod of it connects with one of these tokens. */
 export interface RelayAgentConfig {

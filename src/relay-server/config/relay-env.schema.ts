@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { requireDistinctPorts } from '../../config/distinct-ports.js';
-import { LOG_LEVELS } from '../../config/env.schema.js';
-import { DEFAULT_FRAME_LIMITS } from '../../common/agent-protocol/frame-codec.js';
+import { requireDistinctPorts } from '../../config/shared/distinct-ports.js';
+import { LOG_LEVELS } from '../../config/shared/log-levels.js';
+import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 
 /**
  * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of

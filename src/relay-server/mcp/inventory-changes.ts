@@ -1,4 +1,4 @@
-import type { ProtocolServer } from '../../common/agent-protocol/relay-protocol.js';
+import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 
 /**
  * The servers whose tool list, as a client of one agent connection sees it, differs between two

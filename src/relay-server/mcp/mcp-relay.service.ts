@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
+import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { AggregateService } from '../aggregate/aggregate.service.js';

@@ -20,8 +20,8 @@ import { Inject } from '@nestjs/common';
 import { JsonRpcCode, jsonRpcError } from './json-rpc.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
-import { ModernRelay } from './modern/modern-relay.service.js';
-import { isModern } from './modern/modern-wire.js';
+import { StatelessRelay } from './stateless/stateless-relay.service.js';
+import { isStateless } from './stateless/stateless-wire.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -40,7 +40,7 @@ export class McpController {
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly relay: McpRelayService,
-    private readonly modern: ModernRelay,
+    private readonly stateless: StatelessRelay,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
   ) {}
@@ -70,8 +70,8 @@ export class McpController {
       : undefined;
     // MCP 2026-07-28 (no session; an envelope in `_meta`) is translated; 2025 is forwarded.
     const protocolVersion = header(request, 'mcp-protocol-version');
-    const answer = isModern(message, protocolVersion)
-      ? await this.modern.post(
+    const answer = isStateless(message, protocolVersion)
+      ? await this.stateless.post(
           target,
           message,
           { protocolVersion, method: header(request, 'mcp-method') },

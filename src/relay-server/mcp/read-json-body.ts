@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { BadRequestException, HttpException, HttpStatus } from '@nestjs/common';
-import { DEFAULT_FRAME_LIMITS } from '../../common/agent-protocol/frame-codec.js';
+import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
 import { BodyReadError, readBodyText } from '../../common/http/request-body.js';
 import { assertDepthAtMost, JsonTooDeepError } from '../../common/json/lossless-json.js';

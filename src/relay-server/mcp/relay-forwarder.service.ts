@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import { RelayErrorCode } from '../../common/agent-protocol/relay-protocol.js';
+import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import {
   type AgentConnection,
   congestionMessage,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
-import { RelayErrorCode } from '../../../common/agent-protocol/relay-protocol.js';
+import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { AggregateService } from '../../aggregate/aggregate.service.js';
@@ -15,14 +15,14 @@ import {
   MODERN_VERSION,
   refusal,
   statusOf,
-  toModernAnswer,
+  toStatelessAnswer,
   withoutEnvelope,
-} from './modern-wire.js';
+} from './stateless-wire.js';
 
 type Message = Record<string, unknown>;
 
 /** The headers of a 2026 POST the relay checks against its body. */
-export interface ModernHeaders {
+export interface StatelessHeaders {
   protocolVersion?: string;
   method?: string;
 }
@@ -33,10 +33,10 @@ export interface ModernHeaders {
  * session's request (caps, metrics, timeouts, id and progress-token rewrite, and the agent
  * told `notifications/cancelled` when the client closes the POST, which is how 2026 cancels).
  * The agent's MCP servers stay 2025 servers: the envelope is taken off the request and the
- * result is given the fields a 2026 client checks (modern-wire.ts).
+ * result is given the fields a 2026 client checks (stateless-wire.ts).
  */
 @Injectable()
-export class ModernRelay {
+export class StatelessRelay {
   constructor(
     private readonly registry: AgentRegistry,
     private readonly forwarder: RelayForwarder,
@@ -47,7 +47,7 @@ export class ModernRelay {
   async post(
     target: RelayTarget,
     message: unknown,
-    headers: ModernHeaders,
+    headers: StatelessHeaders,
     signal: AbortSignal,
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {
@@ -81,7 +81,7 @@ export class ModernRelay {
     }
     // One request, one throwaway "session": what the forwarder needs to admit and cancel it.
     const session: RelaySession = {
-      id: `modern:${String(id)}`,
+      id: `stateless:${String(id)}`,
       client: target.client,
       agent: target.agent,
       ...(connection &&
@@ -94,7 +94,7 @@ export class ModernRelay {
     const answer =
       method === 'server/discover'
         ? await this.discover(session, id, message, signal)
-        : toModernAnswer(
+        : toStatelessAnswer(
             method,
             await this.forward(session, withoutEnvelope(message), signal, sink),
           );

@@ -9,8 +9,8 @@ import { JsonRpcCode, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.j
 
 /**
  * The MCP 2026-07-28 wire, as far as the relay translates it (docs/design/mcp-2026-07-28.md):
- * a modern request is a 2025 request plus a `_meta` envelope and minus the session, and a
- * modern result is a 2025 result plus `resultType` (and `ttlMs`/`cacheScope` for the
+ * a stateless request is a 2025 request plus a `_meta` envelope and minus the session, and a
+ * stateless result is a 2025 result plus `resultType` (and `ttlMs`/`cacheScope` for the
  * cacheable ones). Pure functions, so the relay's forwarding stays the one of 2025.
  */
 export const MODERN_VERSION = '2026-07-28';
@@ -35,7 +35,7 @@ const CACHEABLE = new Set([
 ]);
 
 /** 2026 error codes the relay answers with itself. */
-export const ModernErrorCode = {
+export const StatelessErrorCode = {
   UnsupportedVersion: -32022,
   HeaderMismatch: -32020,
   InvalidParams: -32602,
@@ -72,12 +72,12 @@ export function envelopeVersion(message: unknown): unknown {
  * which carry no envelope) its `MCP-Protocol-Version` header does. A 2025 client never sends
  * either: its header is a 2025 version and its requests have no envelope.
  */
-export function isModern(message: unknown, protocolHeader: string | undefined): boolean {
+export function isStateless(message: unknown, protocolHeader: string | undefined): boolean {
   return envelopeVersion(message) !== undefined || protocolHeader === MODERN_VERSION;
 }
 
 /**
- * Why a modern request is refused before it is forwarded, as the JSON-RPC error to answer
+ * Why a stateless request is refused before it is forwarded, as the JSON-RPC error to answer
  * with (HTTP 400); undefined when it may go on.
  */
 export function refusal(
@@ -90,12 +90,12 @@ export function refusal(
   if (version === undefined) {
     return errorWith(
       id,
-      ModernErrorCode.InvalidParams,
+      StatelessErrorCode.InvalidParams,
       'a 2026-07-28 request needs its _meta envelope',
     );
   }
   if (version !== MODERN_VERSION) {
-    return errorWith(id, ModernErrorCode.UnsupportedVersion, 'unsupported protocol version', {
+    return errorWith(id, StatelessErrorCode.UnsupportedVersion, 'unsupported protocol version', {
       supported: [MODERN_VERSION],
       requested: version,
     });
@@ -103,14 +103,14 @@ export function refusal(
   if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) {
     return errorWith(
       id,
-      ModernErrorCode.HeaderMismatch,
+      StatelessErrorCode.HeaderMismatch,
       'the MCP-Protocol-Version header does not match the request',
     );
   }
   if (headers.method !== undefined && headers.method !== message.method) {
     return errorWith(
       id,
-      ModernErrorCode.HeaderMismatch,
+      StatelessErrorCode.HeaderMismatch,
       'the Mcp-Method header does not match the request',
     );
   }
@@ -138,10 +138,10 @@ export function withoutEnvelope(message: Message): Message {
  * a server's list holds, nor whether it is the same for every client), and the 2025
  * "resource not found" as the 2026 invalid-params.
  */
-export function toModernAnswer(method: string, answer: JsonRpcResponse): JsonRpcResponse {
+export function toStatelessAnswer(method: string, answer: JsonRpcResponse): JsonRpcResponse {
   if (answer.error !== undefined) {
     return answer.error.code === RESOURCE_NOT_FOUND_2025
-      ? { ...answer, error: { ...answer.error, code: ModernErrorCode.InvalidParams } }
+      ? { ...answer, error: { ...answer.error, code: StatelessErrorCode.InvalidParams } }
       : answer;
   }
   if (!isObject(answer.result)) return answer;
@@ -189,7 +189,7 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
   };
 }
 
-/** HTTP status of a modern answer: over a cap is 429, as on the 2025 path. */
+/** HTTP status of a stateless answer: over a cap is 429, as on the 2025 path. */
 export function statusOf(answer: JsonRpcResponse): number {
   return answer.error?.code === JsonRpcCode.Overloaded ? 429 : 200;
 }

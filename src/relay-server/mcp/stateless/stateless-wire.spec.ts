@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   discoverAnswer,
-  isModern,
+  isStateless,
   refusal,
-  toModernAnswer,
+  toStatelessAnswer,
   withoutEnvelope,
-} from './modern-wire.js';
+} from './stateless-wire.js';
 
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -19,15 +19,15 @@ const call = (meta: Record<string, unknown>) => ({
   params: { name: 'echo', arguments: { text: 'hi' }, _meta: meta },
 });
 
-describe('modern-wire', () => {
+describe('stateless-wire', () => {
   it('tells a 2026 message by its envelope or header, and a 2025 one by neither', () => {
-    expect(isModern(call(ENVELOPE), '2026-07-28')).toBe(true);
-    expect(isModern(call(ENVELOPE), undefined)).toBe(true);
-    expect(isModern({ jsonrpc: '2.0', method: 'notifications/x' }, '2026-07-28')).toBe(true);
-    expect(isModern(call({ progressToken: 1 }), '2025-11-25')).toBe(false);
-    expect(isModern({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }, undefined)).toBe(
-      false,
-    );
+    expect(isStateless(call(ENVELOPE), '2026-07-28')).toBe(true);
+    expect(isStateless(call(ENVELOPE), undefined)).toBe(true);
+    expect(isStateless({ jsonrpc: '2.0', method: 'notifications/x' }, '2026-07-28')).toBe(true);
+    expect(isStateless(call({ progressToken: 1 }), '2025-11-25')).toBe(false);
+    expect(
+      isStateless({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }, undefined),
+    ).toBe(false);
   });
 
   it('strips the envelope and keeps progressToken and other _meta', () => {
@@ -59,7 +59,7 @@ describe('modern-wire', () => {
   });
 
   it('gives results resultType, and the cacheable ones ttlMs and cacheScope', () => {
-    const list = toModernAnswer('tools/list', {
+    const list = toStatelessAnswer('tools/list', {
       jsonrpc: '2.0',
       id: 1,
       result: { tools: [] },
@@ -70,9 +70,13 @@ describe('modern-wire', () => {
       ttlMs: 0,
       cacheScope: 'private',
     });
-    const called = toModernAnswer('tools/call', { jsonrpc: '2.0', id: 2, result: { content: [] } });
+    const called = toStatelessAnswer('tools/call', {
+      jsonrpc: '2.0',
+      id: 2,
+      result: { content: [] },
+    });
     expect(called.result).toEqual({ resultType: 'complete', content: [] });
-    const missing = toModernAnswer('resources/read', {
+    const missing = toStatelessAnswer('resources/read', {
       jsonrpc: '2.0',
       id: 3,
       error: { code: -32002, message: 'no such resource' },

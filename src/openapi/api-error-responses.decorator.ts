@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import { ErrorBodyDto } from '../errors/error-body.dto.js';
+import { ErrorBodyDto } from '../common/errors/error-body.dto.js';
 
 /** A status's description and example message, where a feature says it better than the default. */
 export interface ErrorResponseText {

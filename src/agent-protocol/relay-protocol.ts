@@ -5,13 +5,13 @@ import type {
   JSONRPCResponse,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { truncateForLog } from '../logging/truncate-for-log.js';
+import { truncateForLog } from '../common/logging/truncate-for-log.js';
 import {
   decodeFrame,
   DEFAULT_FRAME_LIMITS,
   depthExceeds,
   type FrameLimits,
-} from '../../common/agent-protocol/frame-codec.js';
+} from './frame-codec.js';
 
 /**
  * The frames of the agent ↔ server WebSocket (docs/agent-protocol.md). Every frame is one JSON
