@@ -24,8 +24,8 @@ function stateOf(path: string): FileState | undefined {
  * acknowledged.
  *
  * A file truncated in place keeps its inode, so the same stat compares sizes too: while this
- * process holds the files, neither shrinks (the store never runs VACUUM, and with no
- * journal_size_limit a checkpoint rewinds the WAL without truncating it). A file smaller than
+ * process holds the files, neither shrinks (the store never runs VACUUM nor sets auto_vacuum,
+ * and with no journal_size_limit a checkpoint rewinds the WAL without truncating it). A file smaller than
  * it was has lost committed pages, and a restart finds it corrupt.
  */
 export class SqliteFileIdentity {
