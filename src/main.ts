@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
 import { runHttpApp } from './common/bootstrap/run-http-app.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
-import { corsOptions } from './common/http/cors.js';
+import { apiPortOnly, corsOptions } from './common/http/cors.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { malformedPathHandler } from './common/http/malformed-path.js';
 import { type PortScope, portScopeHandler } from './common/http/port-scope.js';
@@ -27,9 +27,9 @@ void runHttpApp<AppConfig>({
   configure(app, config, ports) {
     app.use(malformedPathHandler);
     app.use(portScopeHandler(ports));
-    // After the port scope: only the API port answers CORS preflights.
+    // After the port scope; CORS headers on the API port only.
     const cors = corsOptions(config.corsOrigins);
-    if (cors) app.enableCors(cors);
+    if (cors) app.enableCors(apiPortOnly(cors, ports));
     serveOpenApi(app, buildOpenApiDocument(app));
   },
   listeners: (config) => ({

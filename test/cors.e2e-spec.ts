@@ -118,5 +118,27 @@ describe('CORS', () => {
       expect(answer.headers.get('access-control-allow-origin')).toBe('*');
       expect(answer.headers.get('access-control-allow-credentials')).toBeNull();
     });
+
+    it('answers no CORS header on the health and metrics ports', async () => {
+      const origin = { origin: 'https://anywhere.example' };
+      for (const url of [
+        `${app.healthUrl}/health`,
+        `${app.healthUrl}/health/ready`,
+        `${app.metricsUrl}/metrics`,
+      ]) {
+        const answer = await call(url, { headers: origin });
+        expect(answer.status, url).toBe(200);
+        expect(answer.headers.get('access-control-allow-origin'), url).toBeNull();
+        expect(answer.headers.get('access-control-expose-headers'), url).toBeNull();
+        const preflight = await call(url, {
+          method: 'OPTIONS',
+          headers: { ...origin, 'access-control-request-method': 'GET' },
+        });
+        expect(preflight.headers.get('access-control-allow-origin'), url).toBeNull();
+      }
+      // The API port still answers them.
+      const api = await call(`${app.apiUrl}/plants`, { headers: origin });
+      expect(api.headers.get('access-control-allow-origin')).toBe('*');
+    });
   });
 });

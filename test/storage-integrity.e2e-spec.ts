@@ -7,6 +7,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  truncateSync,
   writeSync,
   closeSync,
 } from 'node:fs';
@@ -71,6 +72,16 @@ describe('the embedded store file lost while the service runs', () => {
       act: (file) => rmSync(`${file}-wal`),
       says: /WAL file .*plants\.sqlite-wal was deleted/,
     },
+    {
+      name: 'the database file truncated in place (truncate -s 0 plants.sqlite)',
+      act: (file) => truncateSync(file, 0),
+      says: /database file .*plants\.sqlite was truncated .*\(0 bytes, it held \d+\)/,
+    },
+    {
+      name: 'the WAL file truncated in place',
+      act: (file) => truncateSync(`${file}-wal`, 0),
+      says: /WAL file .*plants\.sqlite-wal was truncated/,
+    },
   ];
 
   it.each(cases)(
@@ -93,6 +104,7 @@ describe('the embedded store file lost while the service runs', () => {
         expect(status).toBe(503);
         expect(database?.status).toBe('down');
         expect(database?.message).toMatch(says);
+        expect((await call(`${app.healthUrl}/health/ready`)).status).toBe(503);
         expect(await dbUp(app)).toBe('0');
         // The log is written asynchronously: the line may follow the answers above.
         await expect.poll(() => app.output(), { timeout: 5_000 }).toMatch(says);
@@ -103,6 +115,39 @@ describe('the embedded store file lost while the service runs', () => {
       }
     },
   );
+
+  it('a truncated file is noticed by /health/ready even when no write comes', async () => {
+    const app = await startApp();
+    try {
+      expect((await create(app, 1)).status).toBe(200);
+      truncateSync(storeFile(app), 0);
+      const ready = await call(`${app.healthUrl}/health/ready`);
+      expect(ready.status).toBe(503);
+      expect(ready.text).toMatch(/plants\.sqlite was truncated/);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it('a write refused after the file was replaced is not there after a restart', async () => {
+    const app = await startApp();
+    const file = storeFile(app);
+    for (const id of [1, 2, 3]) expect((await create(app, id)).status).toBe(200);
+    copyFileSync(file, `${file}.copy`);
+    renameSync(`${file}.copy`, file);
+    expect((await create(app, 10)).status).toBe(503);
+    // As a crash leaves it: the WAL stays at its path beside the copy.
+    await app.stop('SIGKILL');
+    const again = await startApp({ dataDir: app.dataDir, env: { API_TOKENS: app.token } });
+    try {
+      const read = async (id: number) =>
+        (await call(`${again.apiUrl}/plants/${id}`, { token: app.token })).status;
+      expect(await read(1)).toBe(200);
+      expect(await read(10)).toBe(404);
+    } finally {
+      await again.stop();
+    }
+  });
 
   it('a deleted file is noticed by /health even when no write comes', async () => {
     const app = await startApp();

@@ -1,4 +1,11 @@
-import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -38,10 +45,29 @@ describe('SqliteFileIdentity', () => {
       },
       /WAL file .*-wal was replaced/,
     ],
+    [
+      'the file truncated in place',
+      (f: string) => truncateSync(f, 0),
+      /database file .* was truncated .*\(0 bytes, it held 2\)/,
+    ],
+    [
+      'the WAL truncated in place',
+      (f: string) => truncateSync(`${f}-wal`, 1),
+      /WAL file .*-wal was truncated .*\(1 bytes, it held 3\)/,
+    ],
   ])('names %s', (_, act, says) => {
     const file = files();
     const identity = new SqliteFileIdentity(file);
     act(file);
     expect(identity.problem()).toMatch(says);
+  });
+
+  it('compares with the largest size seen: a file that grew, then shrank, is truncated', () => {
+    const file = files();
+    const identity = new SqliteFileIdentity(file);
+    writeFileSync(file, 'a larger database');
+    expect(identity.problem()).toBeUndefined();
+    writeFileSync(file, 'smaller');
+    expect(identity.problem()).toMatch(/was truncated .*\(7 bytes, it held 17\)/);
   });
 });

@@ -3,8 +3,8 @@ import { DatabaseUnavailableError, isCorruption } from './database-unavailable.e
 import type { SqliteFileIdentity } from './sqlite-file-identity.js';
 
 /**
- * Faults of the store that do not heal by themselves: the embedded store's file deleted or
- * replaced while open, or found corrupt. Once one is seen it stays (until a restart): every
+ * Faults of the store that do not heal by themselves: the embedded store's file deleted,
+ * replaced or truncated while open, or found corrupt. Once one is seen it stays (until a restart): every
  * request answers 503, `/health` fails naming it, and no write is acknowledged, since nothing
  * written from then on would be there after a restart. PostgreSQL has no file to watch; a
  * corrupt page there is the server's to report.
@@ -37,8 +37,9 @@ export class StoreIntegrityService {
   }
 
   /**
-   * Throws (503) unless what was just committed is in the file a restart will open: called
-   * after each commit and before any of its writes is acknowledged.
+   * Throws (503) unless the files a restart will open are the ones written, whole: called
+   * before each write (so a refused write is not found after a restart) and after each commit,
+   * before any of its writes is acknowledged.
    */
   assertDurable(): void {
     const problem = this.check();

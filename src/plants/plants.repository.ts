@@ -86,6 +86,7 @@ export class PlantsRepository {
 
   delete(id: bigint): Promise<boolean> {
     return this.run(async () => {
+      this.integrity.assertDurable();
       const result = await this.db.deleteFrom('plants').where('id', '=', id).executeTakeFirst();
       // A single-statement commit: confirmed like a group commit before it is acknowledged.
       this.integrity.assertDurable();
@@ -116,6 +117,9 @@ export class PlantsRepository {
 
   private insertRows(plants: Plant[]): Promise<InsertOutcome[]> {
     return this.run(async () => {
+      // Looked at before the commit too: a write to a file already replaced would still be
+      // found by a restart (its WAL is at the path) after it was answered 503.
+      this.integrity.assertDurable();
       const query: CompiledQuery<{ id: bigint }> = {
         ...this.insertQueryFor(plants.length),
         parameters: plants.flatMap((p) => [p.id, p.name, p.tag ?? null]),

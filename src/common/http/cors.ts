@@ -1,5 +1,9 @@
-import type { CorsOptions } from '@nestjs/common/interfaces/external/cors-options.interface.js';
+import type {
+  CorsOptions,
+  CorsOptionsDelegate,
+} from '@nestjs/common/interfaces/external/cors-options.interface.js';
 import type { CorsOrigins } from '../../config/cors-origins.js';
+import { listenerOf, type PortScope } from './port-scope.js';
 
 /**
  * CORS for the API's browser clients on other origins, or undefined when `CORS_ORIGINS` is
@@ -20,4 +24,19 @@ export function corsOptions(origins: CorsOrigins): CorsOptions | undefined {
     credentials: false,
     maxAge: 600,
   };
+}
+
+/**
+ * `options` on the API port only: the health and metrics ports answer no CORS header, so no
+ * web page can read server names, pids or metrics through a visitor's browser.
+ */
+export function apiPortOnly(
+  options: CorsOptions,
+  ports: () => PortScope,
+): CorsOptionsDelegate<{ socket: { localPort?: number } }> {
+  return (request, callback) =>
+    callback(
+      null,
+      listenerOf(request.socket.localPort, ports()) === 'api' ? options : { origin: false },
+    );
 }

@@ -1,4 +1,4 @@
-import { type Server, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 /** All request headers must arrive within this time (slowloris); Node's default is 60 s. */
@@ -17,6 +17,11 @@ const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
 };
 const MALFORMED = { status: 400, message: 'the request is not valid HTTP/1.1' };
 
+/** Responses on a socket not yet finished, and the error answer waiting for them. */
+const PENDING = Symbol('pending responses');
+const WAITING_ANSWER = Symbol('error answer after the pending responses');
+type TrackedSocket = Duplex & { [PENDING]?: number; [WAITING_ANSWER]?: () => void };
+
 /**
  * The limits every listener (API, health, metrics) holds its clients to, and the Error body
  * `{error, message}` for what Node refuses before Express sees a request (431, 408, malformed
@@ -27,13 +32,37 @@ export function applyServerLimits(server: Server): void {
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     CONNECTIONS_CHECKING_INTERVAL_MS;
+  server.on('request', countPendingResponse);
   server.on('clientError', answerClientError);
 }
 
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  const response = (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage;
-  // A reset socket, or an answer already under way: nothing can be written any more.
-  if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent) {
+function countPendingResponse(request: IncomingMessage, response: ServerResponse): void {
+  const socket = request.socket as TrackedSocket;
+  socket[PENDING] = (socket[PENDING] ?? 0) + 1;
+  response.once('close', () => {
+    socket[PENDING] = (socket[PENDING] ?? 1) - 1;
+    if (socket[PENDING] === 0) socket[WAITING_ANSWER]?.();
+  });
+}
+
+/**
+ * Bytes that are not HTTP can follow a valid request on the same connection (a DELETE with an
+ * unframed body): that request is carried out, so its answer goes first and the error answer
+ * after it, never an error alone for work that was done.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: TrackedSocket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // The parser repeats its error for every later chunk: one answer is enough.
+  if (socket[WAITING_ANSWER]) return;
+  socket[WAITING_ANSWER] = () => writeErrorAnswer(error, socket);
+  if ((socket[PENDING] ?? 0) === 0) socket[WAITING_ANSWER]();
+}
+
+function writeErrorAnswer(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable) {
     socket.destroy();
     return;
   }

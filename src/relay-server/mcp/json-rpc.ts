@@ -1,5 +1,10 @@
-/** The few JSON-RPC 2.0 shapes the relay builds itself; everything else passes through. */
-export type JsonRpcId = string | number;
+import { stringifyJson } from '../../common/json/lossless-json.js';
+
+/**
+ * The few JSON-RPC 2.0 shapes the relay builds itself; everything else passes through. An id
+ * is a bigint when the client's integer is past 2^53 (exact-ids.ts).
+ */
+export type JsonRpcId = string | number | bigint;
 
 export interface JsonRpcResponse {
   jsonrpc: '2.0';
@@ -18,3 +23,21 @@ export const JsonRpcCode = {
   /** Too many requests in flight (the relay's own code, in the implementation-defined range). */
   Overloaded: -32005,
 } as const;
+
+/** The key of a client's id in a map of requests: the id as the client wrote it. */
+export function idKey(id: unknown): string {
+  return typeof id === 'bigint' ? id.toString() : String(JSON.stringify(id));
+}
+
+/**
+ * A message as JSON text. `JSON.stringify` for speed; only a message holding a bigint id
+ * (which it refuses) is written by the lossless serializer, digit for digit.
+ */
+export function stringifyMessage(message: unknown): string {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return stringifyJson(message);
+  }
+}

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { stringifyMessage } from './json-rpc.js';
 
 /** Streamable HTTP lets a client accept both; only then may the answer be an event stream. */
 export function acceptsEventStream(request: { headers: { accept?: string } }): boolean {
@@ -49,5 +50,5 @@ export class LazyEventStream {
 }
 
 function event(message: unknown): string {
-  return `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+  return `event: message\ndata: ${stringifyMessage(message)}\n\n`;
 }

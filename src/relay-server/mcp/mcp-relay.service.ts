@@ -251,7 +251,11 @@ function isObject(value: unknown): value is Message {
 function idOf(message: unknown): JsonRpcId | null {
   if (!isObject(message)) return null;
   const id = message.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  return typeof id === 'string' ||
+    typeof id === 'bigint' ||
+    (typeof id === 'number' && Number.isFinite(id))
+    ? id
+    : null;
 }
 
 function invalid(id: JsonRpcId | null, reason: string): RelayAnswer {

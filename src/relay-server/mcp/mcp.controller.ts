@@ -17,7 +17,8 @@ import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-wit
 import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
-import { JsonRpcCode, jsonRpcError } from './json-rpc.js';
+import { INEXACT_ID } from './exact-ids.js';
+import { JsonRpcCode, jsonRpcError, stringifyMessage } from './json-rpc.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
 import { StatelessRelay } from './stateless/stateless-relay.service.js';
@@ -58,6 +59,17 @@ export class McpController {
       write(response, {
         status: 400,
         body: jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON'),
+      });
+      return;
+    }
+    if (message === INEXACT_ID) {
+      write(response, {
+        status: 400,
+        body: jsonRpcError(
+          null,
+          JsonRpcCode.InvalidRequest,
+          'a numeric id must be an integer or a number a double holds exactly: send it as a string',
+        ),
       });
       return;
     }
@@ -162,5 +174,5 @@ function write(response: Response, answer: RelayAnswer): void {
     return;
   }
   response.setHeader('Content-Type', 'application/json');
-  response.end(JSON.stringify(answer.body));
+  response.end(stringifyMessage(answer.body));
 }

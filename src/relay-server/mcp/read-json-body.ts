@@ -4,6 +4,7 @@ import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
 import { BodyReadError, readBodyText } from '../../common/http/request-body.js';
 import { assertDepthAtMost, JsonTooDeepError } from '../../common/json/lossless-json.js';
+import { withExactIds } from './exact-ids.js';
 
 export const PARSE_ERROR = Symbol('PARSE_ERROR');
 
@@ -19,7 +20,8 @@ export const MAX_MESSAGE_DEPTH = DEFAULT_FRAME_LIMITS.maxDepth - 1;
  * the frame limit as its size: 413 past it (without buffering the rest), 415 for a charset
  * other than UTF-8 or an unknown Content-Encoding, 408 for a body slower than 1 KiB/s after
  * 5 s, 400 for bytes that are not UTF-8 or nesting past MAX_MESSAGE_DEPTH. Returns PARSE_ERROR
- * for a body that is not JSON, so the caller can answer JSON-RPC's -32700.
+ * for a body that is not JSON, so the caller can answer JSON-RPC's -32700, and INEXACT_ID for
+ * an id no number holds exactly (-32600).
  */
 export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
   const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
@@ -43,11 +45,14 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
     if (!(error instanceof JsonTooDeepError)) throw error;
     throw new BadRequestException(`the MCP message is too deeply nested: ${error.message}`);
   }
+  let message: unknown;
   try {
     // JSON.parse, not the plant API's lossless parser: the relay forwards, it does not
-    // interpret, and the agent end encodes frames with JSON.stringify (no bigint).
-    return JSON.parse(text) as unknown;
+    // interpret, and the agent end encodes frames with JSON.stringify (no bigint). Only the
+    // ids the relay echoes itself are read exactly.
+    message = JSON.parse(text) as unknown;
   } catch {
     return PARSE_ERROR;
   }
+  return withExactIds(message, text);
 }

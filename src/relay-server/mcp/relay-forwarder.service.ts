@@ -9,7 +9,13 @@ import {
 } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
-import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
+import {
+  idKey,
+  JsonRpcCode,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+} from './json-rpc.js';
 import type { RelaySession } from './session-store.service.js';
 
 type Message = Record<string, unknown>;
@@ -49,7 +55,7 @@ export class RelayForwarder {
     handle: (signal: AbortSignal) => Promise<JsonRpcResponse>,
   ): Promise<JsonRpcResponse> {
     const clientId = message.id as JsonRpcId;
-    const key = JSON.stringify(clientId);
+    const key = idKey(clientId);
     // Cancellation finds a request by the client's id: a second request with an id still in
     // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
     if (session.inFlight.has(key)) {
@@ -130,7 +136,7 @@ export class RelayForwarder {
   cancel(session: RelaySession, params: unknown): void {
     const fields = isObject(params) ? params : {};
     const reason = typeof fields.reason === 'string' ? fields.reason : 'cancelled by the client';
-    session.inFlight.get(JSON.stringify(fields.requestId))?.abort(reason);
+    session.inFlight.get(idKey(fields.requestId))?.abort(reason);
   }
 
   /**

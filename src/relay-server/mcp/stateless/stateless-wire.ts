@@ -197,7 +197,11 @@ export function statusOf(answer: JsonRpcResponse): number {
 export function idOf(message: unknown): JsonRpcId | null {
   if (!isObject(message)) return null;
   const id = message.id;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  return typeof id === 'string' ||
+    typeof id === 'bigint' ||
+    (typeof id === 'number' && Number.isFinite(id))
+    ? id
+    : null;
 }
 
 function errorWith(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {

@@ -1,0 +1,55 @@
+import { isInteger, isSafeNumber, type LosslessNumber, parse } from 'lossless-json';
+import type { JsonRpcId } from './json-rpc.js';
+
+type Message = Record<string, unknown>;
+
+/** A numeric id that is no integer and that no JS number holds exactly (`0.10000000000000000001`). */
+export const INEXACT_ID = Symbol('INEXACT_ID');
+
+/**
+ * The message with its ids as the client wrote them. `JSON.parse` reads an id past 2^53
+ * rounded (`123456789012345678901234567890` becomes `1.2345678901234568e+29`), and the answer
+ * would then carry an id the client never sent. Such an integer becomes a bigint, which
+ * `stringifyMessage` writes back digit for digit. Only a message with such an id is parsed a
+ * second time (losslessly); every other one is returned as it is. Looks at the request's `id`
+ * and at the `requestId` a cancellation names, the ids the relay keeps and echoes.
+ */
+export function withExactIds(message: unknown, text: string): unknown {
+  if (!isObject(message)) return message;
+  const params = isObject(message.params) ? message.params : undefined;
+  if (!needsExactValue(message.id) && !needsExactValue(params?.requestId)) return message;
+  let lossless: Message;
+  try {
+    lossless = parse(text) as Message;
+  } catch {
+    // A document JSON.parse takes but the lossless parser does not (a duplicated key).
+    return INEXACT_ID;
+  }
+  const exact: Message = { ...message };
+  if (needsExactValue(message.id)) {
+    const id = exactNumber(lossless.id);
+    if (id === undefined) return INEXACT_ID;
+    exact.id = id;
+  }
+  if (params && needsExactValue(params.requestId)) {
+    const losslessParams = lossless.params as Message;
+    const requestId = exactNumber(losslessParams.requestId);
+    if (requestId === undefined) return INEXACT_ID;
+    exact.params = { ...params, requestId };
+  }
+  return exact;
+}
+
+function needsExactValue(value: unknown): boolean {
+  return typeof value === 'number' && !Number.isSafeInteger(value);
+}
+
+function exactNumber(value: unknown): JsonRpcId | undefined {
+  const literal = (value as LosslessNumber).value;
+  if (isInteger(literal)) return isSafeNumber(literal) ? Number(literal) : BigInt(literal);
+  return isSafeNumber(literal) ? Number(literal) : undefined;
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
