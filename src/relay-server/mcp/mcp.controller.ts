@@ -12,14 +12,18 @@ import {
 } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
+import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
 import { JsonRpcCode, jsonRpcError } from './json-rpc.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
+import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
 import { ModernRelay } from './modern/modern-relay.service.js';
 import { isModern } from './modern/modern-wire.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
@@ -37,13 +41,21 @@ const ROUTES = [':server', '/'];
 @UseGuards(ClientAuthGuard)
 @Controller('mcp/:agent')
 export class McpController {
+  private readonly overLog: RateLimitedLog;
+
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) logger: Logger,
     private readonly relay: McpRelayService,
     private readonly modern: ModernRelay,
+    private readonly budget: StreamBudget,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
-  ) {}
+    @InjectMetric('relay_event_streams_closed_total')
+    private readonly closed: Counter<'agent' | 'budget'>,
+  ) {
+    this.overLog = new RateLimitedLog(logger);
+  }
 
   @Post(ROUTES)
   async post(
@@ -65,8 +77,10 @@ export class McpController {
     response.once('close', () => {
       if (!response.writableFinished) hungUp.abort();
     });
+    // A listen stream only carries notifications, like GET; a request's carries its answer.
+    const listens = isRecord(message) && message.method === 'subscriptions/listen';
     const stream = acceptsEventStream(request)
-      ? new LazyEventStream(response, this.config.maxFrameBytes, () => this.dropped.inc({ agent }))
+      ? this.eventStream(response, target, listens)
       : undefined;
     // MCP 2026-07-28 (no session; an envelope in `_meta`) is translated; 2025 is forwarded.
     const protocolVersion = header(request, 'mcp-protocol-version');
@@ -86,7 +100,7 @@ export class McpController {
   /**
    * The session's event stream: notifications the MCP server sends about no request
    * (`notifications/tools/list_changed`, logging). Held open until the client, the session or
-   * the agent connection ends it; a client that does not read loses events past the frame limit.
+   * the agent connection ends it; one whose client does not read is closed past a StreamBudget.
    */
   @Get(ROUTES)
   stream(
@@ -103,11 +117,9 @@ export class McpController {
         {},
       );
     }
-    const events = new LazyEventStream(response, this.config.maxFrameBytes, () =>
-      this.dropped.inc({ agent }),
-    );
+    const events = this.eventStream(response, target, true);
     const opened = this.relay.openStream(target, {
-      send: events.sink,
+      send: (event) => events.send(event),
       end: () => events.finish(undefined),
     });
     if (opened.answer) {
@@ -132,6 +144,29 @@ export class McpController {
     write(response, this.relay.end(this.target(request, agent, server)));
   }
 
+  /**
+   * An event stream within the client's and the relay's StreamBudget: past it a stream that
+   * only carries notifications is closed, a request's progress is dropped (both counted).
+   */
+  private eventStream(
+    response: Response,
+    { agent, client }: RelayTarget,
+    closeWhenOver: boolean,
+  ): LazyEventStream {
+    const onOver = (budget: StreamBudgetName) => {
+      if (!closeWhenOver) {
+        this.dropped.inc({ agent });
+        return;
+      }
+      this.closed.inc({ agent, budget });
+      this.overLog.warn(
+        { agent, client, budget },
+        'closing an event stream whose client is not reading it: over its buffer budget',
+      );
+    };
+    return new LazyEventStream(response, { budget: this.budget, client, closeWhenOver, onOver });
+  }
+
   private target(request: ClientRequest, agent: string, server: string | undefined): RelayTarget {
     const client = request.relayClient;
     if (!client?.agents.has(agent)) {
@@ -145,6 +180,10 @@ export class McpController {
       sessionId: typeof sessionId === 'string' && sessionId !== '' ? sessionId : undefined,
     };
   }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function header(request: ClientRequest, name: string): string | undefined {
