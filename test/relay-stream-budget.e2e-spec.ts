@@ -183,6 +183,83 @@ describe('event stream buffer budgets under the pod limit (e2e)', () => {
       );
       expect(closed).toBeGreaterThan(0);
     } finally {
+      for (const get of held.splice(0)) get.destroy();
+      clearInterval(sampler);
+      await alice.close().catch(() => undefined);
+    }
+  });
+
+  it('refuses the requests of a client that does not read its answers, past its budget', async () => {
+    const pid = relay.child.pid!;
+    let peak = rssMiB(pid);
+    const sampler = setInterval(() => {
+      try {
+        peak = Math.max(peak, rssMiB(pid));
+      } catch {
+        // The relay is gone: the assertions below say so.
+      }
+    }, 50);
+    const alice = await connectMcp(url('fixture'), tokens.alice, tlsFetch, 'alice');
+    const init = await tlsFetch(url('fixture'), {
+      method: 'POST',
+      headers: headers(),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'm', version: '1' },
+        },
+      }),
+    });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const statuses: number[] = [];
+    try {
+      // 30 rounds of 10 answers of 4 MB that mallory never reads: 1.2 GB, past any pod.
+      for (let round = 0; round < 30; round++) {
+        const answered: Promise<void>[] = [];
+        for (let i = 0; i < 10; i++) {
+          answered.push(
+            new Promise((resolve) => {
+              const call = request(
+                url('fixture'),
+                { method: 'POST', headers: headers(session), ca: caPem, agent: false },
+                // Never read: the answer stays in the relay's buffers until the budget says no.
+                (response) => {
+                  statuses.push(response.statusCode ?? 0);
+                  resolve();
+                },
+              );
+              call.on('error', () => resolve());
+              call.end(
+                JSON.stringify({
+                  jsonrpc: '2.0',
+                  id: `${round}-${i}`,
+                  method: 'tools/call',
+                  params: { name: 'large', arguments: { bytes: 4_000_000 } },
+                }),
+              );
+              held.push(call);
+            }),
+          );
+        }
+        await Promise.all(answered);
+      }
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(200);
+      expect(firstText(await alice.client.callTool({ name: 'pid', arguments: {} }))).toMatch(
+        /^\d+$/,
+      );
+      expect(relay.child.exitCode).toBeNull();
+      expect(peak).toBeLessThan(RSS_LIMIT_MIB);
+      const refused = await metric(
+        relay.metricsUrl,
+        'relay_unread_refusals_total{agent="shop",budget="client"}',
+      );
+      expect(refused).toBeGreaterThan(200);
+    } finally {
       clearInterval(sampler);
       await alice.close().catch(() => undefined);
     }

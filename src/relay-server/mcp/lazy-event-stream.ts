@@ -62,12 +62,17 @@ export class LazyEventStream {
       if (this.options.closeWhenOver) this.response.destroy();
       return;
     }
+    this.write(event);
+  }
+
+  /** Written (and counted) until the network takes it. */
+  private write(event: Buffer): void {
     this.held += event.length;
     this.response.write(event, () => {
       // After 'close' the budget has it back already.
       if (this.closed) return;
       this.held -= event.length;
-      budget.release(client, event.length);
+      this.options.budget.release(this.options.client, event.length);
     });
   }
 
@@ -81,9 +86,14 @@ export class LazyEventStream {
     this.response.flushHeaders();
   }
 
+  /** Ends the stream with the answer, if any: it is always written, and counted. */
   finish(body: unknown): void {
     if (this.response.destroyed) return;
-    if (body !== undefined) this.response.write(encodeEvent(body));
+    if (body !== undefined) {
+      const event = encodeEvent(body);
+      this.options.budget.charge(this.options.client, event.length);
+      this.write(event);
+    }
     this.response.end();
   }
 }

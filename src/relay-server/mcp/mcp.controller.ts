@@ -53,6 +53,8 @@ export class McpController {
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
     @InjectMetric('relay_event_streams_closed_total')
     private readonly closed: Counter<'agent' | 'budget'>,
+    @InjectMetric('relay_unread_refusals_total')
+    private readonly refused: Counter<'agent' | 'budget'>,
   ) {
     this.overLog = new RateLimitedLog(logger);
   }
@@ -71,6 +73,11 @@ export class McpController {
         status: 400,
         body: jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON'),
       });
+      return;
+    }
+    const refused = this.refuseWhileUnread(target);
+    if (refused) {
+      write(response, refused);
       return;
     }
     const hungUp = new AbortController();
@@ -94,7 +101,7 @@ export class McpController {
         )
       : await this.relay.post(target, message, hungUp.signal, stream?.sink);
     if (stream?.started) stream.finish(answer.body);
-    else write(response, answer);
+    else write(response, answer, { budget: this.budget, client: target.client });
   }
 
   /**
@@ -167,6 +174,26 @@ export class McpController {
     return new LazyEventStream(response, { budget: this.budget, client, closeWhenOver, onOver });
   }
 
+  /**
+   * A client whose answers and events wait unread past its budget (or the relay's) gets no new
+   * request in: each would add an answer it does not read (HTTP 429, -32005).
+   */
+  private refuseWhileUnread({ agent, client }: RelayTarget): RelayAnswer | undefined {
+    const budget = this.budget.exhausted(client);
+    if (budget === undefined) return undefined;
+    this.refused.inc({ agent, budget });
+    this.overLog.warn({ agent, client, budget }, 'refusing a request: its client is not reading');
+    return {
+      status: 429,
+      headers: { 'Retry-After': '1' },
+      body: jsonRpcError(
+        null,
+        JsonRpcCode.Overloaded,
+        'too many bytes of answers and events wait for this client to read them; retry later',
+      ),
+    };
+  }
+
   private target(request: ClientRequest, agent: string, server: string | undefined): RelayTarget {
     const client = request.relayClient;
     if (!client?.agents.has(agent)) {
@@ -191,7 +218,15 @@ function header(request: ClientRequest, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function write(response: Response, answer: RelayAnswer): void {
+/**
+ * Writes an answer; with `charged`, its bytes count against the client's StreamBudget until
+ * the network has taken them.
+ */
+function write(
+  response: Response,
+  answer: RelayAnswer,
+  charged?: { budget: StreamBudget; client: string },
+): void {
   if (response.destroyed) return;
   response.status(answer.status);
   if (answer.sessionId) response.setHeader('Mcp-Session-Id', answer.sessionId);
@@ -201,5 +236,17 @@ function write(response: Response, answer: RelayAnswer): void {
     return;
   }
   response.setHeader('Content-Type', 'application/json');
-  response.end(JSON.stringify(answer.body));
+  const body = Buffer.from(JSON.stringify(answer.body));
+  if (!charged) {
+    response.end(body);
+    return;
+  }
+  let held = body.length;
+  charged.budget.charge(charged.client, held);
+  const release = () => {
+    charged.budget.release(charged.client, held);
+    held = 0;
+  };
+  response.once('close', release);
+  response.end(body, release);
 }

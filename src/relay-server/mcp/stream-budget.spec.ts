@@ -25,4 +25,16 @@ describe('StreamBudget', () => {
     expect(budget.take('carol', 0, 100)).toBeUndefined();
     expect(budget.held).toBe(300);
   });
+
+  it('counts answers past the budget, and says which budget is used up', () => {
+    const budget = new StreamBudget(config);
+    expect(budget.exhausted('alice')).toBeUndefined();
+    budget.charge('alice', 300);
+    expect(budget.exhausted('alice')).toBe('client');
+    expect(budget.exhausted('bob')).toBeUndefined();
+    budget.charge('bob', 100);
+    expect(budget.exhausted('bob')).toBe('relay');
+    budget.release('alice', 300);
+    expect(budget.exhausted('alice')).toBeUndefined();
+  });
 });

@@ -5,10 +5,12 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 export type StreamBudgetName = 'stream' | 'client' | 'relay';
 
 /**
- * Bytes written to clients' event streams that the network has not taken yet, per client
- * across all its streams (GET, listen and a request's progress) and for the relay in total, so
- * that a client opening more streams it never reads does not add memory. A message shared by
- * several streams is counted once per stream: the bound holds whatever is shared.
+ * Bytes written to clients that the network has not taken yet, per client across all its
+ * streams and answers (GET, listen, a request's progress and its answer) and for the relay in
+ * total, so that a client opening more streams or requests it never reads does not add memory.
+ * A message shared by several streams is counted once per stream: the bound holds whatever is
+ * shared. Notifications past a budget are not written; answers always are, and a client over
+ * its budget gets no new request in (429) until it has read them.
  */
 @Injectable()
 export class StreamBudget {
@@ -28,6 +30,19 @@ export class StreamBudget {
     if (this.total + bytes > this.config.maxStreamBufferBytes) return 'relay';
     this.byClient.set(client, held + bytes);
     this.total += bytes;
+    return undefined;
+  }
+
+  /** Counts `bytes` of an answer, whatever the budgets say: an answer is never dropped. */
+  charge(client: string, bytes: number): void {
+    this.byClient.set(client, (this.byClient.get(client) ?? 0) + bytes);
+    this.total += bytes;
+  }
+
+  /** The budget `client` has used up, if any: its next request is refused until it reads. */
+  exhausted(client: string): StreamBudgetName | undefined {
+    if (this.heldBy(client) >= this.config.maxStreamBufferBytesPerClient) return 'client';
+    if (this.total >= this.config.maxStreamBufferBytes) return 'relay';
     return undefined;
   }
 

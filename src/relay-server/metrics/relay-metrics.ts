@@ -52,6 +52,11 @@ export const relayMetricProviders = [
     labelNames: ['agent', 'budget'],
   }),
   makeCounterProvider({
+    name: 'relay_unread_refusals_total',
+    help: "MCP requests refused (429) while their client's answers and events wait unread past its budget or the relay's, by agent and budget.",
+    labelNames: ['agent', 'budget'],
+  }),
+  makeCounterProvider({
     name: 'relay_server_notifications_dropped_total',
     help: 'MCP server notifications given to no client: progress for no waiting request of that server (no_request), a message that may be about any of several clients (unattributed).',
     labelNames: ['agent', 'reason'],
