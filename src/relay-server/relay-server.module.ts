@@ -22,6 +22,9 @@ import { McpRelayService } from './mcp/mcp-relay.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
+import { ServerMessageRouter } from './mcp/server-message-router.service.js';
+import { ServerTenants } from './mcp/server-tenants.js';
+import { StreamBudget } from './mcp/stream-budget.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
 
@@ -33,6 +36,9 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     StatelessRelay,
     ListenStore,
     RelayForwarder,
+    ServerMessageRouter,
+    ServerTenants,
+    StreamBudget,
     AggregateService,
     SessionStore,
     ClientAuthGuard,

@@ -53,3 +53,33 @@ describe('AgentConnection backpressure', () => {
     expect(sent).toHaveLength(1);
   });
 });
+
+describe('AgentConnection progress', () => {
+  it("gives each request a random token and takes its progress only from the request's server", () => {
+    const { sent, ws } = fakeSocket();
+    const connection = new AgentConnection('lab', ws, { maxFrameBytes: 10_000, maxDepth: 100 });
+    const received: unknown[] = [];
+    const call = { method: 'tools/call', params: { _meta: { progressToken: 'mine' } } };
+    connection.request('slow', call, 60_000, (n) => received.push(n));
+    connection.request('slow', call, 60_000, () => undefined);
+    const tokens = sent.map((s) => {
+      const frame = JSON.parse(s.text) as {
+        message: { params: { _meta: { progressToken: string } } };
+      };
+      return frame.message.params._meta.progressToken;
+    });
+    expect(tokens[0]).toMatch(/^relay-[A-Za-z0-9_-]{22}$/);
+    expect(tokens[1]).not.toBe(tokens[0]);
+    const progress = (token: unknown) => ({
+      method: 'notifications/progress',
+      params: { progressToken: token, progress: 1 },
+    });
+    expect(connection.deliver('other', progress(tokens[0]))).toBe(false);
+    expect(connection.deliver('slow', progress('relay-1'))).toBe(false);
+    expect(received).toEqual([]);
+    expect(connection.deliver('slow', progress(tokens[0]))).toBe(true);
+    expect(received).toEqual([{ ...progress('mine') }]);
+    connection.closedByPeer();
+    expect(connection.deliver('slow', progress(tokens[0]))).toBe(false);
+  });
+});

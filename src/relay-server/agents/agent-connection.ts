@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
@@ -23,7 +23,7 @@ interface Pending {
   server: string;
   resolve: (response: JsonRpcResponse) => void;
   timer: NodeJS.Timeout;
-  progress?: { clientToken: unknown; sink: RequestNotificationSink };
+  progress?: { clientToken: unknown; relayToken: string; sink: RequestNotificationSink };
 }
 
 /**
@@ -31,8 +31,9 @@ interface Pending {
  * inventory and the requests sent to it: each request gets an id of this connection's own
  * (a counter, so ids of different clients never collide on the wire), and every request gets
  * exactly one answer: the agent's, a timeout error, or an error when the connection closes.
- * Progress tokens are replaced the same way (`relay-<id>`), so one client's progress never
- * reaches another.
+ * Progress tokens are replaced by random ones (`relay-<128 random bits>`): an MCP server cannot
+ * guess another request's token, and progress counts only from the server the request went to,
+ * so one client's stream never carries what another server made up.
  *
  * A pod that stops reading its socket (frozen, or slow) makes ws buffer what the relay sends
  * it. Past one frame limit of unsent bytes (`congested`), new requests are refused at once
@@ -46,6 +47,8 @@ export class AgentConnection {
   servers: ProtocolServer[] = [];
   private nextRequestId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** The relay's progress tokens of the waiting requests, to their request ids. */
+  private readonly progressIds = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -118,8 +121,10 @@ export class AgentConnection {
       const clientToken = progressTokenOf(message);
       let sent = message;
       if (sink && clientToken !== undefined) {
-        pending.progress = { clientToken, sink };
-        sent = withProgressToken(message, relayProgressToken(id));
+        const relayToken = relayProgressToken();
+        pending.progress = { clientToken, relayToken, sink };
+        this.progressIds.set(relayToken, id);
+        sent = withProgressToken(message, relayToken);
       }
       this.pending.set(id, pending);
       const refused = this.send({ type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } });
@@ -160,15 +165,17 @@ export class AgentConnection {
   }
 
   /**
-   * An `rpc` notification frame from the agent. Progress for a waiting request goes to that
-   * request's sink with the client's token; false when it belongs to no request.
+   * An `rpc` notification frame from the agent, from `server`. Progress for a waiting request
+   * of that server goes to that request's sink with the client's token; false when it belongs
+   * to no such request (another server's request, an unknown or finished one).
    */
-  deliver(message: Message): boolean {
+  deliver(server: string, message: Message): boolean {
     if (message.method !== 'notifications/progress') return false;
     const params = isObject(message.params) ? message.params : {};
-    const match = /^relay-(\d+)$/.exec(String(params.progressToken));
-    const pending = match ? this.pending.get(Number(match[1])) : undefined;
-    if (!pending?.progress) return false;
+    const token = params.progressToken;
+    const id = typeof token === 'string' ? this.progressIds.get(token) : undefined;
+    const pending = id === undefined ? undefined : this.pending.get(id);
+    if (!pending?.progress || pending.server !== server) return false;
     pending.progress.sink({
       ...message,
       params: { ...params, progressToken: pending.progress.clientToken },
@@ -195,6 +202,7 @@ export class AgentConnection {
     if (!pending) return undefined;
     clearTimeout(pending.timer);
     this.pending.delete(id);
+    if (pending.progress) this.progressIds.delete(pending.progress.relayToken);
     return pending;
   }
 
@@ -216,7 +224,7 @@ export class AgentConnection {
   }
 }
 
-const relayProgressToken = (id: number) => `relay-${id}`;
+const relayProgressToken = () => `relay-${randomBytes(16).toString('base64url')}`;
 
 function isObject(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

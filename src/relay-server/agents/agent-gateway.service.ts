@@ -164,9 +164,9 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
           return;
         case 'notification':
           if (!greeted) return drop('rpc before hello');
-          // Progress goes to the request it is about; the rest (list_changed, logging) to
-          // the sessions of that server on this connection.
-          if (!connection.deliver(frame.message)) {
+          // Progress goes to the waiting request of that server it is about; the rest to
+          // the registry's listeners (ServerMessageRouter decides which sessions hear it).
+          if (!connection.deliver(frame.server, frame.message)) {
             this.registry.notification(connection, frame.server, frame.message);
           }
           return;

@@ -106,9 +106,9 @@ export class AggregateService {
       case 'ping':
         return { jsonrpc: '2.0', id, result: {} };
       case 'tools/list':
-        return this.listTools(session.agent, id, message.params, signal);
+        return this.listTools(session, id, message.params, signal);
       case 'tools/call':
-        return this.callTool(session.agent, id, message, signal, sink);
+        return this.callTool(session, id, message, signal, sink);
       default:
         return jsonRpcError(
           id,
@@ -119,11 +119,12 @@ export class AggregateService {
   }
 
   private async listTools(
-    agent: string,
+    session: RelaySession,
     id: JsonRpcId,
     params: unknown,
     signal: AbortSignal,
   ): Promise<JsonRpcResponse> {
+    const { agent, client } = session;
     if (isObject(params) && params.cursor !== undefined) {
       return jsonRpcError(
         id,
@@ -145,7 +146,7 @@ export class AggregateService {
           method: 'tools/list',
           ...(cursor !== undefined && { params: { cursor } }),
         };
-        return this.forwarder.send(connection, server, page, signal);
+        return this.forwarder.send(client, connection, server, page, signal);
       },
       TOOL_LIST_LIMITS,
     );
@@ -167,7 +168,7 @@ export class AggregateService {
   }
 
   private async callTool(
-    agent: string,
+    { agent, client }: RelaySession,
     id: JsonRpcId,
     message: Message,
     signal: AbortSignal,
@@ -187,6 +188,7 @@ export class AggregateService {
     const connection = this.registry.pick(agent, target.server);
     if (!connection) return notUp(id, agent, target.server);
     return this.forwarder.send(
+      client,
       connection,
       target.server,
       { ...message, params: { ...params, name: target.tool } },

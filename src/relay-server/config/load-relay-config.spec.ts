@@ -40,6 +40,8 @@ describe('loadRelayConfig', () => {
       agentPingMs: 30_000,
       sessionIdleMs: 3_600_000,
       maxSessionsPerClient: 100,
+      maxStreamBufferBytesPerClient: 16 * 1024 * 1024,
+      maxStreamBufferBytes: 128 * 1024 * 1024,
     });
     expect(config.agents).toEqual([
       { name: 'shop', tokenDigests: [createHash('sha256').update(agentToken).digest()] },
@@ -120,6 +122,18 @@ describe('loadRelayConfig', () => {
       'RELAY_MAX_FRAME_BYTES must be a whole number',
     ],
     [{ ...valid, RELAY_TLS_KEY_FILE: '/k.pem' }, 'must be set together'],
+    [
+      { ...valid, RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: '1048576' },
+      'RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT must be at least RELAY_MAX_FRAME_BYTES',
+    ],
+    [
+      {
+        ...valid,
+        RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: '8388608',
+        RELAY_MAX_STREAM_BUFFER_BYTES: '4194304',
+      },
+      'RELAY_MAX_STREAM_BUFFER_BYTES must be at least RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT',
+    ],
     [
       {
         ...valid,

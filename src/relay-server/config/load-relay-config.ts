@@ -59,6 +59,8 @@ export function loadRelayConfig(
     agentPingMs: env.RELAY_AGENT_PING_SECONDS * 1000,
     sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
     maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
+    maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,
+    maxStreamBufferBytes: env.RELAY_MAX_STREAM_BUFFER_BYTES,
     version: APP_VERSION,
   };
 }

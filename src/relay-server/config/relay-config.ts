@@ -39,6 +39,10 @@ export interface RelayConfig {
   sessionIdleMs: number;
   /** Past this many sessions a client's least recently used one ends. */
   maxSessionsPerClient: number;
+  /** Bytes one client's event streams may hold that the network has not taken yet. */
+  maxStreamBufferBytesPerClient: number;
+  /** The same for all clients together. */
+  maxStreamBufferBytes: number;
   version: string;
 }
 

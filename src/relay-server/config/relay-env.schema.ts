@@ -119,6 +119,14 @@ export const relayEnvSchema = z
     RELAY_MAX_SESSIONS_PER_CLIENT: optional(
       wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000),
     ).default(100),
+    // Bytes clients' event streams hold that the network has not taken: 16 MiB a client and
+    // 128 MiB in all fit the chart's 512Mi pod beside the relay's own ~130 MiB.
+    RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: optional(
+      wholeNumber('RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT', 1024, 8 * 1024 ** 3),
+    ).default(16 * 1024 * 1024),
+    RELAY_MAX_STREAM_BUFFER_BYTES: optional(
+      wholeNumber('RELAY_MAX_STREAM_BUFFER_BYTES', 1024, 8 * 1024 ** 3),
+    ).default(128 * 1024 * 1024),
   })
   .superRefine(
     (env, ctx) => {
@@ -127,6 +135,7 @@ export const relayEnvSchema = z
         ['RELAY_HEALTH_CHECK_PORT', env.RELAY_HEALTH_CHECK_PORT],
         ['RELAY_METRICS_PORT', env.RELAY_METRICS_PORT],
       ]);
+      requireStreamBudgetOrder(ctx, env);
       if ((env.RELAY_TLS_CERT_FILE === undefined) !== (env.RELAY_TLS_KEY_FILE === undefined)) {
         ctx.addIssue({
           code: 'custom',
@@ -140,3 +149,32 @@ export const relayEnvSchema = z
   );
 
 export type RelayEnv = z.infer<typeof relayEnvSchema>;
+
+/** A message (one frame at most) must fit a client's budget, and a client's the relay's. */
+function requireStreamBudgetOrder(
+  ctx: z.RefinementCtx,
+  env: {
+    RELAY_MAX_FRAME_BYTES?: number;
+    RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT?: number;
+    RELAY_MAX_STREAM_BUFFER_BYTES?: number;
+  },
+): void {
+  const frame = env.RELAY_MAX_FRAME_BYTES;
+  const perClient = env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT;
+  const total = env.RELAY_MAX_STREAM_BUFFER_BYTES;
+  if (frame !== undefined && perClient !== undefined && perClient < frame) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT'],
+      message: 'RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT must be at least RELAY_MAX_FRAME_BYTES',
+    });
+  }
+  if (perClient !== undefined && total !== undefined && total < perClient) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RELAY_MAX_STREAM_BUFFER_BYTES'],
+      message:
+        'RELAY_MAX_STREAM_BUFFER_BYTES must be at least RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT',
+    });
+  }
+}

@@ -1,36 +1,81 @@
 import type { Response } from 'express';
 import { stringifyMessage } from './json-rpc.js';
+import type { StreamBudget, StreamBudgetName } from './stream-budget.js';
 
 /** Streamable HTTP lets a client accept both; only then may the answer be an event stream. */
 export function acceptsEventStream(request: { headers: { accept?: string } }): boolean {
   return /(^|,)\s*text\/event-stream\b/i.test(request.headers.accept ?? '');
 }
 
+/** One message as an SSE event, encoded once however many streams it goes to. */
+export function encodeEvent(message: unknown): Buffer {
+  return Buffer.from(`event: message\ndata: ${stringifyMessage(message)}\n\n`);
+}
+
+export interface EventStreamOptions {
+  budget: StreamBudget;
+  client: string;
+  /**
+   * True for a stream that only carries notifications (GET, `subscriptions/listen`): past a
+   * budget it is closed, which frees what it holds and tells its client it missed something.
+   * False for a request's answer: its progress is dropped (advisory), the answer still comes.
+   */
+  closeWhenOver: boolean;
+  onOver: (budget: StreamBudgetName) => void;
+}
+
 /**
  * The answer to one POSTed request, as `application/json` unless the MCP server sends
  * something about the request first (progress): then it turns into a `text/event-stream`
- * carrying those notifications and, last, the response. A client that does not read its
- * stream loses progress events past `maxBufferedBytes` (progress is advisory) but never the
- * response, and the relay never buffers more than that for it.
+ * carrying those notifications and, last, the response. A GET stream starts at once. What the
+ * network has not taken yet counts against the client's and the relay's StreamBudget until it
+ * has, or the stream closes.
  */
 export class LazyEventStream {
   started = false;
+  /** Bytes written that the network has not taken yet. */
+  private held = 0;
+  private closed = false;
 
   constructor(
     private readonly response: Response,
-    private readonly maxBufferedBytes: number,
-    private readonly onDrop: () => void,
-  ) {}
+    private readonly options: EventStreamOptions,
+  ) {
+    response.once('close', () => {
+      this.closed = true;
+      this.options.budget.release(this.options.client, this.held);
+      this.held = 0;
+    });
+  }
 
   readonly sink = (notification: Record<string, unknown>): void => {
+    this.send(encodeEvent(notification));
+  };
+
+  /** Writes an encoded event, unless a budget refuses it. */
+  send(event: Buffer): void {
     if (this.response.destroyed) return;
     this.start();
-    if (this.response.writableLength > this.maxBufferedBytes) {
-      this.onDrop();
+    const { budget, client } = this.options;
+    const over = budget.take(client, this.held, event.length);
+    if (over !== undefined) {
+      this.options.onOver(over);
+      if (this.options.closeWhenOver) this.response.destroy();
       return;
     }
-    this.response.write(event(notification));
-  };
+    this.write(event);
+  }
+
+  /** Written (and counted) until the network takes it. */
+  private write(event: Buffer): void {
+    this.held += event.length;
+    this.response.write(event, () => {
+      // After 'close' the budget has it back already.
+      if (this.closed) return;
+      this.held -= event.length;
+      this.options.budget.release(this.options.client, event.length);
+    });
+  }
 
   /** Sends the stream's headers now (a GET stream starts before it has anything to say). */
   start(): void {
@@ -42,13 +87,14 @@ export class LazyEventStream {
     this.response.flushHeaders();
   }
 
+  /** Ends the stream with the answer, if any: it is always written, and counted. */
   finish(body: unknown): void {
     if (this.response.destroyed) return;
-    if (body !== undefined) this.response.write(event(body));
+    if (body !== undefined) {
+      const event = encodeEvent(body);
+      this.options.budget.charge(this.options.client, event.length);
+      this.write(event);
+    }
     this.response.end();
   }
-}
-
-function event(message: unknown): string {
-  return `event: message\ndata: ${stringifyMessage(message)}\n\n`;
 }

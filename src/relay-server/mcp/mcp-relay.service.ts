@@ -45,9 +45,6 @@ export class McpRelayService {
     private readonly aggregate: AggregateService,
   ) {
     registry.onDisconnect((connection) => sessions.dropConnection(connection));
-    registry.onNotification((connection, server, message) =>
-      sessions.broadcast(connection, server, message),
-    );
     // A server that comes up, goes down, is removed or lists other tools on a connection: its
     // sessions there re-list (the MCP server itself may never say so: it restarted, or left).
     registry.onInventoryChange((connection, before) => {
@@ -115,13 +112,21 @@ export class McpRelayService {
     }
     if (kind === 'request') {
       const { pinned } = session;
-      return answerOf(
-        await this.forwarder.run(session, message, signal, (cancelled) =>
-          pinned
-            ? this.forwarder.send(pinned.connection, pinned.server, message, cancelled, sink)
-            : this.aggregate.request(session, message, cancelled, sink),
-        ),
+      const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
+        pinned
+          ? this.forwarder.send(
+              session.client,
+              pinned.connection,
+              pinned.server,
+              message,
+              cancelled,
+              sink,
+            )
+          : this.aggregate.request(session, message, cancelled, sink),
       );
+      // The server's log lines may now reach this session (ServerMessageRouter decides).
+      if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;
+      return answerOf(answer);
     }
     if (kind === 'notification') {
       const refused = this.notify(session, message);
@@ -193,7 +198,7 @@ export class McpRelayService {
     }
     const session = this.sessions.create(target.client, target.agent, { server, connection });
     const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
-      this.forwarder.send(connection, server, message, cancelled),
+      this.forwarder.send(target.client, connection, server, message, cancelled),
     );
     if (answer.error !== undefined) {
       this.sessions.delete(session.id);

@@ -12,8 +12,11 @@ import {
 } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
+import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
@@ -21,6 +24,7 @@ import { INEXACT_ID } from './exact-ids.js';
 import { JsonRpcCode, jsonRpcError, stringifyMessage } from './json-rpc.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
+import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
 import { StatelessRelay } from './stateless/stateless-relay.service.js';
 import { isStateless } from './stateless/stateless-wire.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
@@ -38,13 +42,23 @@ const ROUTES = [':server', '/'];
 @UseGuards(ClientAuthGuard)
 @Controller('mcp/:agent')
 export class McpController {
+  private readonly overLog: RateLimitedLog;
+
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) logger: Logger,
     private readonly relay: McpRelayService,
     private readonly stateless: StatelessRelay,
+    private readonly budget: StreamBudget,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
-  ) {}
+    @InjectMetric('relay_event_streams_closed_total')
+    private readonly closed: Counter<'agent' | 'budget'>,
+    @InjectMetric('relay_unread_refusals_total')
+    private readonly refused: Counter<'agent' | 'budget'>,
+  ) {
+    this.overLog = new RateLimitedLog(logger);
+  }
 
   @Post(ROUTES)
   async post(
@@ -73,12 +87,19 @@ export class McpController {
       });
       return;
     }
+    const refused = this.refuseWhileUnread(target);
+    if (refused) {
+      write(response, refused);
+      return;
+    }
     const hungUp = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) hungUp.abort();
     });
+    // A listen stream only carries notifications, like GET; a request's carries its answer.
+    const listens = isRecord(message) && message.method === 'subscriptions/listen';
     const stream = acceptsEventStream(request)
-      ? new LazyEventStream(response, this.config.maxFrameBytes, () => this.dropped.inc({ agent }))
+      ? this.eventStream(response, target, listens)
       : undefined;
     // MCP 2026-07-28 (no session; an envelope in `_meta`) is translated; 2025 is forwarded.
     const protocolVersion = header(request, 'mcp-protocol-version');
@@ -92,13 +113,13 @@ export class McpController {
         )
       : await this.relay.post(target, message, hungUp.signal, stream?.sink);
     if (stream?.started) stream.finish(answer.body);
-    else write(response, answer);
+    else write(response, answer, { budget: this.budget, client: target.client });
   }
 
   /**
    * The session's event stream: notifications the MCP server sends about no request
    * (`notifications/tools/list_changed`, logging). Held open until the client, the session or
-   * the agent connection ends it; a client that does not read loses events past the frame limit.
+   * the agent connection ends it; one whose client does not read is closed past a StreamBudget.
    */
   @Get(ROUTES)
   stream(
@@ -115,11 +136,9 @@ export class McpController {
         {},
       );
     }
-    const events = new LazyEventStream(response, this.config.maxFrameBytes, () =>
-      this.dropped.inc({ agent }),
-    );
+    const events = this.eventStream(response, target, true);
     const opened = this.relay.openStream(target, {
-      send: events.sink,
+      send: (event) => events.send(event),
       end: () => events.finish(undefined),
     });
     if (opened.answer) {
@@ -144,6 +163,49 @@ export class McpController {
     write(response, this.relay.end(this.target(request, agent, server)));
   }
 
+  /**
+   * An event stream within the client's and the relay's StreamBudget: past it a stream that
+   * only carries notifications is closed, a request's progress is dropped (both counted).
+   */
+  private eventStream(
+    response: Response,
+    { agent, client }: RelayTarget,
+    closeWhenOver: boolean,
+  ): LazyEventStream {
+    const onOver = (budget: StreamBudgetName) => {
+      if (!closeWhenOver) {
+        this.dropped.inc({ agent });
+        return;
+      }
+      this.closed.inc({ agent, budget });
+      this.overLog.warn(
+        { agent, client, budget },
+        'closing an event stream whose client is not reading it: over its buffer budget',
+      );
+    };
+    return new LazyEventStream(response, { budget: this.budget, client, closeWhenOver, onOver });
+  }
+
+  /**
+   * A client whose answers and events wait unread past its budget (or the relay's) gets no new
+   * request in: each would add an answer it does not read (HTTP 429, -32005).
+   */
+  private refuseWhileUnread({ agent, client }: RelayTarget): RelayAnswer | undefined {
+    const budget = this.budget.exhausted(client);
+    if (budget === undefined) return undefined;
+    this.refused.inc({ agent, budget });
+    this.overLog.warn({ agent, client, budget }, 'refusing a request: its client is not reading');
+    return {
+      status: 429,
+      headers: { 'Retry-After': '1' },
+      body: jsonRpcError(
+        null,
+        JsonRpcCode.Overloaded,
+        'too many bytes of answers and events wait for this client to read them; retry later',
+      ),
+    };
+  }
+
   private target(request: ClientRequest, agent: string, server: string | undefined): RelayTarget {
     const client = request.relayClient;
     if (!client?.agents.has(agent)) {
@@ -159,12 +221,24 @@ export class McpController {
   }
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 function header(request: ClientRequest, name: string): string | undefined {
   const value = request.headers[name];
   return typeof value === 'string' ? value : undefined;
 }
 
-function write(response: Response, answer: RelayAnswer): void {
+/**
+ * Writes an answer; with `charged`, its bytes count against the client's StreamBudget until
+ * the network has taken them.
+ */
+function write(
+  response: Response,
+  answer: RelayAnswer,
+  charged?: { budget: StreamBudget; client: string },
+): void {
   if (response.destroyed) return;
   response.status(answer.status);
   if (answer.sessionId) response.setHeader('Mcp-Session-Id', answer.sessionId);
@@ -174,5 +248,17 @@ function write(response: Response, answer: RelayAnswer): void {
     return;
   }
   response.setHeader('Content-Type', 'application/json');
-  response.end(stringifyMessage(answer.body));
+  const body = Buffer.from(stringifyMessage(answer.body));
+  if (!charged) {
+    response.end(body);
+    return;
+  }
+  let held = body.length;
+  charged.budget.charge(charged.client, held);
+  const release = () => {
+    charged.budget.release(charged.client, held);
+    held = 0;
+  };
+  response.once('close', release);
+  response.end(body, release);
 }

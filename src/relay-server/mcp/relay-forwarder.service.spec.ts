@@ -3,6 +3,7 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { AgentConnection } from '../agents/agent-connection.js';
 import type { RelayConfig } from '../config/relay-config.js';
 import type { JsonRpcResponse } from './json-rpc.js';
+import { ServerTenants } from './server-tenants.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
 import type { RelaySession } from './session-store.service.js';
 
@@ -19,6 +20,7 @@ const forwarder = new RelayForwarder(
   >,
   { startTimer: () => () => 0 } as unknown as Histogram<'agent'>,
   { inc: () => undefined, dec: () => undefined } as unknown as Gauge<'agent'>,
+  new ServerTenants(),
 );
 
 /** An agent connection that records what it is sent and answers only when told. */
@@ -61,7 +63,7 @@ describe('RelayForwarder', () => {
     const { connection, sent, answer } = fakeConnection();
     const s = session();
     const answered = forwarder.run(s, call('a'), new AbortController().signal, (signal) =>
-      forwarder.send(connection, 'echo', call('a'), signal),
+      forwarder.send('alice', connection, 'echo', call('a'), signal),
     );
     expect(sent).toEqual([
       { server: 'echo', message: { jsonrpc: '2.0', method: 'tools/call', id: 1 } },
@@ -76,7 +78,7 @@ describe('RelayForwarder', () => {
     const { connection, sent } = fakeConnection();
     const s = session();
     const first = forwarder.run(s, call('a'), new AbortController().signal, (signal) =>
-      forwarder.send(connection, 'echo', call('a'), signal),
+      forwarder.send('alice', connection, 'echo', call('a'), signal),
     );
     const again = await forwarder.run(s, call('a'), new AbortController().signal, () => {
       throw new Error('must not run');
@@ -98,12 +100,12 @@ describe('RelayForwarder', () => {
     const hangUp = new AbortController();
     const answered = forwarder.run(session(), call('b'), hangUp.signal, async (signal) => {
       const both = Promise.all([
-        forwarder.send(connection, 'one', call('b'), signal),
-        forwarder.send(connection, 'two', call('b'), signal),
+        forwarder.send('alice', connection, 'one', call('b'), signal),
+        forwarder.send('alice', connection, 'two', call('b'), signal),
       ]);
       hangUp.abort();
       await both;
-      return forwarder.send(connection, 'three', call('b'), signal);
+      return forwarder.send('alice', connection, 'three', call('b'), signal);
     });
     expect((await answered).error?.code).toBe(-32800);
     const cancelled = sent.filter((m) => m.message.method === 'notifications/cancelled');
@@ -121,7 +123,7 @@ describe('RelayForwarder', () => {
     const hangUp = new AbortController();
     hangUp.abort();
     const answered = await forwarder.run(session(), call('c'), hangUp.signal, (signal) =>
-      forwarder.send(connection, 'echo', call('c'), signal),
+      forwarder.send('alice', connection, 'echo', call('c'), signal),
     );
     expect(answered).toMatchObject({ id: 'c', error: { code: -32800 } });
     expect(sent).toEqual([]);

@@ -16,6 +16,7 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
 } from './json-rpc.js';
+import { ServerTenants } from './server-tenants.js';
 import type { RelaySession } from './session-store.service.js';
 
 type Message = Record<string, unknown>;
@@ -39,6 +40,7 @@ export class RelayForwarder {
     @InjectMetric('relay_mcp_request_duration_seconds')
     private readonly duration: Histogram<'agent'>,
     @InjectMetric('relay_mcp_requests_in_flight') private readonly inFlight: Gauge<'agent'>,
+    private readonly tenants: ServerTenants,
   ) {
     this.perAgent = new InFlightLimiter(config.maxInFlightPerAgent);
     this.perClient = new InFlightLimiter(config.maxInFlightPerClient);
@@ -96,11 +98,12 @@ export class RelayForwarder {
   }
 
   /**
-   * Sends `message` (a request; its id is replaced by the connection's own) to `server` on
-   * `connection`. When `signal` aborts, the agent is sent `notifications/cancelled` for it and
-   * the answer is a cancellation error at once. `sink` receives the request's progress.
+   * Sends `client`'s `message` (a request; its id is replaced by the connection's own) to
+   * `server` on `connection`. When `signal` aborts, the agent is sent `notifications/cancelled`
+   * for it and the answer is a cancellation error at once. `sink` receives the request's progress.
    */
   async send(
+    client: string,
     connection: AgentConnection,
     server: string,
     message: Message,
@@ -109,6 +112,7 @@ export class RelayForwarder {
   ): Promise<JsonRpcResponse> {
     // Cancelled before it was sent (a later page of a cancelled listing): nothing to send.
     if (signal.aborted) return cancelledError(null);
+    this.tenants.record(connection, server, client);
     const { id, response } = connection.request(
       server,
       withoutId(message),
@@ -163,6 +167,7 @@ export class RelayForwarder {
       releaseAgent();
       return this.overloaded(session.agent, null, 'this client');
     }
+    this.tenants.record(connection, server, session.client);
     const rejected = connection.notify(server, message, () => {
       releaseClient();
       releaseAgent();

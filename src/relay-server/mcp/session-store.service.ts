@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { AgentConnection } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { encodeEvent } from './lazy-event-stream.js';
 
 /**
  * One MCP session (`Mcp-Session-Id`). A session of `/mcp/<agent>/<server>` is pinned to the
@@ -20,8 +21,13 @@ export interface RelaySession {
    */
   inFlight: Map<string, AbortController>;
   lastUsed: number;
-  /** The client's open GET event stream, for notifications about no request. */
-  stream?: { send: (message: Record<string, unknown>) => void; end: () => void };
+  /** The client asked this session's server for logging (`logging/setLevel`). */
+  wantsLogging?: boolean;
+  /**
+   * The client's open GET event stream, for notifications about no request; `send` takes an
+   * encoded event (encodeEvent), so a message for many streams is serialized once.
+   */
+  stream?: { send: (event: Buffer) => void; end: () => void };
 }
 
 /**
@@ -120,17 +126,39 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
 
   /** Sends a notification to every open stream of `server`'s sessions on `connection`. */
   broadcast(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
+    const event = encodeEvent(message);
     for (const session of this.sessions.values()) {
       if (session.pinned?.connection === connection && session.pinned.server === server) {
-        session.stream?.send(message);
+        session.stream?.send(event);
       }
+    }
+  }
+
+  /**
+   * Sends a notification to the open streams of `client`'s sessions of `server` on
+   * `connection`; with `logging`, only of those that asked for logging.
+   */
+  sendToClient(
+    connection: AgentConnection,
+    server: string,
+    client: string,
+    message: Record<string, unknown>,
+    logging: boolean,
+  ): void {
+    const event = encodeEvent(message);
+    for (const session of this.sessions.values()) {
+      const { pinned } = session;
+      if (pinned?.connection !== connection || pinned.server !== server) continue;
+      if (session.client !== client || (logging && !session.wantsLogging)) continue;
+      session.stream?.send(event);
     }
   }
 
   /** Sends a notification to every open stream of `agent`'s aggregate sessions. */
   broadcastAggregate(agent: string, message: Record<string, unknown>): void {
+    const event = encodeEvent(message);
     for (const session of this.sessions.values()) {
-      if (!session.pinned && session.agent === agent) session.stream?.send(message);
+      if (!session.pinned && session.agent === agent) session.stream?.send(event);
     }
   }
 

@@ -43,8 +43,23 @@ export const relayMetricProviders = [
   }),
   makeCounterProvider({
     name: 'relay_progress_dropped_total',
-    help: 'Progress notifications not sent to a client that was not reading its stream, by agent.',
+    help: "Progress notifications not written to a request's stream: its client is over its stream buffer budget (or the relay is), by agent.",
     labelNames: ['agent'],
+  }),
+  makeCounterProvider({
+    name: 'relay_event_streams_closed_total',
+    help: 'GET and subscriptions/listen event streams closed because a message would pass a buffer budget: the stream (one frame), its client or the relay, by agent and budget.',
+    labelNames: ['agent', 'budget'],
+  }),
+  makeCounterProvider({
+    name: 'relay_unread_refusals_total',
+    help: "MCP requests refused (429) while their client's answers and events wait unread past its budget or the relay's, by agent and budget.",
+    labelNames: ['agent', 'budget'],
+  }),
+  makeCounterProvider({
+    name: 'relay_server_notifications_dropped_total',
+    help: 'MCP server notifications given to no client: progress for no waiting request of that server (no_request), a message that may be about any of several clients (unattributed).',
+    labelNames: ['agent', 'reason'],
   }),
   makeCounterProvider({
     name: 'relay_client_auth_failures_total',

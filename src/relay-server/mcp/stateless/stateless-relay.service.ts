@@ -181,7 +181,14 @@ export class StatelessRelay {
     const pinned = session.pinned;
     return this.forwarder.run(session, message, signal, (cancelled) =>
       pinned
-        ? this.forwarder.send(pinned.connection, pinned.server, message, cancelled, sink)
+        ? this.forwarder.send(
+            session.client,
+            pinned.connection,
+            pinned.server,
+            message,
+            cancelled,
+            sink,
+          )
         : this.aggregate.request(session, message, cancelled, sink),
     );
   }
@@ -218,7 +225,13 @@ export class StatelessRelay {
     return discoverAnswer(
       id,
       await this.forwarder.run(session, initialize, signal, (cancelled) =>
-        this.forwarder.send(pinned.connection, pinned.server, initialize, cancelled),
+        this.forwarder.send(
+          session.client,
+          pinned.connection,
+          pinned.server,
+          initialize,
+          cancelled,
+        ),
       ),
     );
   }

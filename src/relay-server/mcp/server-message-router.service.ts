@@ -1,0 +1,57 @@
+import { Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
+import type { AgentConnection } from '../agents/agent-connection.js';
+import { AgentRegistry } from '../agents/agent-registry.service.js';
+import { ServerTenants } from './server-tenants.js';
+import { SessionStore } from './session-store.service.js';
+
+/** Notifications about the server itself: the same for every client, so every session hears them. */
+const ABOUT_THE_SERVER = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+]);
+
+/**
+ * Where an MCP server's notification about no waiting request goes (progress for a waiting
+ * request never gets here: AgentConnection hands it to that request). List changes go to
+ * every session of that server on that connection. Anything else (logging, resource updates)
+ * may carry one client's data, so it goes only to the sessions of the server's one client
+ * (ServerTenants), and logging only to those that asked for it with `logging/setLevel`; while
+ * the server has served several clients it is dropped. Stray progress is dropped.
+ */
+@Injectable()
+export class ServerMessageRouter {
+  constructor(
+    registry: AgentRegistry,
+    private readonly sessions: SessionStore,
+    private readonly tenants: ServerTenants,
+    @InjectMetric('relay_server_notifications_dropped_total')
+    private readonly dropped: Counter<'agent' | 'reason'>,
+  ) {
+    registry.onNotification((connection, server, message) =>
+      this.route(connection, server, message),
+    );
+  }
+
+  route(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
+    const method = String(message.method);
+    if (ABOUT_THE_SERVER.has(method)) {
+      this.sessions.broadcast(connection, server, message);
+      return;
+    }
+    const agent = connection.agent;
+    if (method === 'notifications/progress') {
+      this.dropped.inc({ agent, reason: 'no_request' });
+      return;
+    }
+    const client = this.tenants.soleClient(connection, server);
+    if (client === undefined) {
+      this.dropped.inc({ agent, reason: 'unattributed' });
+      return;
+    }
+    const logging = method === 'notifications/message';
+    this.sessions.sendToClient(connection, server, client, message, logging);
+  }
+}

@@ -1,0 +1,64 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+
+/** Which budget refused a message: the stream's own, its client's, or the relay's. */
+export type StreamBudgetName = 'stream' | 'client' | 'relay';
+
+/**
+ * Bytes written to clients that the network has not taken yet, per client across all its
+ * streams and answers (GET, listen, a request's progress and its answer) and for the relay in
+ * total, so that a client opening more streams or requests it never reads does not add memory.
+ * A message shared by several streams is counted once per stream: the bound holds whatever is
+ * shared. Notifications past a budget are not written; answers always are, and a client over
+ * its budget gets no new request in (429) until it has read them.
+ */
+@Injectable()
+export class StreamBudget {
+  private readonly byClient = new Map<string, number>();
+  private total = 0;
+
+  constructor(@Inject(RELAY_CONFIG) private readonly config: RelayConfig) {}
+
+  /**
+   * Takes `bytes` for a stream of `client` already holding `streamHeld`; returns the budget
+   * that refuses them instead. One message always fits an empty stream (it is at most a frame).
+   */
+  take(client: string, streamHeld: number, bytes: number): StreamBudgetName | undefined {
+    if (streamHeld > 0 && streamHeld + bytes > this.config.maxFrameBytes) return 'stream';
+    const held = this.byClient.get(client) ?? 0;
+    if (held + bytes > this.config.maxStreamBufferBytesPerClient) return 'client';
+    if (this.total + bytes > this.config.maxStreamBufferBytes) return 'relay';
+    this.byClient.set(client, held + bytes);
+    this.total += bytes;
+    return undefined;
+  }
+
+  /** Counts `bytes` of an answer, whatever the budgets say: an answer is never dropped. */
+  charge(client: string, bytes: number): void {
+    this.byClient.set(client, (this.byClient.get(client) ?? 0) + bytes);
+    this.total += bytes;
+  }
+
+  /** The budget `client` has used up, if any: its next request is refused until it reads. */
+  exhausted(client: string): StreamBudgetName | undefined {
+    if (this.heldBy(client) >= this.config.maxStreamBufferBytesPerClient) return 'client';
+    if (this.total >= this.config.maxStreamBufferBytes) return 'relay';
+    return undefined;
+  }
+
+  /** The network took `bytes` of `client`'s (or the stream closed with them). */
+  release(client: string, bytes: number): void {
+    const held = (this.byClient.get(client) ?? 0) - bytes;
+    if (held > 0) this.byClient.set(client, held);
+    else this.byClient.delete(client);
+    this.total -= bytes;
+  }
+
+  heldBy(client: string): number {
+    return this.byClient.get(client) ?? 0;
+  }
+
+  get held(): number {
+    return this.total;
+  }
+}
