@@ -32,8 +32,10 @@ export function applyServerLimits(server: Server): void {
 
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   const response = (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage;
-  // A reset socket, or an answer already under way: nothing can be written any more.
-  if (error.code === 'ECONNRESET' || !socket.writable || response?.headersSent) {
+  // Only an HTTP error gets an HTTP answer. Anything else (a TLS handshake that failed or timed
+  // out, a reset) is closed at once: an answer written into a TLS socket that never finished
+  // its handshake is never sent, and would hold the connection open for good.
+  if (!isHttpError(error) || !socket.writable || response?.headersSent) {
     socket.destroy();
     return;
   }
@@ -50,4 +52,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     ].join('\r\n'),
     () => socket.destroy(),
   );
+}
+
+/** Errors of Node's HTTP parser (HPE_*) and of its request timeouts. */
+function isHttpError(error: NodeJS.ErrnoException): boolean {
+  const code = error.code ?? '';
+  return code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT';
 }

@@ -40,6 +40,8 @@ describe('loadRelayConfig', () => {
       agentPingMs: 30_000,
       sessionIdleMs: 3_600_000,
       maxSessionsPerClient: 100,
+      connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },
+      tlsHandshakeTimeoutMs: 5_000,
     });
     expect(config.agents).toEqual([
       { name: 'shop', tokenDigests: [createHash('sha256').update(agentToken).digest()] },

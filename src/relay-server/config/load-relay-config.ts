@@ -59,6 +59,11 @@ export function loadRelayConfig(
     agentPingMs: env.RELAY_AGENT_PING_SECONDS * 1000,
     sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
     maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
+    connections: {
+      maxConnections: env.RELAY_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,
+    },
+    tlsHandshakeTimeoutMs: env.RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS * 1000,
     version: APP_VERSION,
   };
 }

@@ -39,6 +39,10 @@ export interface RelayConfig {
   sessionIdleMs: number;
   /** Past this many sessions a client's least recently used one ends. */
   maxSessionsPerClient: number;
+  /** Caps on each listener's open connections (0: no cap). */
+  connections: { maxConnections: number; maxConnectionsPerAddress: number };
+  /** A TLS connection that has not finished its handshake by then is closed. */
+  tlsHandshakeTimeoutMs: number;
   version: string;
 }
 

@@ -119,6 +119,16 @@ export const relayEnvSchema = z
     RELAY_MAX_SESSIONS_PER_CLIENT: optional(
       wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000),
     ).default(100),
+    // About 33 KB each while a TLS handshake is under way: 2,048 stay well inside the pod.
+    RELAY_MAX_CONNECTIONS: optional(wholeNumber('RELAY_MAX_CONNECTIONS', 0, 1_000_000)).default(
+      2048,
+    ),
+    RELAY_MAX_CONNECTIONS_PER_ADDRESS: optional(
+      wholeNumber('RELAY_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000),
+    ).default(256),
+    RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: optional(
+      wholeNumber('RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS', 1, 120),
+    ).default(5),
   })
   .superRefine(
     (env, ctx) => {
