@@ -64,6 +64,15 @@ export function loadRelayConfig(
       maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,
     },
     tlsHandshakeTimeoutMs: env.RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS * 1000,
+    agentBudgets: {
+      maxConnectionsPerAgent: env.RELAY_MAX_CONNECTIONS_PER_AGENT,
+      maxInventoryBytesPerAgent: env.RELAY_MAX_INVENTORY_BYTES_PER_AGENT,
+    },
+    agentRates: {
+      framesPerSecond: env.RELAY_AGENT_MAX_FRAMES_PER_SECOND,
+      bytesPerSecond: env.RELAY_AGENT_MAX_BYTES_PER_SECOND,
+      inventoryBytesPerMinute: env.RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE,
+    },
     version: APP_VERSION,
   };
 }

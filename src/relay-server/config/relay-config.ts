@@ -43,6 +43,10 @@ export interface RelayConfig {
   connections: { maxConnections: number; maxConnectionsPerAddress: number };
   /** A TLS connection that has not finished its handshake by then is closed. */
   tlsHandshakeTimeoutMs: number;
+  /** What one agent may hold: connections, and bytes of inventory over all of them. */
+  agentBudgets: { maxConnectionsPerAgent: number; maxInventoryBytesPerAgent: number };
+  /** What one agent connection may send (0: no limit); past it the connection is closed. */
+  agentRates: { framesPerSecond: number; bytesPerSecond: number; inventoryBytesPerMinute: number };
   version: string;
 }
 

@@ -129,6 +129,22 @@ export const relayEnvSchema = z
     RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: optional(
       wholeNumber('RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS', 1, 120),
     ).default(5),
+    // Above the plant chart's most replicas (10) plus a rolling update's surge.
+    RELAY_MAX_CONNECTIONS_PER_AGENT: optional(
+      wholeNumber('RELAY_MAX_CONNECTIONS_PER_AGENT', 1, 100_000),
+    ).default(16),
+    RELAY_MAX_INVENTORY_BYTES_PER_AGENT: optional(
+      wholeNumber('RELAY_MAX_INVENTORY_BYTES_PER_AGENT', 1024, 1024 ** 3),
+    ).default(16 * 1024 * 1024),
+    RELAY_AGENT_MAX_FRAMES_PER_SECOND: optional(
+      wholeNumber('RELAY_AGENT_MAX_FRAMES_PER_SECOND', 0, 1_000_000),
+    ).default(1000),
+    RELAY_AGENT_MAX_BYTES_PER_SECOND: optional(
+      wholeNumber('RELAY_AGENT_MAX_BYTES_PER_SECOND', 0, 1024 ** 3),
+    ).default(4 * 1024 * 1024),
+    RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE: optional(
+      wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3),
+    ).default(16 * 1024 * 1024),
   })
   .superRefine(
     (env, ctx) => {
