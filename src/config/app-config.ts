@@ -30,6 +30,8 @@ export interface AppConfig {
   database: DatabaseConfig;
   /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */
   apiTokenDigests: Buffer[];
+  /** Open connections per listener, in total and from one address; 0 means no cap. */
+  connections: { maxConnections: number; maxConnectionsPerAddress: number };
   /** API requests per client address and minute; 0 means no limit. */
   rateLimitPerMinute: number;
   /** Browser origins allowed by CORS (`CORS_ORIGINS`); 'off' by default. */

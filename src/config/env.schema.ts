@@ -58,6 +58,22 @@ export const envSchema = z
         .regex(/^\d{1,9}$/, 'RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off)')
         .transform(Number),
     ).default(0),
+    // Per listener (API, health, metrics); 0 turns a cap off.
+    MAX_CONNECTIONS: optional(
+      z
+        .string()
+        .regex(/^\d{1,7}$/, 'MAX_CONNECTIONS must be a whole number (0 turns the cap off)')
+        .transform(Number),
+    ).default(2048),
+    MAX_CONNECTIONS_PER_ADDRESS: optional(
+      z
+        .string()
+        .regex(
+          /^\d{1,7}$/,
+          'MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 turns the cap off)',
+        )
+        .transform(Number),
+    ).default(256),
     CORS_ORIGINS: z
       .string()
       .optional()

@@ -315,6 +315,7 @@ describe('loadConfig: valid configurations', () => {
       database: { kind: 'sqlite', file: join(resolve('./data'), 'plants.sqlite') },
       apiTokenDigests: [],
       rateLimitPerMinute: 0,
+      connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },
       agent: undefined,
       mcp: { configDir: dir, configDirExplicit: true, absent: false },
     });

@@ -65,6 +65,10 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
         }
       : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') },
     apiTokenDigests: tokens.digests,
+    connections: {
+      maxConnections: env.MAX_CONNECTIONS,
+      maxConnectionsPerAddress: env.MAX_CONNECTIONS_PER_ADDRESS,
+    },
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     corsOrigins: env.CORS_ORIGINS,
     webhooks: {

@@ -1,6 +1,10 @@
 import 'reflect-metadata';
+import type { ServerOptions } from 'node:https';
+import type { NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { getToken } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
 import { runHttpApp } from '../common/bootstrap/run-http-app.js';
 import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.js';
 import { portScopeHandler } from '../common/http/port-scope.js';
@@ -29,7 +33,7 @@ void runHttpApp<RelayConfig>({
         bodyParser: false,
         logger: new PinoNestLogger(logger),
         abortOnError: false,
-        httpsOptions: config.tls,
+        httpsOptions: httpsOptions(config),
       },
     ),
   configure(app, _config, ports) {
@@ -58,6 +62,10 @@ void runHttpApp<RelayConfig>({
       'relay server listening',
     );
   },
+  connectionLimits: (app, config) => {
+    const counter = app.get<Counter<'reason'>>(getToken('relay_connections_refused_total'));
+    return { limits: config.connections, refused: (reason) => counter.inc({ reason }) };
+  },
   // Requests in flight wait for agents (up to RELAY_REQUEST_TIMEOUT_SECONDS): agents are told
   // 1001 first, which answers every waiting client at once, so the drain does not wait them out.
   // Open GET event streams are ended too: they never end on their own.
@@ -67,3 +75,13 @@ void runHttpApp<RelayConfig>({
     app.get(AgentGateway).beforeApplicationShutdown();
   },
 });
+
+/**
+ * The certificate, and a handshake timeout: a silent peer would otherwise hold its socket 120 s.
+ * Nest's HttpsOptions type lacks `handshakeTimeout`; Nest hands the object to https.createServer.
+ */
+function httpsOptions(config: RelayConfig): NestApplicationOptions['httpsOptions'] {
+  if (!config.tls) return undefined;
+  const options: ServerOptions = { ...config.tls, handshakeTimeout: config.tlsHandshakeTimeoutMs };
+  return options as NestApplicationOptions['httpsOptions'];
+}

@@ -13,6 +13,8 @@ export interface RelayOptions {
   env: Record<string, string | undefined>;
   /** Wait for GET /health to answer 200 (default true). */
   waitForHealth?: boolean;
+  /** node's own options before the entry point, e.g. `--max-old-space-size=192`. */
+  nodeArgs?: string[];
 }
 
 export interface RunningRelay {
@@ -46,7 +48,7 @@ export async function startRelay(options: RelayOptions): Promise<RunningRelay> {
     options.env,
   );
   const service = await spawnService({
-    args: [RELAY_MAIN],
+    args: [...(options.nodeArgs ?? []), RELAY_MAIN],
     env,
     startLine: 'relay server listening',
   });

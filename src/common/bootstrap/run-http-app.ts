@@ -4,9 +4,15 @@ import type { Logger } from 'pino';
 import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
 import { boundPort } from '../http/bound-port.js';
 import { ConnectionDrain } from '../http/connection-drain.js';
+import {
+  type ConnectionLimits,
+  type ConnectionRefusal,
+  limitConnections,
+} from '../http/connection-limits.js';
 import { applyServerLimits } from '../http/http-server-limits.js';
 import type { PortScope } from '../http/port-scope.js';
 import { createLogger, type LoggerConfig } from '../logging/logger.js';
+import { RateLimitedLog } from '../logging/rate-limited-log.js';
 import { startUpLogger } from '../logging/start-up-logger.js';
 
 /** In-flight requests get this long to finish after a signal before connections are cut. */
@@ -50,6 +56,14 @@ export interface HttpEntryPoint<C extends LoggerConfig> {
    * whose waiting clients are answered when they close).
    */
   beforeDrain?(app: NestExpressApplication): void | Promise<void>;
+  /**
+   * Caps on the open connections of each listener, and what counts the connections refused
+   * (a metric of the entry point's own). Without it the listeners take any number.
+   */
+  connectionLimits?(
+    app: NestExpressApplication,
+    config: C,
+  ): { limits: ConnectionLimits; refused(reason: ConnectionRefusal): void };
 }
 
 /**
@@ -85,6 +99,7 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
   const ports: PortScope = { ...configured };
   entry.configure?.(app, config, () => ports);
 
+  const limit = connectionLimiter(entry.connectionLimits?.(app, config), logger);
   let extra: Server[];
   // Which listener failed, by its variable: `EADDRINUSE 0.0.0.0:8080` alone does not say.
   const naming = (listener: keyof PortScope) => (error: unknown) => {
@@ -94,12 +109,14 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
   };
   try {
     applyServerLimits(app.getHttpServer());
+    limit(app.getHttpServer());
     await app.listen(ports.api, host).catch(naming('api'));
     ports.api = boundPort(app.getHttpServer());
     extra = await Promise.all(
       (['health', 'metrics'] as const).map(async (listener) => {
         const server = createServer(app.getHttpAdapter().getInstance());
         applyServerLimits(server);
+        limit(server);
         await listen(server, ports[listener], host).catch(naming(listener));
         ports[listener] = boundPort(server);
         return server;
@@ -120,6 +137,21 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
     { ...ports },
   );
   handleSignals(app, new ConnectionDrain([app.getHttpServer(), ...extra]), logger, entry);
+}
+
+/** Applies the entry point's connection caps to a listener; a refusal is counted and logged. */
+function connectionLimiter(
+  setting: ReturnType<NonNullable<HttpEntryPoint<LoggerConfig>['connectionLimits']>> | undefined,
+  logger: Logger,
+): (server: Server) => void {
+  if (!setting) return () => undefined;
+  // Anyone can open connections: one line per 10 s at most, the metric counts every one.
+  const log = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
+  return (server) =>
+    limitConnections(server, setting.limits, (reason, address) => {
+      setting.refused(reason);
+      log.warn({ reason, remote: address }, 'connection refused or closed before a request');
+    });
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {

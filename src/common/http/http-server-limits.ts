@@ -51,7 +51,10 @@ function countPendingResponse(request: IncomingMessage, response: ServerResponse
  * after it, never an error alone for work that was done.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: TrackedSocket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  // Only an HTTP error gets an HTTP answer. Anything else (a TLS handshake that failed or timed
+  // out, a reset) is closed at once: an answer written into a TLS socket that never finished
+  // its handshake is never sent, and would hold the connection open for good.
+  if (!isHttpError(error) || !socket.writable) {
     socket.destroy();
     return;
   }
@@ -79,4 +82,16 @@ function writeErrorAnswer(error: NodeJS.ErrnoException, socket: Duplex): void {
     ].join('\r\n'),
     () => socket.destroy(),
   );
+}
+
+/** Errors of Node's HTTP parser (HPE_*) and of its request timeouts. */
+function isHttpError(error: NodeJS.ErrnoException): boolean {
+  const code = error.code ?? '';
+  return code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT';
+}
+
+/** Errors of Node's HTTP parser (HPE_*) and of its request timeouts. */
+function isHttpError(error: NodeJS.ErrnoException): boolean {
+  const code = error.code ?? '';
+  return code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT';
 }

@@ -25,12 +25,21 @@ export class RateLimitedLog {
   }
 
   warn(fields: Record<string, unknown>, message: string): void {
+    this.#write('warn', fields, message);
+  }
+
+  /** An info line through the same bucket (a peer's connects and disconnects). */
+  info(fields: Record<string, unknown>, message: string): void {
+    this.#write('info', fields, message);
+  }
+
+  #write(level: 'warn' | 'info', fields: Record<string, unknown>, message: string): void {
     if (!this.#bucket.take()) {
       this.#suppressed++;
       return;
     }
     const suppressed = this.#suppressed;
     this.#suppressed = 0;
-    this.logger.warn(suppressed > 0 ? { ...fields, suppressed } : fields, message);
+    this.logger[level](suppressed > 0 ? { ...fields, suppressed } : fields, message);
   }
 }

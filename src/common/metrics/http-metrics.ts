@@ -11,6 +11,11 @@ export const httpMetricProviders = [
     help: 'API requests answered, by method, route template and status.',
     labelNames: ['method', 'route', 'status'],
   }),
+  makeCounterProvider({
+    name: 'http_connections_refused_total',
+    help: 'Connections closed before any request: over a connection cap, or a TLS handshake that failed or timed out, by reason.',
+    labelNames: ['reason'],
+  }),
   makeHistogramProvider({
     name: 'http_request_duration_seconds',
     help: 'API request duration, by method, route template and status.',

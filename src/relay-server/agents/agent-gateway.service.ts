@@ -17,9 +17,11 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { bearerToken, ownerOf } from '../auth/token-owner.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { parseAgentFrame } from './agent-frames.js';
+import { type AgentFrame, parseAgentFrame } from './agent-frames.js';
+import { AgentBudgets } from './agent-budgets.js';
 import { AgentConnection } from './agent-connection.js';
 import { AgentRegistry } from './agent-registry.service.js';
+import { FrameRateLimit } from './frame-rate-limit.js';
 
 /** A connection that has not said hello by then is dropped (it holds a socket and nothing else). */
 const HELLO_TIMEOUT_MS = 10_000;
@@ -28,6 +30,12 @@ const POLICY_VIOLATION = 1008;
 const MESSAGE_TOO_BIG = 1009;
 const GOING_AWAY = 1001;
 const ONE_LINE_PER_10_S = { ratePerSecond: 0.1, burst: 1 };
+/** Connects, disconnects and drops of every agent together: a burst of 20, then 1 a second. */
+const CONNECTION_LINES = { ratePerSecond: 1, burst: 20 };
+/** How long a dropped connection has to answer the close before its socket is cut. */
+const CLOSE_GRACE_MS = 2_000;
+/** What a refused agent connection is told to wait (its own backoff may be longer). */
+const RETRY_AFTER_SECONDS = 10;
 /** The protocol's nesting limit (docs/agent-protocol.md "Limits"), both directions. */
 const MAX_FRAME_DEPTH = 100;
 
@@ -38,6 +46,9 @@ const MAX_FRAME_DEPTH = 100;
  * 100 levels deep; a frame that is not valid JSON, nested deeper, or a malformed
  * hello/inventory/rpc drops that connection (1008) and answers its waiting clients, nothing
  * else: one agent never takes the relay down. Frames of unknown types are ignored, as the protocol says.
+ * One agent token holds at most RELAY_MAX_CONNECTIONS_PER_AGENT connections (429 at the
+ * upgrade past it) and RELAY_MAX_INVENTORY_BYTES_PER_AGENT of inventories; each connection's
+ * frames are rate limited (RELAY_AGENT_MAX_*), and one over a budget or rate is dropped (1008).
  */
 @Injectable()
 export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -51,6 +62,12 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   /** An agent can send answers as fast as it likes: one line per 10 s about misdirected ones. */
   private readonly misdirectedLog: RateLimitedLog;
   private readonly limits: FrameLimits;
+  /**
+   * Connects, disconnects and drops: one token opening 1,500 connections must not write 3,000
+   * lines. Lines over the rate are counted into the next one (`suppressed`).
+   */
+  private readonly connectionLog: RateLimitedLog;
+  private readonly budgets: AgentBudgets;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -62,6 +79,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     this.path = `${config.basePath}${CONNECT_PATH}`;
     this.refusedLog = new RateLimitedLog(logger, ONE_LINE_PER_10_S);
     this.misdirectedLog = new RateLimitedLog(logger, ONE_LINE_PER_10_S);
+    this.connectionLog = new RateLimitedLog(logger, CONNECTION_LINES);
+    this.budgets = new AgentBudgets(config.agentBudgets);
     this.limits = { maxFrameBytes: config.maxFrameBytes, maxDepth: MAX_FRAME_DEPTH };
     this.wss = new WebSocketServer({
       noServer: true,
@@ -98,96 +117,206 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       this.refuse(socket, 401, 'Unauthorized', 'unauthorized');
       return;
     }
+    if (!this.budgets.openConnection(agent.name)) {
+      this.refusedLog.warn(
+        { agent: agent.name, max: this.config.agentBudgets.maxConnectionsPerAgent },
+        'agent connection refused: the agent has as many connections as it may',
+      );
+      this.refuse(socket, 429, 'Too Many Requests', 'too_many_connections');
+      return;
+    }
+    // The socket's close frees the slot, whether or not the upgrade completes.
+    socket.once('close', () => this.budgets.closeConnection(agent.name));
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, agent.name));
   }
 
   private refuse(socket: Duplex, status: number, text: string, reason: string): void {
     this.rejections.inc({ reason });
-    const challenge = status === 401 ? 'WWW-Authenticate: Bearer realm="relay"\r\n' : '';
+    const extra =
+      status === 401
+        ? 'WWW-Authenticate: Bearer realm="relay"\r\n'
+        : status === 429
+          ? `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`
+          : '';
     socket.end(
-      `HTTP/1.1 ${status} ${text}\r\n${challenge}Connection: close\r\nContent-Length: 0\r\n\r\n`,
+      `HTTP/1.1 ${status} ${text}\r\n${extra}Connection: close\r\nContent-Length: 0\r\n\r\n`,
     );
   }
 
   private accept(ws: WebSocket, agent: string): void {
     const connection = new AgentConnection(agent, ws, this.limits);
-    const log = this.logger.child({ agent, connection: connection.id });
-    let greeted = false;
-    const helloTimer = setTimeout(() => drop('no hello frame in time'), HELLO_TIMEOUT_MS);
-    // A pod that vanished without closing (a cut network, a frozen node) would hold its
-    // sessions until each request timed out: no pong by the next ping ends it at once.
+    const state: ConnectionState = {
+      agent,
+      ws,
+      connection,
+      greeted: false,
+      inventoryBytes: 0,
+      rates: new FrameRateLimit({
+        ...this.config.agentRates,
+        maxFrameBytes: this.limits.maxFrameBytes,
+      }),
+      helloTimer: setTimeout(() => this.drop(state, 'no hello frame in time'), HELLO_TIMEOUT_MS),
+      pinger: this.pinger(ws, agent, connection.id),
+    };
+    ws.on('message', (data, isBinary) => this.onFrame(state, data, isBinary));
+    ws.on('error', (error) =>
+      this.connectionLog.warn(
+        { agent, connection: connection.id, reason: error.message },
+        'agent connection error',
+      ),
+    );
+    ws.on('close', (code) => this.onClose(state, code));
+  }
+
+  /**
+   * A pod that vanished without closing (a cut network, a frozen node) would hold its sessions
+   * until each request timed out: no pong by the next ping ends it at once.
+   */
+  private pinger(ws: WebSocket, agent: string, id: string): NodeJS.Timeout {
     let alive = true;
     ws.on('pong', () => (alive = true));
-    const pinger = setInterval(() => {
+    return setInterval(() => {
       if (!alive) {
         this.rejections.inc({ reason: 'no_pong' });
-        log.warn('agent connection did not answer a ping; dropping it');
+        this.connectionLog.warn(
+          { agent, connection: id },
+          'agent connection did not answer a ping; dropping it',
+        );
         ws.terminate();
         return;
       }
       alive = false;
       ws.ping();
     }, this.config.agentPingMs);
-
-    const drop = (reason: string, code = POLICY_VIOLATION) => {
-      this.rejections.inc({ reason: greeted ? 'invalid_frame' : 'no_hello' });
-      log.warn({ reason }, 'dropping agent connection');
-      connection.close(code, reason);
-    };
-
-    ws.on('message', (data, isBinary) => {
-      if (isBinary || !connection.open) return; // the protocol ignores binary frames
-      const frame = parseAgentFrame(rawText(data), this.limits);
-      switch (frame.kind) {
-        case 'hello':
-          connection.agentId = frame.agentId;
-          connection.version = frame.version;
-          if (greeted) return this.registry.setInventory(connection, frame.servers);
-          greeted = true;
-          clearTimeout(helloTimer);
-          connection.servers = frame.servers;
-          this.registry.add(connection);
-          log.info({ agentId: frame.agentId, version: frame.version }, 'agent connected');
-          return;
-        case 'inventory':
-          if (!greeted) return drop('inventory before hello');
-          this.registry.setInventory(connection, frame.servers);
-          return;
-        case 'response':
-          if (!greeted) return drop('rpc before hello');
-          if (connection.settle(frame.server, frame.id, frame.message) === 'wrong-server') {
-            this.misdirectedLog.warn(
-              { agent, connection: connection.id, server: frame.server.slice(0, 64) },
-              'dropping an answer from a server the request was not sent to',
-            );
-          }
-          return;
-        case 'notification':
-          if (!greeted) return drop('rpc before hello');
-          // Progress goes to the waiting request of that server it is about; the rest to
-          // the registry's listeners (ServerMessageRouter decides which sessions hear it).
-          if (!connection.deliver(frame.server, frame.message)) {
-            this.registry.notification(connection, frame.server, frame.message);
-          }
-          return;
-        case 'unknown':
-          log.debug({ type: frame.type }, 'ignoring a frame of unknown type');
-          return;
-        case 'invalid':
-          return drop(frame.reason, frame.tooBig ? MESSAGE_TOO_BIG : POLICY_VIOLATION);
-      }
-    });
-    ws.on('error', (error) => log.warn({ reason: error.message }, 'agent connection error'));
-    ws.on('close', (code) => {
-      clearTimeout(helloTimer);
-      clearInterval(pinger);
-      connection.closedByPeer();
-      if (greeted) {
-        this.registry.remove(connection);
-        log.info({ code }, 'agent disconnected');
-      }
-    });
   }
+
+  private drop(
+    state: ConnectionState,
+    reason: string,
+    code = POLICY_VIOLATION,
+    metric?: string,
+  ): void {
+    this.rejections.inc({ reason: metric ?? (state.greeted ? 'invalid_frame' : 'no_hello') });
+    this.connectionLog.warn(
+      { agent: state.agent, connection: state.connection.id, reason },
+      'dropping agent connection',
+    );
+    state.connection.close(code, reason);
+    // Frames that still arrive are ignored (the connection is no longer open). A peer that
+    // answers the close ends it at once; one that goes on sending is cut after a short grace
+    // instead of ws's 30 s.
+    setTimeout(() => state.ws.terminate(), CLOSE_GRACE_MS).unref();
+  }
+
+  private onFrame(state: ConnectionState, data: WebSocket.RawData, isBinary: boolean): void {
+    if (!state.connection.open) return;
+    const overRate = state.rates.frame(rawLength(data));
+    if (overRate !== undefined) return this.drop(state, overRate, POLICY_VIOLATION, 'rate_limited');
+    if (isBinary) return; // the protocol ignores binary frames
+    const text = rawText(data);
+    const frame = parseAgentFrame(text, this.limits);
+    switch (frame.kind) {
+      case 'hello':
+      case 'inventory':
+        return this.onInventory(state, frame, Buffer.byteLength(text));
+      case 'response':
+        if (!state.greeted) return this.drop(state, 'rpc before hello');
+        return this.onResponse(state, frame);
+      case 'notification':
+        if (!state.greeted) return this.drop(state, 'rpc before hello');
+        // Progress goes to the waiting request of that server it is about; the rest to
+        // the registry's listeners (ServerMessageRouter decides which sessions hear it).
+        if (!state.connection.deliver(frame.server, frame.message)) {
+          this.registry.notification(state.connection, frame.server, frame.message);
+        }
+        return;
+      case 'unknown':
+        return;
+      case 'invalid':
+        return this.drop(state, frame.reason, frame.tooBig ? MESSAGE_TOO_BIG : POLICY_VIOLATION);
+    }
+  }
+
+  /** A hello or inventory: charged to the connection's rate and the agent's inventory budget. */
+  private onInventory(
+    state: ConnectionState,
+    frame: Extract<AgentFrame, { kind: 'hello' | 'inventory' }>,
+    bytes: number,
+  ): void {
+    const { connection } = state;
+    if (frame.kind === 'inventory' && !state.greeted)
+      return this.drop(state, 'inventory before hello');
+    const overRate = state.rates.inventory(bytes);
+    if (overRate !== undefined) return this.drop(state, overRate, POLICY_VIOLATION, 'rate_limited');
+    if (!this.budgets.replaceInventory(state.agent, state.inventoryBytes, bytes)) {
+      const reason = `the agent's inventories would pass ${this.config.agentBudgets.maxInventoryBytesPerAgent} bytes`;
+      return this.drop(state, reason, POLICY_VIOLATION, 'inventory_budget');
+    }
+    state.inventoryBytes = bytes;
+    if (frame.kind === 'hello') {
+      connection.agentId = frame.agentId;
+      connection.version = frame.version;
+    }
+    if (state.greeted) return this.registry.setInventory(connection, frame.servers);
+    state.greeted = true;
+    clearTimeout(state.helloTimer);
+    connection.servers = frame.servers;
+    this.registry.add(connection);
+    this.connectionLog.info(
+      {
+        agent: state.agent,
+        connection: connection.id,
+        agentId: connection.agentId,
+        version: connection.version,
+      },
+      'agent connected',
+    );
+  }
+
+  private onResponse(
+    state: ConnectionState,
+    frame: Extract<AgentFrame, { kind: 'response' }>,
+  ): void {
+    if (state.connection.settle(frame.server, frame.id, frame.message) === 'wrong-server') {
+      this.misdirectedLog.warn(
+        { agent: state.agent, connection: state.connection.id, server: frame.server.slice(0, 64) },
+        'dropping an answer from a server the request was not sent to',
+      );
+    }
+  }
+
+  private onClose(state: ConnectionState, code: number): void {
+    clearTimeout(state.helloTimer);
+    clearInterval(state.pinger);
+    state.connection.closedByPeer();
+    this.budgets.replaceInventory(state.agent, state.inventoryBytes, 0);
+    state.inventoryBytes = 0;
+    if (state.greeted) {
+      this.registry.remove(state.connection);
+      this.connectionLog.info(
+        { agent: state.agent, connection: state.connection.id, code },
+        'agent disconnected',
+      );
+    }
+  }
+}
+
+/** One accepted agent connection, as the gateway tracks it. */
+interface ConnectionState {
+  agent: string;
+  ws: WebSocket;
+  connection: AgentConnection;
+  greeted: boolean;
+  /** Bytes of its last hello/inventory frame, held against the agent's inventory budget. */
+  inventoryBytes: number;
+  rates: FrameRateLimit;
+  helloTimer: NodeJS.Timeout;
+  pinger: NodeJS.Timeout;
+}
+
+function rawLength(data: WebSocket.RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
+  return data.byteLength;
 }
 
 function rawText(data: WebSocket.RawData): string {

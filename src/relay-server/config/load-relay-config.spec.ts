@@ -42,6 +42,14 @@ describe('loadRelayConfig', () => {
       maxSessionsPerClient: 100,
       maxStreamBufferBytesPerClient: 16 * 1024 * 1024,
       maxStreamBufferBytes: 128 * 1024 * 1024,
+      connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },
+      tlsHandshakeTimeoutMs: 5_000,
+      agentBudgets: { maxConnectionsPerAgent: 16, maxInventoryBytesPerAgent: 16 * 1024 * 1024 },
+      agentRates: {
+        framesPerSecond: 1000,
+        bytesPerSecond: 4 * 1024 * 1024,
+        inventoryBytesPerMinute: 16 * 1024 * 1024,
+      },
     });
     expect(config.agents).toEqual([
       { name: 'shop', tokenDigests: [createHash('sha256').update(agentToken).digest()] },

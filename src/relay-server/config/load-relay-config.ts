@@ -61,6 +61,20 @@ export function loadRelayConfig(
     maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
     maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,
     maxStreamBufferBytes: env.RELAY_MAX_STREAM_BUFFER_BYTES,
+    connections: {
+      maxConnections: env.RELAY_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,
+    },
+    tlsHandshakeTimeoutMs: env.RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS * 1000,
+    agentBudgets: {
+      maxConnectionsPerAgent: env.RELAY_MAX_CONNECTIONS_PER_AGENT,
+      maxInventoryBytesPerAgent: env.RELAY_MAX_INVENTORY_BYTES_PER_AGENT,
+    },
+    agentRates: {
+      framesPerSecond: env.RELAY_AGENT_MAX_FRAMES_PER_SECOND,
+      bytesPerSecond: env.RELAY_AGENT_MAX_BYTES_PER_SECOND,
+      inventoryBytesPerMinute: env.RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE,
+    },
     version: APP_VERSION,
   };
 }

@@ -43,6 +43,14 @@ export interface RelayConfig {
   maxStreamBufferBytesPerClient: number;
   /** The same for all clients together. */
   maxStreamBufferBytes: number;
+  /** Caps on each listener's open connections (0: no cap). */
+  connections: { maxConnections: number; maxConnectionsPerAddress: number };
+  /** A TLS connection that has not finished its handshake by then is closed. */
+  tlsHandshakeTimeoutMs: number;
+  /** What one agent may hold: connections, and bytes of inventory over all of them. */
+  agentBudgets: { maxConnectionsPerAgent: number; maxInventoryBytesPerAgent: number };
+  /** What one agent connection may send (0: no limit); past it the connection is closed. */
+  agentRates: { framesPerSecond: number; bytesPerSecond: number; inventoryBytesPerMinute: number };
   version: string;
 }
 

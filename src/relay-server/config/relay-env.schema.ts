@@ -127,6 +127,32 @@ export const relayEnvSchema = z
     RELAY_MAX_STREAM_BUFFER_BYTES: optional(
       wholeNumber('RELAY_MAX_STREAM_BUFFER_BYTES', 1024, 8 * 1024 ** 3),
     ).default(128 * 1024 * 1024),
+    // About 33 KB each while a TLS handshake is under way: 2,048 stay well inside the pod.
+    RELAY_MAX_CONNECTIONS: optional(wholeNumber('RELAY_MAX_CONNECTIONS', 0, 1_000_000)).default(
+      2048,
+    ),
+    RELAY_MAX_CONNECTIONS_PER_ADDRESS: optional(
+      wholeNumber('RELAY_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000),
+    ).default(256),
+    RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: optional(
+      wholeNumber('RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS', 1, 120),
+    ).default(5),
+    // Above the plant chart's most replicas (10) plus a rolling update's surge.
+    RELAY_MAX_CONNECTIONS_PER_AGENT: optional(
+      wholeNumber('RELAY_MAX_CONNECTIONS_PER_AGENT', 1, 100_000),
+    ).default(16),
+    RELAY_MAX_INVENTORY_BYTES_PER_AGENT: optional(
+      wholeNumber('RELAY_MAX_INVENTORY_BYTES_PER_AGENT', 1024, 1024 ** 3),
+    ).default(16 * 1024 * 1024),
+    RELAY_AGENT_MAX_FRAMES_PER_SECOND: optional(
+      wholeNumber('RELAY_AGENT_MAX_FRAMES_PER_SECOND', 0, 1_000_000),
+    ).default(1000),
+    RELAY_AGENT_MAX_BYTES_PER_SECOND: optional(
+      wholeNumber('RELAY_AGENT_MAX_BYTES_PER_SECOND', 0, 1024 ** 3),
+    ).default(4 * 1024 * 1024),
+    RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE: optional(
+      wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3),
+    ).default(16 * 1024 * 1024),
   })
   .superRefine(
     (env, ctx) => {

@@ -62,6 +62,11 @@ export const relayMetricProviders = [
     labelNames: ['agent', 'reason'],
   }),
   makeCounterProvider({
+    name: 'relay_connections_refused_total',
+    help: 'Connections closed before any request: over a connection cap, or a TLS handshake that failed or timed out, by reason.',
+    labelNames: ['reason'],
+  }),
+  makeCounterProvider({
     name: 'relay_client_auth_failures_total',
     help: 'MCP client requests refused for a missing or unknown bearer token.',
   }),

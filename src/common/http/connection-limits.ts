@@ -1,0 +1,60 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
+
+/** Caps on the open connections of one listener (0 turns a cap off). */
+export interface ConnectionLimits {
+  /** Connections open at once on the listener, whatever their source. */
+  maxConnections: number;
+  /** Connections open at once from one source address. */
+  maxConnectionsPerAddress: number;
+}
+
+/** Why a connection was refused or closed before it carried a request. */
+export type ConnectionRefusal =
+  'too_many' | 'too_many_from_address' | 'tls_handshake_timeout' | 'tls_handshake_failed';
+
+/**
+ * Holds a listener to `limits`: a connection past either cap is closed as it is accepted,
+ * before TLS or HTTP spend anything on it, and reported through `refused`. Node's own
+ * `maxConnections` does the total (it drops the socket and emits `drop`); the per-address
+ * count is kept here. On a TLS listener, handshakes that fail or time out are reported too.
+ * Call before `listen`.
+ */
+export function limitConnections(
+  server: Server,
+  limits: ConnectionLimits,
+  refused: (reason: ConnectionRefusal, address: string | undefined) => void,
+): void {
+  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  server.on('drop', (data?: { remoteAddress?: string }) =>
+    refused('too_many', data?.remoteAddress),
+  );
+  if (limits.maxConnectionsPerAddress > 0) {
+    const perAddress = new Map<string, number>();
+    // Prepended: the socket is closed before the TLS or HTTP listener sets anything up on it.
+    server.prependListener('connection', (socket: Socket) => {
+      const address = socket.remoteAddress;
+      if (address === undefined) return void socket.destroy(); // gone already
+      const open = perAddress.get(address) ?? 0;
+      if (open >= limits.maxConnectionsPerAddress) {
+        refused('too_many_from_address', address);
+        socket.destroy();
+        return;
+      }
+      perAddress.set(address, open + 1);
+      socket.once('close', () => {
+        const left = (perAddress.get(address) ?? 1) - 1;
+        if (left > 0) perAddress.set(address, left);
+        else perAddress.delete(address);
+      });
+    });
+  }
+  // tls.Server emits this for a handshake that failed or ran past its handshakeTimeout; a plain
+  // server never does. A reset during the handshake is the peer's own choice, not counted.
+  server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (error.code === 'ECONNRESET') return;
+    const reason =
+      error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'tls_handshake_timeout' : 'tls_handshake_failed';
+    refused(reason, socket.remoteAddress);
+  });
+}

@@ -1,0 +1,61 @@
+import { TokenBucket } from '../../common/logging/token-bucket.js';
+
+/** What one agent connection may send (0 turns a rate off). */
+export interface AgentFrameRates {
+  framesPerSecond: number;
+  bytesPerSecond: number;
+  /** hello and inventory frames, whose tool lists cost the most to check and compare. */
+  inventoryBytesPerMinute: number;
+  /** The largest frame: every budget holds at least one. */
+  maxFrameBytes: number;
+}
+
+/** Frames and bytes may come in bursts of this many seconds' worth. */
+const BURST_SECONDS = 4;
+
+/**
+ * Token buckets over what one agent connection sends, charged as each frame arrives (before it
+ * is parsed), so one flooding pod costs the relay a bounded share of its CPU. A frame over a
+ * rate gets the reason back; the caller closes the connection.
+ */
+export class FrameRateLimit {
+  private readonly frames: TokenBucket | undefined;
+  private readonly bytes: TokenBucket | undefined;
+  private readonly inventories: TokenBucket | undefined;
+
+  constructor(
+    private readonly rates: AgentFrameRates,
+    now?: () => number,
+  ) {
+    const bucket = (ratePerSecond: number, burst: number) =>
+      ratePerSecond > 0 ? new TokenBucket({ ratePerSecond, burst, now }) : undefined;
+    this.frames = bucket(rates.framesPerSecond, rates.framesPerSecond * BURST_SECONDS);
+    this.bytes = bucket(
+      rates.bytesPerSecond,
+      Math.max(rates.bytesPerSecond * BURST_SECONDS, rates.maxFrameBytes),
+    );
+    this.inventories = bucket(
+      rates.inventoryBytesPerMinute / 60,
+      Math.max(rates.inventoryBytesPerMinute, rates.maxFrameBytes),
+    );
+  }
+
+  /** Charges a frame of `bytes`; the rate it breaks, if any. */
+  frame(bytes: number): string | undefined {
+    if (this.frames && !this.frames.take()) {
+      return `more than ${this.rates.framesPerSecond} frames a second`;
+    }
+    if (this.bytes && !this.bytes.take(bytes)) {
+      return `more than ${this.rates.bytesPerSecond} bytes a second`;
+    }
+    return undefined;
+  }
+
+  /** Charges a hello or inventory frame of `bytes`; the rate it breaks, if any. */
+  inventory(bytes: number): string | undefined {
+    if (this.inventories && !this.inventories.take(bytes)) {
+      return `more than ${this.rates.inventoryBytesPerMinute} bytes of inventory a minute`;
+    }
+    return undefined;
+  }
+}
