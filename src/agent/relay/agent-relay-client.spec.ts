@@ -38,6 +38,7 @@ class FakeSessions implements McpSessions {
       ? {
           server: 'echo',
           initializeResult: { protocolVersion: '2025-11-25' },
+          waitingBytes: () => 0,
           send: (message) => {
             // Answer like a child would, through the supervisor's relay channel.
             if ('id' in message && 'method' in message) {
