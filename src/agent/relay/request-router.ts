@@ -129,7 +129,7 @@ export class RequestRouter {
     });
   }
 
-  /** A notification from the server: dropped, counted, when children's stdin is full. */
+  /** A notification from the server: dropped, counted, when the child's stdin is full. */
   notification(server: string, message: JSONRPCNotification): void {
     if (message.method === 'notifications/initialized') return;
     const session = this.deps.sessions.session(server);
