@@ -39,6 +39,13 @@ export interface AppConfig {
   /** Receivers of the plant webhook (WEBHOOK_URLS, WEBHOOK_SECRETS); none by default. */
   webhooks: WebhookConfig;
   agent: { token: Secret; serverUrl: URL } | undefined;
+  /** Byte budgets of the agent's connection (used only while `agent` is set). */
+  agentBudgets: {
+    /** Relayed messages waiting to be written to one MCP server's stdin. */
+    mcpStdinMaxBytes: number;
+    /** The connection's send queue, past which MCP servers' messages are dropped. */
+    serverSendMaxBytes: number;
+  };
   mcp: {
     configDir: string;
     /** SERVICE_CONFIG_DIR was set: a missing file is then an error, also on reload. */

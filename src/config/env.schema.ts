@@ -19,6 +19,18 @@ const port = (name: string) =>
     .transform(Number)
     .pipe(z.number().int().max(65535, `${name} must be an integer from 0 to 65535`));
 
+/** One agent-protocol frame (4 MiB): a budget smaller than that would refuse every large message. */
+const MIN_BUDGET_BYTES = 4 * 1024 * 1024;
+
+/** A byte budget of the agent: a whole number of bytes, at least one frame. */
+const budgetBytes = (name: string) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,12}$/, `${name} must be a whole number of bytes`)
+    .transform(Number)
+    .pipe(z.number().min(MIN_BUDGET_BYTES, `${name} must be at least ${MIN_BUDGET_BYTES} (4 MiB)`));
+
 /** Empty strings count as unset, as they do for most twelve-factor services. */
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -105,6 +117,12 @@ export const envSchema = z
           (v) => !URL.canParse(v) || isBareUrl(new URL(v)),
           'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
         ),
+    ),
+    SERVICE_MCP_STDIN_MAX_BYTES: optional(budgetBytes('SERVICE_MCP_STDIN_MAX_BYTES')).default(
+      16 * 1024 * 1024,
+    ),
+    SERVICE_SERVER_SEND_MAX_BYTES: optional(budgetBytes('SERVICE_SERVER_SEND_MAX_BYTES')).default(
+      16 * 1024 * 1024,
     ),
     SERVICE_LOG_LEVEL: optional(
       z.enum(LOG_LEVELS, {

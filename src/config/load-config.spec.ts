@@ -134,6 +134,16 @@ describe('loadConfig: each environment problem names its variable, without its v
       'RATE_LIMIT_PER_MINUTE must be a whole number',
     ],
     [
+      'SERVICE_MCP_STDIN_MAX_BYTES',
+      { SERVICE_MCP_STDIN_MAX_BYTES: '64MiB' },
+      'SERVICE_MCP_STDIN_MAX_BYTES must be a whole number of bytes',
+    ],
+    [
+      'SERVICE_SERVER_SEND_MAX_BYTES',
+      { SERVICE_SERVER_SEND_MAX_BYTES: '1048576' },
+      'SERVICE_SERVER_SEND_MAX_BYTES must be at least 4194304 (4 MiB)',
+    ],
+    [
       'CORS_ORIGINS',
       { CORS_ORIGINS: 'https://docs.example.com/path' },
       'CORS_ORIGINS must be "*" or comma-separated origins',
@@ -317,6 +327,7 @@ describe('loadConfig: valid configurations', () => {
       rateLimitPerMinute: 0,
       connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },
       agent: undefined,
+      agentBudgets: { mcpStdinMaxBytes: 16_777_216, serverSendMaxBytes: 16_777_216 },
       mcp: { configDir: dir, configDirExplicit: true, absent: false },
     });
   });

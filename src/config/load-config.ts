@@ -79,6 +79,10 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
         ? { token: new Secret(env.SERVICE_AGENT_TOKEN), serverUrl: new URL(env.SERVICE_SERVER_URL) }
         : undefined,
+    agentBudgets: {
+      mcpStdinMaxBytes: env.SERVICE_MCP_STDIN_MAX_BYTES,
+      serverSendMaxBytes: env.SERVICE_SERVER_SEND_MAX_BYTES,
+    },
     mcp: {
       configDir,
       configDirExplicit,

@@ -27,6 +27,8 @@ export interface McpSession {
   /** The child's answer to the agent's `initialize`, replayed to the agent's server. */
   readonly initializeResult: Record<string, unknown>;
   send(message: JSONRPCMessage): Promise<void>;
+  /** Bytes handed to the child's stdin that its pipe has not taken yet (the child is behind). */
+  waitingBytes(): number;
 }
 
 export interface RunnerHooks {
@@ -267,6 +269,7 @@ export class McpServerRunner {
       server: this.spec.name,
       initializeResult,
       send: (message) => tap.sendRelay(message),
+      waitingBytes: () => transport.stdinWaitingBytes,
     };
     this.#lastError = null;
     this.#setState('up');

@@ -192,6 +192,14 @@ export class ProcessGroupTransport implements Transport {
     if (pgid !== undefined && !this.#sweepDone) signalGroup(pgid, 'SIGKILL');
   }
 
+  /**
+   * What was written to stdin and not yet taken by the pipe, in string characters (Node's
+   * socket keeps strings as given): a child that does not read its stdin shows here.
+   */
+  get stdinWaitingBytes(): number {
+    return this.#child?.stdin.writableLength ?? 0;
+  }
+
   /** Garbage on stdout so far: lines that were not JSON-RPC messages, and their bytes. */
   get garbage(): { lines: number; bytes: number } {
     return { lines: this.#stdout.garbageLines, bytes: this.#stdout.garbageBytes };

@@ -35,6 +35,16 @@ export const agentMetricProviders = [
     help: 'Tools the MCP server offers.',
     labelNames: ['server'],
   }),
+  makeCounterProvider({
+    name: 'agent_mcp_stdin_dropped_total',
+    help: "Relayed messages not written to an MCP server's stdin: SERVICE_MCP_STDIN_MAX_BYTES were waiting there (a request is answered -32005, a notification dropped).",
+    labelNames: ['server', 'kind'],
+  }),
+  makeCounterProvider({
+    name: 'agent_server_send_dropped_total',
+    help: "MCP servers' messages not sent to the agent's server: SERVICE_SERVER_SEND_MAX_BYTES were queued on the connection (an answer becomes a -32005 error, a notification is dropped).",
+    labelNames: ['server', 'kind'],
+  }),
   makeGaugeProvider({
     name: 'agent_server_connected',
     help: "1 while the connection to the agent's server is open, else 0.",

@@ -23,6 +23,9 @@ const FAST: RelayTimings = {
   backoff: { initialMs: 50, maxMs: 300, jitterRatio: 0 },
 };
 
+/** Pings that never come within a test: a server that does not read answers none. */
+const FAST_NO_PING: RelayTimings = { ...FAST, pingIntervalMs: 60_000 };
+
 class FakeSessions implements McpSessions {
   views: McpServerView[] = [
     { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
@@ -38,6 +41,7 @@ class FakeSessions implements McpSessions {
       ? {
           server: 'echo',
           initializeResult: { protocolVersion: '2025-11-25' },
+          waitingBytes: () => 0,
           send: (message) => {
             // Answer like a child would, through the supervisor's relay channel.
             if ('id' in message && 'method' in message) {
@@ -114,6 +118,7 @@ function startClient(
   token = 'secret-token',
   limits?: RelayLimits,
   timings: RelayTimings = FAST,
+  dropped?: (place: string, server: string, kind: string) => void,
 ) {
   const registry = new Registry();
   const gauge = new Gauge({ name: 'agent_server_connected', help: 'x', registers: [registry] });
@@ -130,6 +135,7 @@ function startClient(
     connectedGauge: gauge,
     timings,
     ...(limits ? { limits } : {}),
+    ...(dropped ? { dropped } : {}),
   });
   client.start();
   cleanups.push(() => client.stop());
@@ -324,6 +330,27 @@ describe('AgentRelayClient', () => {
       message: { method: 'notifications/tools/list_changed' },
     });
     expect(logs.join('')).toContain('dropped a notification from an MCP server');
+  });
+
+  it('drops notifications past the send queue limit while the server does not read, counted', async () => {
+    const server = await startServer();
+    const limits = { ...DEFAULT_RELAY_LIMITS, maxQueuedBytes: 4 * 1024 * 1024 };
+    const dropped: string[] = [];
+    const { sessions } = startClient(server.url, 'secret-token', limits, FAST_NO_PING, (...a) =>
+      dropped.push(a.join(':')),
+    );
+    await waitFor(() => server.frames.length > 0);
+    server.sockets[0]!.pause();
+    // 100 MB: far past the 4 MiB limit and whatever the kernel's socket buffers take.
+    const data = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 100; i++) {
+      sessions.relay('echo', { jsonrpc: '2.0', method: 'notifications/message', params: { data } });
+    }
+    expect(dropped.length).toBeGreaterThan(50);
+    expect(new Set(dropped)).toEqual(new Set(['relay-send:echo:notification']));
+    server.sockets[0]!.resume();
+    const notifications = () => server.frames.filter((f) => (f as { type: string }).type === 'rpc');
+    await waitFor(() => notifications().length + dropped.length === 100);
   });
 
   it('closes the connection on a frame over the size limit (1009) and reconnects', async () => {

@@ -19,7 +19,12 @@ import {
   rpcError,
   toProtocolServers,
 } from '../../agent-protocol/relay-protocol.js';
-import { RequestRouter, type SendOutcome } from './request-router.js';
+import {
+  type DropKind,
+  type DropPlace,
+  RequestRouter,
+  type SendOutcome,
+} from './request-router.js';
 
 /**
  * The agent's one outbound WebSocket to its server: connect, say hello, keep the inventory
@@ -33,6 +38,12 @@ import { RequestRouter, type SendOutcome } from './request-router.js';
  * The server is a peer like any other: frames over the size limit close the connection (ws
  * `maxPayload`, code 1009), frames that break the other limits are dropped, nothing it sends
  * is logged whole, and its junk is warned about at a bounded rate.
+ *
+ * A server (or a network) that stops reading must not grow this process: at most
+ * `maxQueuedBytes` wait in the socket's send queue (`bufferedAmount`). Past it MCP servers'
+ * notifications are dropped and counted, their answers replaced by a -32005 error (never lost
+ * silently), and the server's frames are not read until the queue has drained to half: the
+ * agent's own small answers, which are always queued, come from those frames.
  */
 export interface RelayTimings {
   pingIntervalMs: number;
@@ -57,12 +68,21 @@ export interface RelayLimits {
   frame: FrameLimits;
   /** Relayed requests waiting for an MCP server's answer, at most (over it: -32005). */
   maxInFlight: number;
+  /** Bytes waiting to be written to one MCP server's stdin, past which relayed messages are refused. */
+  maxStdinBytes: number;
+  /** Bytes waiting in the connection's send queue before MCP servers' messages are dropped. */
+  maxQueuedBytes: number;
 }
 
 export const DEFAULT_RELAY_LIMITS: RelayLimits = {
   frame: DEFAULT_FRAME_LIMITS,
   maxInFlight: 1_000,
+  maxStdinBytes: 16 * 1024 * 1024,
+  maxQueuedBytes: 16 * 1024 * 1024,
 };
+
+/** How often a held-back connection checks whether its send queue has drained. */
+const DRAIN_POLL_MS = 50;
 
 export interface AgentRelayClientOptions {
   url: URL;
@@ -74,6 +94,8 @@ export interface AgentRelayClientOptions {
   connectedGauge: Gauge<string>;
   timings: RelayTimings;
   limits?: RelayLimits;
+  /** Counts a message dropped for lack of room (the agent's metrics). */
+  dropped?: (place: DropPlace, server: string, kind: DropKind) => void;
   /** Extra TLS options, for tests only (production relies on NODE_EXTRA_CA_CERTS). */
   tls?: Pick<ClientOptions, 'ca'>;
 }
@@ -98,6 +120,8 @@ export class AgentRelayClient {
   readonly #limits: RelayLimits;
   /** Warnings caused by what the server or an MCP server sent: a junk flood is not a log flood. */
   readonly #peerWarnings: RateLimitedLog;
+  /** Set while the server's frames are not read, until the send queue drains. */
+  #drainTimer: NodeJS.Timeout | undefined;
   #socket: WebSocket | undefined;
   #router: RequestRouter | undefined;
   #openedAt: number | undefined;
@@ -206,9 +230,11 @@ export class AgentRelayClient {
     this.options.connectedGauge.set(1);
     this.#router = new RequestRouter({
       sessions: this.options.sessions,
-      send: (frame) => this.#send(socket, frame),
+      send: (frame, always) => this.#send(socket, frame, always),
       timeoutMs: this.options.timings.requestTimeoutMs,
       maxInFlight: this.#limits.maxInFlight,
+      maxStdinBytes: this.#limits.maxStdinBytes,
+      ...(this.options.dropped ? { dropped: this.options.dropped } : {}),
       warn: (fields, message) => this.#peerWarnings.warn(fields, message),
     });
     const servers = toProtocolServers(this.options.sessions.servers(), this.#limits.frame);
@@ -218,7 +244,7 @@ export class AgentRelayClient {
       agent: { id: this.options.agentId, version: this.options.version },
       servers,
     };
-    this.#send(socket, hello);
+    this.#send(socket, hello, true);
     this.#logger.info(
       { url: this.options.url.href, servers: servers.length },
       'connected to the agent server',
@@ -266,11 +292,15 @@ export class AgentRelayClient {
         router.notification(frame.server, frame.message);
         break;
       case 'invalid-request':
-        this.#send(socket, {
-          type: 'rpc',
-          server: frame.server,
-          message: rpcError(frame.id, frame.code, frame.reason),
-        });
+        this.#send(
+          socket,
+          {
+            type: 'rpc',
+            server: frame.server,
+            message: rpcError(frame.id, frame.code, frame.reason),
+          },
+          true,
+        );
         this.#peerWarnings.warn(
           { server: truncateForLog(frame.server, 64), code: frame.code },
           `refused a request from the agent server: ${frame.reason}`,
@@ -301,6 +331,8 @@ export class AgentRelayClient {
     this.#socket = undefined;
     clearInterval(this.#pingTimer);
     clearTimeout(this.#pongTimer);
+    clearInterval(this.#drainTimer);
+    this.#drainTimer = undefined;
     this.#router?.close();
     this.#router = undefined;
     const wasOpenFor = this.#openedAt === undefined ? undefined : Date.now() - this.#openedAt;
@@ -340,8 +372,9 @@ export class AgentRelayClient {
     const servers = toProtocolServers(this.options.sessions.servers(), this.#limits.frame);
     const json = this.#inventoryKey(servers);
     if (json === this.#lastInventory) return;
-    this.#lastInventory = json;
-    this.#send(socket, { type: 'inventory', servers });
+    const outcome = this.#send(socket, { type: 'inventory', servers });
+    // Congested: sent once the queue drains (#holdBack), the latest inventory only.
+    if (outcome.sent || !outcome.congested) this.#lastInventory = json;
   }
 
   /** What tells two inventories apart; never throws (an unencodable one is always "new"). */
@@ -350,8 +383,11 @@ export class AgentRelayClient {
     return encoded.ok ? encoded.text : `<${encoded.reason}>`;
   }
 
-  /** Sends one frame if it can be encoded within the limits; says why not otherwise. */
-  #send(socket: WebSocket, frame: AgentFrame): SendOutcome {
+  /**
+   * Sends one frame if it can be encoded within the limits and, unless `always`, fits in the
+   * send queue; says why not otherwise.
+   */
+  #send(socket: WebSocket, frame: AgentFrame, always = false): SendOutcome {
     if (socket.readyState !== WebSocket.OPEN) return { sent: true };
     const encoded = encodeFrame(frame, this.#limits.frame);
     if (!encoded.ok) {
@@ -361,10 +397,31 @@ export class AgentRelayClient {
       }
       return { sent: false, reason: encoded.reason };
     }
+    const max = this.#limits.maxQueuedBytes;
+    const queued = socket.bufferedAmount;
+    if (!always && queued + Buffer.byteLength(encoded.text) > max) {
+      this.#holdBack(socket);
+      const reason = `${queued} bytes are waiting to be sent to the agent server (at most ${max})`;
+      return { sent: false, reason, congested: true };
+    }
     socket.send(encoded.text, (error) => {
       if (error) this.#logger.warn(`sending a ${frame.type} frame failed: ${error.message}`);
     });
+    if (socket.bufferedAmount > max) this.#holdBack(socket);
     return { sent: true };
+  }
+
+  /** Stops reading the server's frames until the send queue has drained to half its limit. */
+  #holdBack(socket: WebSocket): void {
+    if (this.#drainTimer !== undefined) return;
+    socket.pause();
+    this.#drainTimer = setInterval(() => {
+      if (socket.bufferedAmount > this.#limits.maxQueuedBytes / 2) return;
+      clearInterval(this.#drainTimer);
+      this.#drainTimer = undefined;
+      socket.resume();
+      this.#sendInventory();
+    }, DRAIN_POLL_MS);
   }
 }
 

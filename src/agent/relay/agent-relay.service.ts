@@ -7,11 +7,16 @@ import {
 } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { McpSupervisorService } from '../mcp/mcp-supervisor.service.js';
-import { AgentRelayClient, DEFAULT_RELAY_TIMINGS, type RelayStatus } from './agent-relay-client.js';
+import {
+  AgentRelayClient,
+  DEFAULT_RELAY_LIMITS,
+  DEFAULT_RELAY_TIMINGS,
+  type RelayStatus,
+} from './agent-relay-client.js';
 import { relayUrl } from '../../agent-protocol/relay-protocol.js';
 
 /**
@@ -28,9 +33,12 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
     @Inject(LOGGER) logger: Logger,
     mcp: McpSupervisorService,
     @InjectMetric('agent_server_connected') connected: Gauge<string>,
+    @InjectMetric('agent_mcp_stdin_dropped_total') stdinDropped: Counter<string>,
+    @InjectMetric('agent_server_send_dropped_total') sendDropped: Counter<string>,
   ) {
     connected.set(0);
     if (!config.agent) return;
+    const budgets = config.agentBudgets;
     this.#client = new AgentRelayClient({
       url: relayUrl(config.agent.serverUrl),
       token: config.agent.token,
@@ -41,6 +49,13 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
       logger,
       connectedGauge: connected,
       timings: DEFAULT_RELAY_TIMINGS,
+      limits: {
+        ...DEFAULT_RELAY_LIMITS,
+        maxStdinBytes: budgets.mcpStdinMaxBytes,
+        maxQueuedBytes: budgets.serverSendMaxBytes,
+      },
+      dropped: (place, server, kind) =>
+        (place === 'mcp-stdin' ? stdinDropped : sendDropped).inc({ server, kind }),
     });
   }
 

@@ -3,7 +3,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
 import { DEFAULT_FRAME_LIMITS, encodeFrame } from '../../agent-protocol/frame-codec.js';
 import type { RpcFrame } from '../../agent-protocol/relay-protocol.js';
-import { RequestRouter } from './request-router.js';
+import {
+  type DropKind,
+  type DropPlace,
+  RequestRouter,
+  type SendOutcome,
+} from './request-router.js';
 
 const INIT_RESULT = {
   protocolVersion: '2025-11-25',
@@ -23,6 +28,7 @@ function setup(maxInFlight = 1_000) {
       toChild.push(message);
       return Promise.resolve();
     },
+    waitingBytes: () => 0,
   });
   const sessions = new Map([
     ['echo', session('echo')],
@@ -39,6 +45,7 @@ function setup(maxInFlight = 1_000) {
     },
     timeoutMs: 60_000,
     maxInFlight,
+    maxStdinBytes: 16 * 1024 * 1024,
     warn: (_fields, message) => warnings.push(message),
   });
   return { router, toChild, frames, warnings, stop: () => (up = false) };
@@ -251,36 +258,18 @@ describe('RequestRouter', () => {
     expect(frames).toHaveLength(0);
   });
 
-  it('refuses with -32005 past the bytes waiting for a child to read its stdin', async () => {
-    const frames: RpcFrame[] = [];
-    const writes: (() => void)[] = [];
-    const router = new RequestRouter({
-      // A child that does not read its stdin: nothing is written until it does.
-      sessions: {
-        session: (server) => ({
-          server,
-          initializeResult: INIT_RESULT,
-          send: () => new Promise<void>((resolve) => writes.push(resolve)),
-        }),
-      },
-      send: (frame) => {
-        frames.push(frame);
-        return { sent: true };
-      },
-      timeoutMs: 60_000,
-      maxInFlight: 1_000,
-      maxWaitingBytes: 4 * 1024 * 1024,
-      warn: () => undefined,
-    });
-    const big = (id: string) => ({
-      ...call(id),
-      params: { name: 'echo', arguments: { text: 'x'.repeat(1024 * 1024) } },
-    });
+  it('refuses requests (-32005) and drops notifications past the bytes waiting for stdin', () => {
+    const { router, frames, writes, dropped, readOne } = deafChild();
     for (let i = 0; i < 3; i++) router.request('echo', big(`big-${i}`));
-    expect(writes).toHaveLength(3);
+    expect(writes.echo).toHaveLength(3);
     expect(frames).toEqual([]);
     router.request('echo', big('one-too-many'));
-    expect(writes).toHaveLength(3);
+    router.notification('echo', bigNotification());
+    expect(writes.echo).toHaveLength(3);
+    expect(dropped).toEqual([
+      ['mcp-stdin', 'echo', 'request'],
+      ['mcp-stdin', 'echo', 'notification'],
+    ]);
     expect(frames).toEqual([
       {
         type: 'rpc',
@@ -290,17 +279,127 @@ describe('RequestRouter', () => {
           id: 'one-too-many',
           error: {
             code: -32005,
-            message: `too many bytes of relayed requests waiting for MCP servers to read them (at most ${4 * 1024 * 1024})`,
+            message: `too many bytes waiting for MCP server "echo" to read them (at most ${4 * 1024 * 1024})`,
           },
         },
       },
     ]);
+    // Another server's stdin is its own: it is not refused for this one's.
+    router.request('other', big('elsewhere'));
+    expect(writes.other).toHaveLength(1);
     // Once the child reads, there is room again.
-    writes[0]!();
-    await vi.waitFor(() => {
-      router.request('echo', big('after'));
-      expect(writes).toHaveLength(4);
-    });
+    readOne('echo');
+    router.notification('echo', bigNotification());
+    expect(writes.echo).toHaveLength(4);
     router.close();
   });
+
+  it('counts notifications in the stdin bytes, so they leave no room for requests', () => {
+    const { router, frames, writes } = deafChild();
+    for (let i = 0; i < 3; i++) router.notification('echo', bigNotification());
+    expect(writes.echo).toHaveLength(3);
+    router.request('echo', big('refused'));
+    expect(writes.echo).toHaveLength(3);
+    expect(frames.map((f) => (f.message as { error?: { code: number } }).error?.code)).toEqual([
+      -32005,
+    ]);
+    router.close();
+  });
+
+  it('answers -32005 when the connection has no room for an answer, never dropping it silently', () => {
+    const { router, toChild, frames, dropped } = congested();
+    router.request('echo', call(9));
+    const agentId = (toChild[0] as { id: string }).id;
+    router.fromChild('echo', { jsonrpc: '2.0', method: 'notifications/message', params: {} });
+    router.fromChild('echo', { jsonrpc: '2.0', id: agentId, result: { content: [] } });
+    expect(dropped).toEqual([
+      ['relay-send', 'echo', 'notification'],
+      ['relay-send', 'echo', 'answer'],
+    ]);
+    expect(frames).toEqual([
+      {
+        type: 'rpc',
+        server: 'echo',
+        message: {
+          jsonrpc: '2.0',
+          id: 9,
+          error: { code: -32005, message: 'answer of MCP server "echo" dropped: queue full' },
+        },
+      },
+    ]);
+  });
 });
+
+const big = (id: string) => ({
+  ...call(id),
+  params: { name: 'echo', arguments: { text: 'x'.repeat(1024 * 1024) } },
+});
+
+const bigNotification = () => ({
+  jsonrpc: '2.0' as const,
+  method: 'notifications/padding',
+  params: { padding: 'x'.repeat(1024 * 1024) },
+});
+
+/** Children that do not read their stdin: what was sent waits until `readOne`; 4 MiB each. */
+function deafChild() {
+  const frames: RpcFrame[] = [];
+  const writes: Record<string, number[]> = { echo: [], other: [] };
+  const dropped: [DropPlace, string, DropKind][] = [];
+  const waiting = (server: string) => (writes[server] ?? []).reduce((a, b) => a + b, 0);
+  const router = new RequestRouter({
+    sessions: {
+      session: (server) => ({
+        server,
+        initializeResult: INIT_RESULT,
+        send: (message) => {
+          writes[server]?.push(Buffer.byteLength(JSON.stringify(message)));
+          return new Promise<void>(() => undefined);
+        },
+        waitingBytes: () => waiting(server),
+      }),
+    },
+    send: (frame) => {
+      frames.push(frame);
+      return { sent: true };
+    },
+    timeoutMs: 60_000,
+    maxInFlight: 1_000,
+    maxStdinBytes: 4 * 1024 * 1024,
+    dropped: (...args) => dropped.push(args),
+    warn: () => undefined,
+  });
+  const readOne = (server: string) => writes[server]!.splice(0, 1, 0);
+  return { router, frames, writes, dropped, readOne };
+}
+
+/** A connection whose send queue is full: only `always` frames (the agent's own) go out. */
+function congested() {
+  const toChild: JSONRPCMessage[] = [];
+  const frames: RpcFrame[] = [];
+  const dropped: [DropPlace, string, DropKind][] = [];
+  const router = new RequestRouter({
+    sessions: {
+      session: (server) => ({
+        server,
+        initializeResult: INIT_RESULT,
+        send: (message) => {
+          toChild.push(message);
+          return Promise.resolve();
+        },
+        waitingBytes: () => 0,
+      }),
+    },
+    send: (frame, always): SendOutcome => {
+      if (!always) return { sent: false, reason: 'queue full', congested: true };
+      frames.push(frame);
+      return { sent: true };
+    },
+    timeoutMs: 60_000,
+    maxInFlight: 1_000,
+    maxStdinBytes: 16 * 1024 * 1024,
+    dropped: (...args) => dropped.push(args),
+    warn: () => undefined,
+  });
+  return { router, toChild, frames, dropped };
+}

@@ -5,6 +5,7 @@ import type {
   JSONRPCResponse,
 } from '@modelcontextprotocol/client';
 import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
+import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RelayErrorCode, type RpcFrame, rpcError } from '../../agent-protocol/relay-protocol.js';
@@ -23,22 +24,36 @@ import { RelayErrorCode, type RpcFrame, rpcError } from '../../agent-protocol/re
  *
  * Hostile peers: an answer counts only from the child the request was sent to (another
  * server's child answering `relay:<n>` is dropped and logged); at most `maxInFlight` requests
- * wait for answers, and at most `maxWaitingBytes` of them wait to be written to a child's stdin
- * (more are refused at once with -32005: a child that does not read its stdin would otherwise
- * hold 1,000 x 4 MiB in this process); an answer that cannot be sent (too
- * deep, too large, not encodable) is replaced by a -32004 error for the server's request.
+ * wait for answers, and at most `maxStdinBytes` wait to be written to one child's stdin, the
+ * server's requests and notifications alike (past it a request is refused at once with -32005
+ * and a notification dropped, counted: a child that does not read its stdin would otherwise
+ * hold every 4 MiB message the server sends in this process); an answer that cannot be sent (too
+ * deep, too large, not encodable) is replaced by a -32004 error for the server's request, and
+ * one the connection has no room for (the server does not read) by a -32005 error.
  */
-export type SendOutcome = { sent: true } | { sent: false; reason: string };
+export type SendOutcome =
+  | { sent: true }
+  /** `congested`: the connection's send queue is full; the message itself was fine. */
+  | { sent: false; reason: string; congested?: boolean };
+
+/** Where a message was dropped for lack of room: a child's stdin, or the connection. */
+export type DropPlace = 'mcp-stdin' | 'relay-send';
+export type DropKind = 'request' | 'notification' | 'answer';
 
 export interface RequestRouterDeps {
   sessions: Pick<McpSessions, 'session'>;
-  /** Encodes and sends one frame; says why when it could not (a closed socket is "sent"). */
-  send: (frame: RpcFrame<JSONRPCResponse | JSONRPCNotification>) => SendOutcome;
+  /**
+   * Encodes and sends one frame; says why when it could not (a closed socket is "sent").
+   * `always`: sent even when the send queue is full (the agent's own small answers).
+   */
+  send: (frame: RpcFrame<JSONRPCResponse | JSONRPCNotification>, always?: boolean) => SendOutcome;
   timeoutMs: number;
   /** Relayed requests waiting for an answer, at most. */
   maxInFlight: number;
-  /** Bytes of relayed requests not yet written to a child's stdin, at most (default 64 MiB). */
-  maxWaitingBytes?: number;
+  /** Bytes waiting to be written to one child's stdin, past which relayed messages are refused. */
+  maxStdinBytes: number;
+  /** Counts a message dropped for lack of room (a metric). */
+  dropped?: (place: DropPlace, server: string, kind: DropKind) => void;
   /** Rate-limited warnings about what a peer sent. */
   warn: (fields: Record<string, unknown>, message: string) => void;
 }
@@ -52,13 +67,9 @@ interface Pending {
 let lastAgentId = 0;
 const nextAgentId = (): string => `${RELAY_ID_PREFIX}${++lastAgentId}`;
 
-export const DEFAULT_MAX_WAITING_BYTES = 64 * 1024 * 1024;
-
 export class RequestRouter {
   readonly #pending = new Map<string, Pending>();
   #closed = false;
-  /** Bytes handed to children's stdin and not yet written (the pipe was full). */
-  #waitingBytes = 0;
 
   constructor(private readonly deps: RequestRouterDeps) {}
 
@@ -97,37 +108,24 @@ export class RequestRouter {
     }
     // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
     const bytes = Buffer.byteLength(JSON.stringify(message));
-    const maxWaitingBytes = this.deps.maxWaitingBytes ?? DEFAULT_MAX_WAITING_BYTES;
-    if (this.#waitingBytes + bytes > maxWaitingBytes) {
-      this.deps.warn(
-        { server, waitingBytes: this.#waitingBytes, bytes },
-        'refused a relayed request: too many bytes waiting for MCP servers to read them',
-      );
+    if (!this.#stdinHasRoom(session, bytes)) {
+      this.#stdinFull(server, 'request', session, bytes);
       this.#reply(
         server,
-        rpcError(
-          message.id,
-          RelayErrorCode.TooManyRequests,
-          `too many bytes of relayed requests waiting for MCP servers to read them (at most ${maxWaitingBytes})`,
-        ),
+        rpcError(message.id, RelayErrorCode.TooManyRequests, this.#stdinFullMessage(server)),
       );
       return;
     }
     const agentId = nextAgentId();
     const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
     this.#pending.set(agentId, { server, remoteId: message.id, timer });
-    this.#waitingBytes += bytes;
-    session
-      .send({ ...message, id: agentId })
-      .catch((error: unknown) => {
-        const reason = error instanceof Error ? error.message : String(error);
-        this.#fail(agentId, `could not be reached (${reason})`);
-      })
-      // Settles once the child's stdin took it (or the child is gone).
-      .finally(() => (this.#waitingBytes -= bytes));
+    session.send({ ...message, id: agentId }).catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#fail(agentId, `could not be reached (${reason})`);
+    });
   }
 
-  /** A notification from the server. */
+  /** A notification from the server: dropped, counted, when the child's stdin is full. */
   notification(server: string, message: JSONRPCNotification): void {
     if (message.method === 'notifications/initialized') return;
     const session = this.deps.sessions.session(server);
@@ -139,7 +137,14 @@ export class RequestRouter {
       const agentId = this.#agentIdOf(server, remoteId);
       if (agentId === undefined) return;
       this.#forget(agentId);
+      // Small and one per request at most: always written, so the child can stop working.
       outgoing = { ...message, params: { ...message.params, requestId: agentId } };
+    } else {
+      const bytes = Buffer.byteLength(JSON.stringify(message));
+      if (!this.#stdinHasRoom(session, bytes)) {
+        this.#stdinFull(server, 'notification', session, bytes);
+        return;
+      }
     }
     session.send(outgoing).catch(() => undefined);
   }
@@ -152,6 +157,7 @@ export class RequestRouter {
       if (!('id' in message) && message.method !== 'notifications/cancelled') {
         const outcome = this.deps.send({ type: 'rpc', server, message });
         if (!outcome.sent) {
+          if (outcome.congested) this.deps.dropped?.('relay-send', server, 'notification');
           this.deps.warn(
             { server, method: truncateForLog(message.method, 64) },
             `dropped a notification from an MCP server: ${outcome.reason}`,
@@ -180,6 +186,8 @@ export class RequestRouter {
       message: { ...message, id: pending.remoteId },
     });
     if (!outcome.sent) {
+      // Never lost silently: the server's client gets an error it can retry on.
+      if (outcome.congested) this.deps.dropped?.('relay-send', server, 'answer');
       this.deps.warn(
         { server, id: message.id },
         `dropped an answer from an MCP server: ${outcome.reason}`,
@@ -188,7 +196,7 @@ export class RequestRouter {
         pending.server,
         rpcError(
           pending.remoteId,
-          RelayErrorCode.MessageRejected,
+          outcome.congested ? RelayErrorCode.TooManyRequests : RelayErrorCode.MessageRejected,
           `answer of MCP server "${pending.server}" dropped: ${outcome.reason}`,
         ),
       );
@@ -228,6 +236,22 @@ export class RequestRouter {
       .catch(() => undefined);
   }
 
+  #stdinHasRoom(session: McpSession, bytes: number): boolean {
+    return session.waitingBytes() + bytes <= this.deps.maxStdinBytes;
+  }
+
+  #stdinFull(server: string, kind: DropKind, session: McpSession, bytes: number): void {
+    this.deps.dropped?.('mcp-stdin', server, kind);
+    this.deps.warn(
+      { server, waitingBytes: session.waitingBytes(), bytes },
+      `${kind === 'request' ? 'refused a relayed request' : 'dropped a relayed notification'}: too many bytes waiting for the MCP server to read them`,
+    );
+  }
+
+  #stdinFullMessage(server: string): string {
+    return `too many bytes waiting for MCP server "${server}" to read them (at most ${this.deps.maxStdinBytes})`;
+  }
+
   #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable): void {
     const pending = this.#forget(agentId);
     if (!pending) return;
@@ -254,7 +278,7 @@ export class RequestRouter {
 
   /** The agent's own answers: small, shallow, always encodable (the ids are the server's). */
   #reply(server: string, message: JSONRPCResponse): void {
-    if (!this.#closed) this.deps.send({ type: 'rpc', server, message });
+    if (!this.#closed) this.deps.send({ type: 'rpc', server, message }, true);
   }
 }
 

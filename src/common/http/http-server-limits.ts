@@ -89,9 +89,3 @@ function isHttpError(error: NodeJS.ErrnoException): boolean {
   const code = error.code ?? '';
   return code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT';
 }
-
-/** Errors of Node's HTTP parser (HPE_*) and of its request timeouts. */
-function isHttpError(error: NodeJS.ErrnoException): boolean {
-  const code = error.code ?? '';
-  return code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT';
-}
