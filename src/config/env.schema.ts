@@ -85,7 +85,9 @@ export const envSchema = z
           'MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 turns the cap off)',
         )
         .transform(Number),
-    ).default(256),
+      // Off by default: the API usually sits behind an ingress or load balancer, whose few
+      // addresses carry every client's connections.
+    ).default(0),
     CORS_ORIGINS: z
       .string()
       .optional()

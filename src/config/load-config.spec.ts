@@ -325,7 +325,7 @@ describe('loadConfig: valid configurations', () => {
       database: { kind: 'sqlite', file: join(resolve('./data'), 'plants.sqlite') },
       apiTokenDigests: [],
       rateLimitPerMinute: 0,
-      connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },
+      connections: { maxConnections: 2048, maxConnectionsPerAddress: 0 },
       agent: undefined,
       agentBudgets: { mcpStdinMaxBytes: 16_777_216, serverSendMaxBytes: 16_777_216 },
       mcp: { configDir: dir, configDirExplicit: true, absent: false },

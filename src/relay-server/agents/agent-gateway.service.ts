@@ -63,10 +63,12 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly misdirectedLog: RateLimitedLog;
   private readonly limits: FrameLimits;
   /**
-   * Connects, disconnects and drops: one token opening 1,500 connections must not write 3,000
-   * lines. Lines over the rate are counted into the next one (`suppressed`).
+   * Connects and disconnects: one token opening 1,500 connections must not write 3,000 lines.
+   * Lines over the rate are counted into the next one (`suppressed`).
    */
   private readonly connectionLog: RateLimitedLog;
+  /** Drops and connection errors, apart: a connect flood must not hide why a peer was cut. */
+  private readonly dropLog: RateLimitedLog;
   private readonly budgets: AgentBudgets;
 
   constructor(
@@ -80,6 +82,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     this.refusedLog = new RateLimitedLog(logger, ONE_LINE_PER_10_S);
     this.misdirectedLog = new RateLimitedLog(logger, ONE_LINE_PER_10_S);
     this.connectionLog = new RateLimitedLog(logger, CONNECTION_LINES);
+    this.dropLog = new RateLimitedLog(logger, CONNECTION_LINES);
     this.budgets = new AgentBudgets(config.agentBudgets);
     this.limits = { maxFrameBytes: config.maxFrameBytes, maxDepth: MAX_FRAME_DEPTH };
     this.wss = new WebSocketServer({
@@ -160,7 +163,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     };
     ws.on('message', (data, isBinary) => this.onFrame(state, data, isBinary));
     ws.on('error', (error) =>
-      this.connectionLog.warn(
+      this.dropLog.warn(
         { agent, connection: connection.id, reason: error.message },
         'agent connection error',
       ),
@@ -178,7 +181,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     return setInterval(() => {
       if (!alive) {
         this.rejections.inc({ reason: 'no_pong' });
-        this.connectionLog.warn(
+        this.dropLog.warn(
           { agent, connection: id },
           'agent connection did not answer a ping; dropping it',
         );
@@ -197,7 +200,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     metric?: string,
   ): void {
     this.rejections.inc({ reason: metric ?? (state.greeted ? 'invalid_frame' : 'no_hello') });
-    this.connectionLog.warn(
+    this.dropLog.warn(
       { agent: state.agent, connection: state.connection.id, reason },
       'dropping agent connection',
     );
