@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requireDistinctPorts } from '../../config/distinct-ports.js';
 import { LOG_LEVELS } from '../../config/env.schema.js';
 import { DEFAULT_FRAME_LIMITS } from '../../common/agent-protocol/frame-codec.js';
+import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
 
 /**
  * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
@@ -92,10 +93,9 @@ export const relayEnvSchema = z
     RELAY_TLS_CERT_FILE: optional(z.string()),
     RELAY_TLS_KEY_FILE: optional(z.string()),
     RELAY_AGENTS: requiredJsonObject('RELAY_AGENTS', 'agent names to token entries', agentsSchema),
-    RELAY_CLIENTS: requiredJsonObject(
-      'RELAY_CLIENTS',
-      'client names to {"tokens", "agents"}',
-      clientsSchema,
+    // Optional when an OAuth issuer is configured (checkOAuthEnv).
+    RELAY_CLIENTS: optional(
+      requiredJsonObject('RELAY_CLIENTS', 'client names to {"tokens", "agents"}', clientsSchema),
     ),
     // The protocol's frame limit is the most: an agent closes a larger frame's connection (1009).
     RELAY_MAX_FRAME_BYTES: optional(
@@ -119,6 +119,7 @@ export const relayEnvSchema = z
     RELAY_MAX_SESSIONS_PER_CLIENT: optional(
       wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000),
     ).default(100),
+    ...relayOAuthEnvFields,
   })
   .superRefine(
     (env, ctx) => {
@@ -127,6 +128,7 @@ export const relayEnvSchema = z
         ['RELAY_HEALTH_CHECK_PORT', env.RELAY_HEALTH_CHECK_PORT],
         ['RELAY_METRICS_PORT', env.RELAY_METRICS_PORT],
       ]);
+      checkOAuthEnv(env, ctx);
       if ((env.RELAY_TLS_CERT_FILE === undefined) !== (env.RELAY_TLS_KEY_FILE === undefined)) {
         ctx.addIssue({
           code: 'custom',
