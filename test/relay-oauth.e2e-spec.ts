@@ -196,6 +196,14 @@ describe('relay server as an OAuth resource server (e2e)', () => {
     );
   });
 
+  it('leaves a path segment that cannot be an agent name out of the challenge', async () => {
+    const response = await tlsFetch(`${resource}/mcp/a%22b/echo`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(
+      `Bearer realm="plant-store-relay", resource_metadata="${resource}/.well-known/oauth-protected-resource"`,
+    );
+  });
+
   it.each([
     [
       'another audience',

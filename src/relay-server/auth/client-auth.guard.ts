@@ -1,7 +1,10 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Request } from 'express';
+import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { RELAY_CONFIG, type RelayClientConfig, type RelayConfig } from '../config/relay-config.js';
 import {
   idpUnavailable,
@@ -23,12 +26,17 @@ export type ClientRequest = Request & { relayClient?: RelayClientConfig };
  */
 @Injectable()
 export class ClientAuthGuard implements CanActivate {
+  readonly #log: RateLimitedLog;
+
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) logger: Logger,
     private readonly verifier: AccessTokenVerifier,
     @InjectMetric('relay_client_auth_failures_total') private readonly failures: Counter,
     @InjectMetric('relay_oauth_refusals_total') private readonly refusals: Counter<'reason'>,
-  ) {}
+  ) {
+    this.#log = new RateLimitedLog(logger);
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ClientRequest>();
@@ -57,6 +65,10 @@ export class ClientAuthGuard implements CanActivate {
       const principal = await this.verifier.verify(token);
       if (!principal.agents.has(agent)) {
         this.refusals.inc({ reason: 'insufficient_scope' });
+        this.#log.warn(
+          { reason: 'insufficient_scope', subject: principal.subject },
+          'MCP client refused',
+        );
         throw insufficientScope(oauth, agent);
       }
       return { name: `oauth:${principal.subject}`, tokenDigests: [], agents: principal.agents };
@@ -64,6 +76,7 @@ export class ClientAuthGuard implements CanActivate {
       if (error instanceof TokenRefusedError) throw this.refuse(error.reason, agent);
       if (error instanceof IdpUnavailableError) {
         this.refusals.inc({ reason: 'idp_unavailable' });
+        this.#log.warn({ reason: 'idp_unavailable' }, 'MCP client refused');
         throw idpUnavailable(oauth);
       }
       throw error;
@@ -72,7 +85,11 @@ export class ClientAuthGuard implements CanActivate {
 
   private refuse(reason: RefusalReason, agent: string) {
     this.failures.inc();
-    if (this.config.oauth) this.refusals.inc({ reason });
+    if (this.config.oauth) {
+      this.refusals.inc({ reason });
+      // A missing token is how every OAuth client starts: not worth a line.
+      if (reason !== 'missing_token') this.#log.warn({ reason }, 'MCP client refused');
+    }
     return unauthorized(this.config.oauth, agent, reason);
   }
 }

@@ -2,6 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import { BearerChallengeException } from '../../../common/errors/bearer-challenge.exception.js';
 import { HttpExceptionWithHeaders } from '../../../common/errors/http-exception-with-headers.js';
 import type { RelayOAuthConfig } from '../../config/relay-config.js';
+import { RELAY_NAME } from '../../config/relay-env.schema.js';
 
 export const REALM = 'Bearer realm="plant-store-relay"';
 
@@ -29,8 +30,13 @@ const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
  */
 function challenge(oauth: RelayOAuthConfig | undefined, agent: string, extra = ''): string {
   if (!oauth) return `${REALM}${extra}`;
-  const scope = `${oauth.scopePrefix}${agent}`;
-  return `${REALM}, resource_metadata="${oauth.metadataUrl}", scope="${scope}"${extra}`;
+  const metadata = `${REALM}, resource_metadata="${oauth.metadataUrl}"`;
+  return `${metadata}${scopeParameter(oauth, agent)}${extra}`;
+}
+
+/** The agent comes from the URL: a name that cannot be an agent's is left out of the header. */
+function scopeParameter(oauth: RelayOAuthConfig, agent: string): string {
+  return RELAY_NAME.test(agent) ? `, scope="${oauth.scopePrefix}${agent}"` : '';
 }
 
 /** 401: no token, or one that is not valid (a static one or the issuer's). */
@@ -59,7 +65,7 @@ export function unauthorized(
 export function insufficientScope(oauth: RelayOAuthConfig, agent: string) {
   return new HttpExceptionWithHeaders(
     HttpStatus.FORBIDDEN,
-    `the token does not grant the scope ${oauth.scopePrefix}${agent}`,
+    'the token does not grant the scope of this agent',
     {
       'WWW-Authenticate': challenge(
         oauth,
