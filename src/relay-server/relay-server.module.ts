@@ -14,6 +14,9 @@ import { AggregateService } from './aggregate/aggregate.service.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
 import { ClientAuthGuard } from './auth/client-auth.guard.js';
+import { AccessTokenVerifier } from './auth/oauth/access-token-verifier.service.js';
+import { oauthMetricProviders } from './auth/oauth/oauth-metrics.js';
+import { ProtectedResourceController } from './auth/oauth/protected-resource.controller.js';
 import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
 import { AgentsHealthIndicator } from './health/agents.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
@@ -42,6 +45,8 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     AggregateService,
     SessionStore,
     ClientAuthGuard,
+    AccessTokenVerifier,
+    ...oauthMetricProviders,
   ],
 })
 class McpEndpointModule {}
@@ -64,7 +69,7 @@ export class RelayServerModule implements NestModule {
         McpEndpointModule,
         RouterModule.register([{ path: config.basePath || '/', module: McpEndpointModule }]),
       ],
-      controllers: [RelayHealthController],
+      controllers: [RelayHealthController, ProtectedResourceController],
       providers: [
         AgentRegistry,
         AgentGateway,

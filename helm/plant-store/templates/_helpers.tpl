@@ -233,14 +233,18 @@ app.kubernetes.io/component: relay-server
 
 {{/*
 Refuse relay settings that cannot start (the relay would exit 78 in a crash loop):
-- no agents or no clients, and no existing Secret to take them from;
+- no agents, or neither clients nor an OAuth issuer, and no existing Secret to take them from;
+- an OAuth issuer without the public URL its tokens' audience names;
 - a client that names an agent the values do not define;
 - equal ports.
 */}}
 {{- define "plant-store.relay.validate" -}}
 {{- $r := .Values.relayServer }}
-{{- if and (not $r.existingSecret) (or (not $r.agents) (not $r.clients)) }}
-{{- fail "plant-store: relayServer.enabled needs relayServer.agents and relayServer.clients (or relayServer.existingSecret holding RELAY_AGENTS and RELAY_CLIENTS)." }}
+{{- if and (not $r.existingSecret) (or (not $r.agents) (and (not $r.clients) (not $r.oauth.issuer))) }}
+{{- fail "plant-store: relayServer.enabled needs relayServer.agents and relayServer.clients or relayServer.oauth.issuer (or relayServer.existingSecret holding RELAY_AGENTS and RELAY_CLIENTS)." }}
+{{- end }}
+{{- if and $r.oauth.issuer (not $r.oauth.publicUrl) }}
+{{- fail "plant-store: relayServer.oauth.issuer needs relayServer.oauth.publicUrl (the tokens' audience)." }}
 {{- end }}
 {{- if not $r.existingSecret }}
 {{- range $name, $client := $r.clients }}

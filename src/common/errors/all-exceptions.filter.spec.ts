@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { BearerChallengeException } from './bearer-challenge.exception.js';
+import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
 import { ServiceUnavailableError } from './service-unavailable.error.js';
 
 /** A dependency's outage, as a feature reports it (DatabaseUnavailableError is one). */
@@ -30,7 +31,10 @@ function answer(exception: unknown) {
   const host = {
     switchToHttp: () => ({
       getRequest: () => ({ method: 'POST' }),
-      getResponse: () => ({ setHeader: (name: string, value: string) => (headers[name] = value) }),
+      getResponse: () => ({
+        setHeader: (name: string, value: string) => (headers[name] = value),
+        hasHeader: (name: string) => name in headers,
+      }),
     }),
   } as unknown as ArgumentsHost;
   new AllExceptionsFilter(adapterHost, logger as unknown as Logger).catch(exception, host);
@@ -74,6 +78,13 @@ describe('AllExceptionsFilter', () => {
     });
     expect(result.headers['Retry-After']).toBe('5');
     expect(JSON.stringify(result.body)).not.toContain('10.0.0.5');
+  });
+
+  it("keeps a 503's own Retry-After", () => {
+    const result = answer(
+      new HttpExceptionWithHeaders(503, 'the IdP is down', { 'Retry-After': '30' }),
+    );
+    expect(result.headers['Retry-After']).toBe('30');
   });
 
   it('sets the challenge header of a 401', () => {

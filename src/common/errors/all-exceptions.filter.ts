@@ -43,7 +43,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       for (const [name, value] of Object.entries(exception.headers))
         response.setHeader(name, value);
     }
-    if (status === 503) response.setHeader('Retry-After', '5');
+    if (status === 503 && !response.hasHeader('Retry-After'))
+      response.setHeader('Retry-After', '5');
     // An error answered before the body was read to its end (401 before reading, 413 at the
     // first byte past 64 KiB, 408): close the connection rather than read on to keep it alive.
     if (request.complete === false) closeAfterAnswer(request, response);

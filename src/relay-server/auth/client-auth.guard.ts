@@ -1,28 +1,44 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Request } from 'express';
+import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
-import { BearerChallengeException } from '../../common/errors/bearer-challenge.exception.js';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { RELAY_CONFIG, type RelayClientConfig, type RelayConfig } from '../config/relay-config.js';
+import {
+  idpUnavailable,
+  insufficientScope,
+  type RefusalReason,
+  unauthorized,
+} from './oauth/challenges.js';
+import { AccessTokenVerifier, TokenRefusedError } from './oauth/access-token-verifier.service.js';
+import { IdpUnavailableError } from './oauth/issuer-keys.js';
 import { bearerToken, ownerOf } from './token-owner.js';
-
-const REALM = 'Bearer realm="plant-store-relay"';
 
 export type ClientRequest = Request & { relayClient?: RelayClientConfig };
 
 /**
- * MCP clients authenticate with a bearer token of their own (RELAY_CLIENTS). Agent tokens are
- * never accepted here: the configuration keeps the two sets apart. 401 with an RFC 6750
- * challenge otherwise.
+ * MCP clients authenticate with a bearer token of their own (RELAY_CLIENTS) or, when an issuer
+ * is configured, with its JWT access token for this relay (AccessTokenVerifier). Agent tokens
+ * are never accepted here: the configuration keeps the two sets apart. 401 with an RFC 6750
+ * challenge otherwise; 403 (step-up) for a valid access token without the agent's scope.
  */
 @Injectable()
 export class ClientAuthGuard implements CanActivate {
+  readonly #log: RateLimitedLog;
+
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) logger: Logger,
+    private readonly verifier: AccessTokenVerifier,
     @InjectMetric('relay_client_auth_failures_total') private readonly failures: Counter,
-  ) {}
+    @InjectMetric('relay_oauth_refusals_total') private readonly refusals: Counter<'reason'>,
+  ) {
+    this.#log = new RateLimitedLog(logger);
+  }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ClientRequest>();
     const token = bearerToken(request.headers.authorization);
     const client = ownerOf(token, this.config.clients);
@@ -30,15 +46,50 @@ export class ClientAuthGuard implements CanActivate {
       request.relayClient = client;
       return true;
     }
-    this.failures.inc();
-    throw token === undefined
-      ? new BearerChallengeException(
-          'authentication required: send Authorization: Bearer <token>',
-          REALM,
-        )
-      : new BearerChallengeException(
-          'the bearer token is not valid',
-          `${REALM}, error="invalid_token", error_description="the token is not accepted"`,
+    const agent = String(request.params.agent ?? '');
+    if (token === undefined || !this.config.oauth) {
+      throw this.refuse(token === undefined ? 'missing_token' : 'invalid_token', agent);
+    }
+    request.relayClient = await this.oauthClient(token, agent);
+    return true;
+  }
+
+  /**
+   * The access token's subject as a client of its own: `oauth:<sub>` cannot collide with a
+   * RELAY_CLIENTS name (no `:` there), so sessions and per-client caps stay the subject's.
+   */
+  private async oauthClient(token: string, agent: string): Promise<RelayClientConfig> {
+    const oauth = this.config.oauth;
+    if (!oauth) throw this.refuse('invalid_token', agent);
+    try {
+      const principal = await this.verifier.verify(token);
+      if (!principal.agents.has(agent)) {
+        this.refusals.inc({ reason: 'insufficient_scope' });
+        this.#log.warn(
+          { reason: 'insufficient_scope', subject: principal.subject },
+          'MCP client refused',
         );
+        throw insufficientScope(oauth, agent);
+      }
+      return { name: `oauth:${principal.subject}`, tokenDigests: [], agents: principal.agents };
+    } catch (error) {
+      if (error instanceof TokenRefusedError) throw this.refuse(error.reason, agent);
+      if (error instanceof IdpUnavailableError) {
+        this.refusals.inc({ reason: 'idp_unavailable' });
+        this.#log.warn({ reason: 'idp_unavailable' }, 'MCP client refused');
+        throw idpUnavailable(oauth);
+      }
+      throw error;
+    }
+  }
+
+  private refuse(reason: RefusalReason, agent: string) {
+    this.failures.inc();
+    if (this.config.oauth) {
+      this.refusals.inc({ reason });
+      // A missing token is how every OAuth client starts: not worth a line.
+      if (reason !== 'missing_token') this.#log.warn({ reason }, 'MCP client refused');
+    }
+    return unauthorized(this.config.oauth, agent, reason);
   }
 }

@@ -6,6 +6,7 @@ import { noColorRequested } from '../../config/shared/no-color.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
 import { relayEnvSchema } from './relay-env.schema.js';
+import { oauthConfig } from './relay-oauth-env.schema.js';
 
 /**
  * Validates the relay server's environment and returns its typed config, or throws one
@@ -52,6 +53,7 @@ export function loadRelayConfig(
     tls,
     agents,
     clients,
+    oauth: oauthConfig(env),
     maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
     requestTimeoutMs: env.RELAY_REQUEST_TIMEOUT_SECONDS * 1000,
     maxInFlightPerAgent: env.RELAY_MAX_IN_FLIGHT_PER_AGENT,

@@ -14,6 +14,22 @@ export interface RelayClientConfig {
   agents: ReadonlySet<string>;
 }
 
+/** OAuth 2.1 resource server settings (RELAY_OAUTH_*); absent: static client tokens only. */
+export interface RelayOAuthConfig {
+  /** The authorization server's issuer identifier; its metadata is discovered from it. */
+  issuer: string;
+  /** This relay's resource identifier (RELAY_PUBLIC_URL): the audience tokens must name. */
+  resource: string;
+  /** Where the protected resource metadata of `resource` is served (RFC 9728). */
+  metadataUrl: string;
+  scopePrefix: string;
+  agentsClaim: string | undefined;
+  clockSkewSeconds: number;
+  /** The least time between two JWKS fetches, and the Retry-After of a 503. */
+  jwksRefreshMs: number;
+  fetchTimeoutMs: number;
+}
+
 /** The relay server's one typed, validated configuration. Code reads this, never process.env. */
 export interface RelayConfig {
   http: { host: string; port: number };
@@ -28,6 +44,7 @@ export interface RelayConfig {
   tls: { cert: string; key: string } | undefined;
   agents: RelayAgentConfig[];
   clients: RelayClientConfig[];
+  oauth: RelayOAuthConfig | undefined;
   /** Largest WebSocket frame from an agent and largest MCP request body from a client. */
   maxFrameBytes: number;
   requestTimeoutMs: number;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requireDistinctPorts } from '../../config/shared/distinct-ports.js';
 import { LOG_LEVELS } from '../../config/shared/log-levels.js';
 import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
+import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
 
 /**
  * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
@@ -92,10 +93,9 @@ export const relayEnvSchema = z
     RELAY_TLS_CERT_FILE: optional(z.string()),
     RELAY_TLS_KEY_FILE: optional(z.string()),
     RELAY_AGENTS: requiredJsonObject('RELAY_AGENTS', 'agent names to token entries', agentsSchema),
-    RELAY_CLIENTS: requiredJsonObject(
-      'RELAY_CLIENTS',
-      'client names to {"tokens", "agents"}',
-      clientsSchema,
+    // Optional when an OAuth issuer is configured (checkOAuthEnv).
+    RELAY_CLIENTS: optional(
+      requiredJsonObject('RELAY_CLIENTS', 'client names to {"tokens", "agents"}', clientsSchema),
     ),
     // The protocol's frame limit is the most: an agent closes a larger frame's connection (1009).
     RELAY_MAX_FRAME_BYTES: optional(
@@ -153,6 +153,7 @@ export const relayEnvSchema = z
     RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE: optional(
       wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3),
     ).default(16 * 1024 * 1024),
+    ...relayOAuthEnvFields,
   })
   .superRefine(
     (env, ctx) => {
@@ -162,6 +163,7 @@ export const relayEnvSchema = z
         ['RELAY_METRICS_PORT', env.RELAY_METRICS_PORT],
       ]);
       requireStreamBudgetOrder(ctx, env);
+      checkOAuthEnv(env, ctx);
       if ((env.RELAY_TLS_CERT_FILE === undefined) !== (env.RELAY_TLS_KEY_FILE === undefined)) {
         ctx.addIssue({
           code: 'custom',

@@ -1,0 +1,110 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { errors, jwtVerify } from 'jose';
+import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
+import { LOGGER } from '../../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../../common/logging/rate-limited-log.js';
+import {
+  RELAY_CONFIG,
+  type RelayConfig,
+  type RelayOAuthConfig,
+} from '../../config/relay-config.js';
+import type { RefusalReason } from './challenges.js';
+import { IdpUnavailableError, IssuerKeys } from './issuer-keys.js';
+import { grantedAgents, subjectOf } from './token-grants.js';
+
+/** Asymmetric signatures only: never `none`, never an HMAC keyed with a public key. */
+const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+];
+
+export interface OAuthPrincipal {
+  subject: string;
+  agents: ReadonlySet<string>;
+}
+
+/** A refused token, with the reason the metric and the challenge report. */
+export class TokenRefusedError extends Error {
+  constructor(readonly reason: RefusalReason) {
+    super(reason);
+  }
+}
+
+/**
+ * Verifies the issuer's JWT access tokens locally (RFC 9068): signature against the issuer's
+ * keys, `iss`, `aud` naming this relay's resource, `exp`/`nbf` with the configured leeway.
+ * Opaque tokens are not introspected: a token that is not a JWT is refused.
+ */
+@Injectable()
+export class AccessTokenVerifier {
+  readonly oauth: RelayOAuthConfig | undefined;
+  readonly #keys: IssuerKeys | undefined;
+  readonly #knownAgents: ReadonlySet<string>;
+  readonly #log: RateLimitedLog;
+
+  constructor(
+    @Inject(RELAY_CONFIG) config: RelayConfig,
+    @Inject(LOGGER) logger: Logger,
+    @InjectMetric('relay_oauth_jwks_fetch_failures_total') fetchFailures: Counter,
+  ) {
+    this.oauth = config.oauth;
+    this.#knownAgents = new Set(config.agents.map((a) => a.name));
+    this.#log = new RateLimitedLog(logger);
+    this.#keys =
+      config.oauth &&
+      new IssuerKeys({
+        issuer: config.oauth.issuer,
+        refreshMs: config.oauth.jwksRefreshMs,
+        fetchTimeoutMs: config.oauth.fetchTimeoutMs,
+        onFetchFailure: (reason) => {
+          fetchFailures.inc();
+          this.#log.warn(
+            { issuer: config.oauth?.issuer, reason },
+            'identity provider fetch failed',
+          );
+        },
+      });
+  }
+
+  /** The token's subject and agents; throws TokenRefusedError or IdpUnavailableError. */
+  async verify(token: string): Promise<OAuthPrincipal> {
+    if (!this.oauth || !this.#keys) throw new TokenRefusedError('invalid_token');
+    const { oauth } = this;
+    try {
+      const { payload } = await jwtVerify(token, this.#keys.getKey, {
+        issuer: oauth.issuer,
+        audience: [oauth.resource, `${oauth.resource}/`],
+        algorithms: ALGORITHMS,
+        clockTolerance: oauth.clockSkewSeconds,
+        requiredClaims: ['exp'],
+      });
+      const subject = subjectOf(payload);
+      if (subject === undefined) throw new TokenRefusedError('invalid_token');
+      const agents = grantedAgents(payload, { ...oauth, knownAgents: this.#knownAgents });
+      return { subject, agents };
+    } catch (error) {
+      if (error instanceof IdpUnavailableError || error instanceof TokenRefusedError) throw error;
+      throw new TokenRefusedError(reasonOf(error));
+    }
+  }
+}
+
+function reasonOf(error: unknown): RefusalReason {
+  if (error instanceof errors.JWTExpired) return 'expired';
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'aud') {
+    return 'wrong_audience';
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) return 'unknown_key';
+  return 'invalid_token';
+}

@@ -1,0 +1,86 @@
+import { HttpStatus } from '@nestjs/common';
+import { BearerChallengeException } from '../../../common/errors/bearer-challenge.exception.js';
+import { HttpExceptionWithHeaders } from '../../../common/errors/http-exception-with-headers.js';
+import type { RelayOAuthConfig } from '../../config/relay-config.js';
+import { RELAY_NAME } from '../../config/relay-env.schema.js';
+
+export const REALM = 'Bearer realm="plant-store-relay"';
+
+/** Why a token was refused: the metric's label and the challenge's description. */
+export type RefusalReason =
+  | 'missing_token'
+  | 'invalid_token'
+  | 'expired'
+  | 'wrong_audience'
+  | 'unknown_key'
+  | 'insufficient_scope'
+  | 'idp_unavailable';
+
+const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
+  invalid_token: 'the token is not accepted',
+  expired: 'the token has expired',
+  wrong_audience: 'the token is not for this resource',
+  unknown_key: 'the token is not signed by a key of the issuer',
+};
+
+/**
+ * The RFC 6750 challenge with the MCP authorization parameters: where the protected resource
+ * metadata is (RFC 9728 §5.1) and the scope the endpoint needs. Values are ours, never the
+ * client's, so nothing needs escaping.
+ */
+function challenge(oauth: RelayOAuthConfig | undefined, agent: string, extra = ''): string {
+  if (!oauth) return `${REALM}${extra}`;
+  const metadata = `${REALM}, resource_metadata="${oauth.metadataUrl}"`;
+  return `${metadata}${scopeParameter(oauth, agent)}${extra}`;
+}
+
+/** The agent comes from the URL: a name that cannot be an agent's is left out of the header. */
+function scopeParameter(oauth: RelayOAuthConfig, agent: string): string {
+  return RELAY_NAME.test(agent) ? `, scope="${oauth.scopePrefix}${agent}"` : '';
+}
+
+/** 401: no token, or one that is not valid (a static one or the issuer's). */
+export function unauthorized(
+  oauth: RelayOAuthConfig | undefined,
+  agent: string,
+  reason: RefusalReason,
+): BearerChallengeException {
+  if (reason === 'missing_token') {
+    return new BearerChallengeException(
+      'authentication required: send Authorization: Bearer <token>',
+      challenge(oauth, agent),
+    );
+  }
+  const description = DESCRIPTIONS[reason] ?? 'the token is not accepted';
+  return new BearerChallengeException(
+    `the bearer token is not valid: ${description}`,
+    challenge(oauth, agent, `, error="invalid_token", error_description="${description}"`),
+  );
+}
+
+/**
+ * 403 step-up: a valid token without the agent's scope. An agent that does not exist gets the
+ * same answer, so a token cannot probe agent names.
+ */
+export function insufficientScope(oauth: RelayOAuthConfig, agent: string) {
+  return new HttpExceptionWithHeaders(
+    HttpStatus.FORBIDDEN,
+    'the token does not grant the scope of this agent',
+    {
+      'WWW-Authenticate': challenge(
+        oauth,
+        agent,
+        ', error="insufficient_scope", error_description="the token lacks the scope of this agent"',
+      ),
+    },
+  );
+}
+
+/** 503: the token needs the identity provider, which does not answer; retry later. */
+export function idpUnavailable(oauth: RelayOAuthConfig) {
+  return new HttpExceptionWithHeaders(
+    HttpStatus.SERVICE_UNAVAILABLE,
+    'the identity provider cannot be reached to verify the token; retry later',
+    { 'Retry-After': String(Math.ceil(oauth.jwksRefreshMs / 1000)) },
+  );
+}

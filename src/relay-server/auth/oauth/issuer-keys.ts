@@ -1,0 +1,101 @@
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  type FlattenedJWSInput,
+  type JWSHeaderParameters,
+  type RemoteJWKSet,
+} from 'jose';
+import { discoverJwksUri } from './issuer-metadata.js';
+
+/** The identity provider cannot be reached and the token needs it: the client should retry. */
+export class IdpUnavailableError extends Error {}
+
+export interface IssuerKeysOptions {
+  issuer: string;
+  /** Least time between two fetches (also after a failed one), and between discovery tries. */
+  refreshMs: number;
+  fetchTimeoutMs: number;
+  /** Called once per failed fetch, with a reason that carries no token. */
+  onFetchFailure: (reason: string) => void;
+  now?: () => number;
+}
+
+/** jose's own fetch failures (timeout, non-200, not a key set) and the network's TypeError. */
+const FETCH_FAILURES = new Set(['ERR_JOSE_GENERIC', 'ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID']);
+const isFetchFailure = (error: unknown) =>
+  !(error instanceof errors.JOSEError) || FETCH_FAILURES.has(error.code);
+
+/**
+ * The issuer's signing keys: jose's remote key set (cached, refetched for an unknown `kid` at
+ * most once per refresh interval, so the IdP rotates keys without a relay restart). When a
+ * fetch fails, the keys fetched before still verify; a key that needs the fetch gets
+ * IdpUnavailableError, and no further fetch is tried for refreshMs (a down IdP is not hammered).
+ */
+export class IssuerKeys {
+  #remote: RemoteJWKSet | undefined;
+  #discovery: Promise<RemoteJWKSet> | undefined;
+  #failedAt = Number.NEGATIVE_INFINITY;
+  readonly #now: () => number;
+
+  constructor(private readonly options: IssuerKeysOptions) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** A `jwtVerify` key function. */
+  readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
+    const remote = this.#remote ?? (await this.#discover());
+    if (this.#backingOff()) return this.#cached(remote, header, token);
+    try {
+      return await remote(header, token);
+    } catch (error) {
+      if (!isFetchFailure(error)) throw error;
+      this.#failed(error);
+      return this.#cached(remote, header, token);
+    }
+  };
+
+  #backingOff(): boolean {
+    return this.#now() - this.#failedAt < this.options.refreshMs;
+  }
+
+  #failed(error: unknown): void {
+    this.#failedAt = this.#now();
+    this.options.onFetchFailure(error instanceof Error ? error.message : String(error));
+  }
+
+  async #cached(remote: RemoteJWKSet, header: JWSHeaderParameters, token: FlattenedJWSInput) {
+    const jwks = remote.jwks();
+    if (!jwks) throw new IdpUnavailableError('the signing keys cannot be fetched');
+    try {
+      return await createLocalJWKSet(jwks)(header, token);
+    } catch (error) {
+      if (error instanceof errors.JWKSNoMatchingKey) {
+        throw new IdpUnavailableError('the signing key is new and the key set cannot be fetched');
+      }
+      throw error;
+    }
+  }
+
+  /** Finds the jwks_uri once; a failure is retried after refreshMs, 503 until then. */
+  #discover(): Promise<RemoteJWKSet> {
+    if (this.#backingOff()) {
+      return Promise.reject(new IdpUnavailableError('the issuer metadata cannot be fetched'));
+    }
+    this.#discovery ??= discoverJwksUri(this.options.issuer, this.options.fetchTimeoutMs).then(
+      (jwksUri) => {
+        this.#remote = createRemoteJWKSet(jwksUri, {
+          cooldownDuration: this.options.refreshMs,
+          timeoutDuration: this.options.fetchTimeoutMs,
+        });
+        return this.#remote;
+      },
+      (error: unknown) => {
+        this.#discovery = undefined;
+        this.#failed(error);
+        throw new IdpUnavailableError('the issuer metadata cannot be fetched');
+      },
+    );
+    return this.#discovery;
+  }
+}

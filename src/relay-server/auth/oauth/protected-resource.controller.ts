@@ -1,0 +1,40 @@
+import { Controller, Get, Inject, NotFoundException, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
+import { RELAY_NAME } from '../../config/relay-env.schema.js';
+
+const WELL_KNOWN = '/.well-known/oauth-protected-resource';
+
+/**
+ * OAuth 2.0 Protected Resource Metadata (RFC 9728), where MCP clients learn which
+ * authorization server issues tokens for this relay. The 401 challenge points at the
+ * resource's own document; clients that probe per endpoint find the same document under
+ * `<well-known>/<path>/mcp/<agent>[/<server>]`, naming the agent's scope. One resource (the
+ * relay) covers every endpoint under it, so one token audience serves them all. Not found
+ * when no issuer is configured.
+ */
+@Controller(WELL_KNOWN.slice(1))
+export class ProtectedResourceController {
+  constructor(@Inject(RELAY_CONFIG) private readonly config: RelayConfig) {}
+
+  @Get(['', '*path'])
+  metadata(@Req() request: Request): Record<string, unknown> {
+    const oauth = this.config.oauth;
+    if (!oauth) throw new NotFoundException('this relay accepts no OAuth access tokens');
+    const agent = agentOf(request.path.slice(WELL_KNOWN.length));
+    return {
+      resource: oauth.resource,
+      authorization_servers: [oauth.issuer],
+      bearer_methods_supported: ['header'],
+      ...(agent !== undefined && { scopes_supported: [`${oauth.scopePrefix}${agent}`] }),
+      resource_name: 'Plant Store relay',
+    };
+  }
+}
+
+/** `…/mcp/<agent>[/<server>]` names an agent; any other suffix names none. */
+function agentOf(suffix: string): string | undefined {
+  const match = /\/mcp\/([^/]+)(?:\/[^/]+)?\/?$/.exec(suffix);
+  const agent = match?.[1];
+  return agent !== undefined && RELAY_NAME.test(agent) ? agent : undefined;
+}

@@ -1,0 +1,34 @@
+import type { JWTPayload } from 'jose';
+
+export interface GrantRules {
+  scopePrefix: string;
+  agentsClaim: string | undefined;
+  /** Only configured agents are granted: a scope for an unknown name reaches nothing. */
+  knownAgents: ReadonlySet<string>;
+}
+
+/** Space-separated (`scope`, RFC 9068) or a JSON array (`scp`, some IdPs): a list either way. */
+function words(value: unknown): string[] {
+  if (typeof value === 'string') return value.split(' ').filter((w) => w !== '');
+  if (Array.isArray(value)) return value.filter((w): w is string => typeof w === 'string');
+  return [];
+}
+
+/**
+ * The agents an access token may reach: `<prefix><agent>` scopes, plus the names listed in
+ * the configured claim, when there is one.
+ */
+export function grantedAgents(payload: JWTPayload, rules: GrantRules): Set<string> {
+  const scopes = [...words(payload.scope), ...words(payload.scp)];
+  const fromScopes = scopes
+    .filter((scope) => scope.startsWith(rules.scopePrefix))
+    .map((scope) => scope.slice(rules.scopePrefix.length));
+  const fromClaim = rules.agentsClaim === undefined ? [] : words(payload[rules.agentsClaim]);
+  return new Set([...fromScopes, ...fromClaim].filter((name) => rules.knownAgents.has(name)));
+}
+
+/** Who the token speaks for: its subject, else the client it was issued to. */
+export function subjectOf(payload: JWTPayload): string | undefined {
+  const subject = payload.sub ?? payload.client_id;
+  return typeof subject === 'string' && subject !== '' ? subject : undefined;
+}

@@ -1,0 +1,105 @@
+import { z } from 'zod';
+import type { RelayOAuthConfig } from './relay-config.js';
+
+/**
+ * The relay's OAuth settings (`RELAY_OAUTH_*`, `RELAY_PUBLIC_URL`): when RELAY_OAUTH_ISSUER is
+ * set, MCP clients may also present the issuer's JWT access tokens (docs/relay-server.md,
+ * "Connecting an identity provider"). Kept apart from the rest of the relay's schema.
+ */
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** https, or http on a loopback host (a local IdP in development and tests). */
+const httpsUrl = (name: string) =>
+  z
+    .string()
+    .trim()
+    .refine((text) => {
+      try {
+        const url = new URL(text);
+        const secure =
+          url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+        return secure && !url.username && !url.password && !url.search && !url.hash;
+      } catch {
+        return false;
+      }
+    }, `${name} must be an absolute https:// URL (http:// only on localhost) without user, query or fragment`);
+
+const seconds = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,6}$/, `${name} must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, `${name} must be a whole number from ${min} to ${max}`)
+        .max(max, `${name} must be a whole number from ${min} to ${max}`),
+    );
+
+export const relayOAuthEnvFields = {
+  RELAY_OAUTH_ISSUER: optional(httpsUrl('RELAY_OAUTH_ISSUER')),
+  RELAY_PUBLIC_URL: optional(httpsUrl('RELAY_PUBLIC_URL')),
+  RELAY_OAUTH_AGENT_SCOPE_PREFIX: optional(
+    z
+      .string()
+      .regex(
+        /^[!#-[\]-~]{1,64}$/,
+        'RELAY_OAUTH_AGENT_SCOPE_PREFIX must be 1 to 64 scope characters (no space, quote or backslash)',
+      ),
+  ).default('mcp:agent:'),
+  RELAY_OAUTH_AGENTS_CLAIM: optional(
+    z.string().regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'RELAY_OAUTH_AGENTS_CLAIM must be a claim name'),
+  ),
+  RELAY_OAUTH_CLOCK_SKEW_SECONDS: optional(
+    seconds('RELAY_OAUTH_CLOCK_SKEW_SECONDS', 0, 300),
+  ).default(30),
+  RELAY_OAUTH_JWKS_REFRESH_SECONDS: optional(
+    seconds('RELAY_OAUTH_JWKS_REFRESH_SECONDS', 1, 3600),
+  ).default(30),
+  RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: optional(
+    seconds('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60),
+  ).default(5),
+};
+
+type OAuthEnv = z.infer<z.ZodObject<typeof relayOAuthEnvFields>> & { RELAY_CLIENTS?: unknown };
+
+/** Static clients, OAuth or both; OAuth needs the public URL its tokens' audience names. */
+export function checkOAuthEnv(env: Partial<OAuthEnv>, ctx: z.RefinementCtx): void {
+  if (env.RELAY_CLIENTS === undefined && env.RELAY_OAUTH_ISSUER === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RELAY_CLIENTS'],
+      message:
+        'RELAY_CLIENTS is required unless RELAY_OAUTH_ISSUER is set: a JSON object mapping client names to {"tokens", "agents"}',
+    });
+  }
+  if (env.RELAY_OAUTH_ISSUER !== undefined && env.RELAY_PUBLIC_URL === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RELAY_PUBLIC_URL'],
+      message: "RELAY_PUBLIC_URL is required when RELAY_OAUTH_ISSUER is set (the tokens' audience)",
+    });
+  }
+}
+
+/** The typed OAuth settings, or undefined when no issuer is configured. */
+export function oauthConfig(env: OAuthEnv): RelayOAuthConfig | undefined {
+  if (env.RELAY_OAUTH_ISSUER === undefined || env.RELAY_PUBLIC_URL === undefined) return undefined;
+  const resource = env.RELAY_PUBLIC_URL.replace(/\/+$/, '');
+  const url = new URL(resource);
+  return {
+    issuer: env.RELAY_OAUTH_ISSUER,
+    resource,
+    // RFC 9728 §3.1: the well-known segment goes between the host and the resource's path.
+    metadataUrl: `${url.origin}/.well-known/oauth-protected-resource${url.pathname.replace(/\/+$/, '')}`,
+    scopePrefix: env.RELAY_OAUTH_AGENT_SCOPE_PREFIX,
+    agentsClaim: env.RELAY_OAUTH_AGENTS_CLAIM,
+    clockSkewSeconds: env.RELAY_OAUTH_CLOCK_SKEW_SECONDS,
+    jwksRefreshMs: env.RELAY_OAUTH_JWKS_REFRESH_SECONDS * 1000,
+    fetchTimeoutMs: env.RELAY_OAUTH_FETCH_TIMEOUT_SECONDS * 1000,
+  };
+}
