@@ -7,6 +7,14 @@ import { createTestDatabase, postgresAvailable, storeVariants } from './support/
 import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
 import { withSqliteFile } from './support/sqlite-child.js';
 
+interface ReceiverStatus {
+  id: string;
+  host: string;
+  path: string;
+  stopped: boolean;
+  pending?: number;
+}
+
 /** The plant webhook against real receivers on loopback that verify every signature. */
 describe.each(storeVariants)('plant webhook on $name', (store) => {
   const apps: RunningApp[] = [];
@@ -59,24 +67,26 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     }
     // The same event carries the same webhook-id to every receiver.
     expect(new Set(a.deliveries.map((d) => d.id))).toEqual(new Set(b.deliveries.map((d) => d.id)));
-    // Visible: metrics by receiver host and outcome, /health details; never a secret or URL.
-    const metrics = (await call(`${app.metricsUrl}/metrics`)).text;
-    for (const r of [a, b]) {
-      const host = new URL(r.url).host;
-      expect(metrics).toMatch(
-        new RegExp(`webhook_delivery_attempts_total\\{receiver="${host}",result="2xx"\\} \\d+`),
-      );
-      expect(metrics).toContain(`webhook_delivery_duration_seconds_count{receiver="${host}"}`);
-    }
-    expect(metrics).toContain('webhook_pending_notices');
+    // Visible: metrics by receiver id, /health lists each with its host and path; never a
+    // secret or URL.
     const health = (await call(`${app.healthUrl}/health`)).json as {
       status: string;
-      details: { plantWebhook: { status: string; receivers: string[] } };
+      details: { plantWebhook: { status: string; receivers: ReceiverStatus[] } };
     };
     expect(health.status).toBe('ok');
-    expect(health.details.plantWebhook.receivers.sort()).toEqual(
-      [a, b].map((r) => new URL(r.url).host).sort(),
+    const listed = health.details.plantWebhook.receivers;
+    expect(listed.map((r) => `${r.host}${r.path}`).sort()).toEqual(
+      [a, b].map((r) => `${new URL(r.url).host}/plant/webhook`).sort(),
     );
+    // Receivers on one host:port are told apart.
+    expect(new Set(listed.map((r) => r.id)).size).toBe(2);
+    const metrics = (await call(`${app.metricsUrl}/metrics`)).text;
+    for (const { id } of listed) {
+      expect(metrics).toMatch(
+        new RegExp(`webhook_delivery_attempts_total\\{receiver="${id}",result="2xx"\\} \\d+`),
+      );
+      expect(metrics).toContain(`webhook_delivery_duration_seconds_count{receiver="${id}"}`);
+    }
     for (const r of [a, b]) {
       expect(app.output()).not.toContain(r.secret.slice(6));
       expect(app.output()).not.toContain(r.url);
@@ -114,8 +124,7 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     expect(gone.deliveries).toHaveLength(1);
   });
 
-  // On PostgreSQL the killed replica's notices carry its 10 s lease (written with them), which
-  // the restart waits out once: the bound leaves room for that beside four starts.
+  // The 410 is recorded before the kill: no lease is left to wait out.
   it('keeps a 410 receiver stopped after kill -9 and a restart; removed and added again, it starts afresh', async () => {
     const [gone, fine] = [await receiver(), await receiver()];
     let status = 410;
@@ -134,13 +143,15 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
       apps.push(app);
       return app;
     };
-    const stoppedHosts = async (app: RunningApp) =>
-      (
-        (await call(`${app.healthUrl}/health`)).json as {
-          details: { plantWebhook: { stopped: string[] } };
-        }
-      ).details.plantWebhook.stopped;
-    const goneHost = new URL(gone.url).host;
+    const stoppedHosts = async (app: RunningApp) => {
+      const health = (await call(`${app.healthUrl}/health`)).json as {
+        details: { plantWebhook: { receivers: ReceiverStatus[] } };
+      };
+      return health.details.plantWebhook.receivers
+        .filter((r) => r.stopped)
+        .map((r) => `${r.host}${r.path}`);
+    };
+    const goneHost = `${new URL(gone.url).host}/plant/webhook`;
     expect((await create(first, 1)).status).toBe(200);
     await waitFor('the 410', () => gone.deliveries.length === 1);
     // The precondition: the stop is recorded (it is committed before /health shows it).
@@ -250,12 +261,12 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
       dataDir: app.dataDir,
     });
     apps.push(again);
-    // On PostgreSQL the dead process's lease (written with the notice) runs out first: 10 s
-    // from the last renewal before the kill, then a poll; the rest is room for a loaded CI.
-    await waitFor('the notice sent again', () => hook.deliveries.length >= 2, 30_000);
+    // On PostgreSQL the dead process's lease runs out first (25 s from its claim), then a
+    // poll; the rest is room for a loaded CI.
+    await waitFor('the notice sent again', () => hook.deliveries.length >= 2, 45_000);
     expect(hook.deliveries[1]!.id).toBe(hook.deliveries[0]!.id);
     expect(hook.distinctBodies()).toEqual([bodyOf(1)]);
-  }, 60_000);
+  }, 90_000);
 
   it('writes the delivered marks it holds when stopped cleanly, so a restart sends nothing again', async () => {
     const hook = await receiver();
@@ -297,8 +308,8 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     });
     apps.push(second);
     const delivered = () => new Set(late.distinctBodies().map((b) => /"id":(\d+)/.exec(b)![1]));
-    // On PostgreSQL the notices the dead process had leased wait for its 10 s lease to run out
-    // (other replicas may be alive); the embedded store releases them at start.
+    // On PostgreSQL the notices the dead process had claimed wait for its 25 s lease to run
+    // out (other replicas may be alive); the embedded store releases them at start.
     await waitFor(
       'every acknowledged plant',
       () => acked.every((id) => delivered().has(String(id))),

@@ -70,6 +70,9 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     webhooks: {
       receivers: webhooks.receivers,
       retrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_SECONDS)!,
+      delivery: env.WEBHOOK_DELIVERY,
+      maxInFlightPerReceiver: env.WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER,
+      maxAnswerBytes: env.WEBHOOK_MAX_ANSWER_BYTES,
     },
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
