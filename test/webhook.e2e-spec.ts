@@ -31,7 +31,7 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
   };
   /** The app with `to` as receivers; the environment it got is kept for a restart. */
   const envs = new Map<RunningApp, Record<string, string>>();
-  const start = async (to: WebhookReceiver[], dataDir?: string) => {
+  const start = async (to: Pick<WebhookReceiver, 'url' | 'secret'>[], dataDir?: string) => {
     const env = {
       ...(await store.env()),
       WEBHOOK_URLS: to.map((r) => r.url).join(','),
@@ -181,6 +181,74 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     expect(gone.deliveries.map((d) => d.body)).toEqual([bodyOf(1), bodyOf(4)]);
     expect(gone.rejected).toEqual([]);
   }, 60_000);
+
+  /** The value of one metric series, 0 when absent. */
+  const metric = async (app: RunningApp, series: string) => {
+    const text = (await call(`${app.metricsUrl}/metrics`)).text;
+    const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.split(' ')[1]) : 0;
+  };
+  const receiverIds = async (app: RunningApp) =>
+    (
+      (await call(`${app.healthUrl}/health`)).json as {
+        details: { plantWebhook: { receivers: ReceiverStatus[] } };
+      }
+    ).details.plantWebhook.receivers.map((r) => r.id);
+
+  it('leaves nothing pending when a 410 is recorded amid commits; the backlog gauges, by receiver, return to 0', async () => {
+    const fine = await Promise.all([1, 2, 3, 4].map(() => receiver()));
+    const gone = await receiver();
+    gone.behaviour = (_request, response) => response.writeHead(410).end();
+    const app = await start([gone, ...fine]);
+    const ids = Array.from({ length: 20 }, (_, i) => i + 1);
+    const answers = await Promise.all(ids.map((id) => create(app, id)));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    for (const r of fine) await waitFor('every notice', () => r.distinctBodies().length === 20);
+    const series = (await receiverIds(app)).map(
+      (id) => `webhook_pending_notices{receiver="${id}"}`,
+    );
+    expect(series).toHaveLength(5);
+    // Before: one unlabelled gauge, and rows committed while the stop was recorded stayed
+    // pending until a restart, so it never came back to 0.
+    const deadline = Date.now() + 30_000;
+    for (const name of series) {
+      while (
+        (await metric(app, name)) !== 0 ||
+        !(await call(`${app.metricsUrl}/metrics`)).text.includes(name)
+      ) {
+        if (Date.now() > deadline) throw new Error(`${name} never came back to 0`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+    await app.stop('SIGTERM');
+    expect(await outboxStates(app)).not.toContain('pending');
+  }, 60_000);
+
+  it('sends retries on time: a receiver refusing connections, then back, gets every notice within a few seconds', async () => {
+    const first = await new WebhookReceiver().listen();
+    const target = { url: first.url, secret: first.secret };
+    await first.close(); // its port refuses connections from now on
+    const app = await start([target]);
+    const ids = Array.from({ length: 25 }, (_, i) => i + 1);
+    expect(
+      (await Promise.all(ids.map((id) => create(app, id)))).every((a) => a.status === 200),
+    ).toBe(true);
+    const [id] = await receiverIds(app);
+    const retries = `webhook_delivery_attempts_total{receiver="${id}",result="retry"}`;
+    // Each notice refused twice: retries are under way.
+    const deadline = Date.now() + 30_000;
+    while ((await metric(app, retries)) < 2 * ids.length) {
+      if (Date.now() > deadline) throw new Error('the retries never came');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const back = new WebhookReceiver(first.secret);
+    receivers.push(back);
+    await back.listen(Number(new URL(target.url).port));
+    const since = Date.now();
+    await waitFor('every notice', () => back.distinctBodies().length === ids.length, 30_000);
+    // A 1 s schedule and a 2 s poll; before, one notice in a few came a whole lease (10 s) late.
+    expect(Date.now() - since).toBeLessThan(5_000);
+  }, 90_000);
 
   it('a receiver that hangs slows neither POST /plants nor the other receivers', async () => {
     const [hung, fine] = [await receiver(), await receiver()];
