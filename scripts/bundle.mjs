@@ -12,6 +12,7 @@ import { build } from 'esbuild';
 const entryPoints = {
   main: 'dist/main.js',
   'relay-server': 'dist/relay-server/main.js',
+  'webhook-worker': 'dist/webhook-worker/main.js',
 };
 
 // Left to node_modules at run time:

@@ -446,3 +446,87 @@ describe.skipIf(!postgresAvailable)('plant webhook with two replicas on one Post
     }
   });
 });
+
+describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () => {
+  const apps: RunningApp[] = [];
+  const hooks: WebhookReceiver[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.stop('SIGKILL')));
+    await Promise.all(hooks.splice(0).map((hook) => hook.close()));
+  });
+  const setUp = async () => {
+    const hook = await new WebhookReceiver().listen();
+    hooks.push(hook);
+    const env = {
+      DATABASE_URL: await createTestDatabase(),
+      API_TOKENS: newToken(),
+      WEBHOOK_URLS: hook.url,
+      WEBHOOK_SECRETS: hook.secret,
+    };
+    const run = async (options: Parameters<typeof startApp>[0]) => {
+      const app = await startApp(options);
+      apps.push(app);
+      return app;
+    };
+    const api = await run({ env: { ...env, WEBHOOK_DELIVERY: 'external' } });
+    const worker = () => run({ env, webhookWorker: true });
+    const create = (id: number) =>
+      call(`${api.apiUrl}/plants`, {
+        method: 'POST',
+        token: env.API_TOKENS,
+        body: `{"id": ${id}, "name": "p${id}"}`,
+      });
+    return { hook, env, api, worker, create };
+  };
+
+  it('delivers what an API with delivery off wrote, each notice once across two workers', async () => {
+    const { hook, api, worker, create } = await setUp();
+    const workers = [await worker(), await worker()];
+    const ids = Array.from({ length: 60 }, (_, i) => i + 1);
+    expect((await Promise.all(ids.map(create))).every((a) => a.status === 200)).toBe(true);
+    await waitFor('every notice', () => hook.distinctBodies().length === ids.length);
+    // The API sent nothing itself; the workers' probes answer.
+    expect((await call(`${api.metricsUrl}/metrics`)).text).not.toMatch(
+      /webhook_delivery_attempts_total\{/,
+    );
+    for (const w of workers) {
+      const health = await call(`${w.healthUrl}/health`);
+      expect(health.status).toBe(200);
+      expect((await call(`${w.metricsUrl}/metrics`)).status).toBe(200);
+    }
+    const stopped = await Promise.all(workers.map((w) => w.stop('SIGTERM')));
+    expect(stopped).toEqual([0, 0]);
+    expect(hook.deliveries).toHaveLength(ids.length);
+    expect(hook.rejected).toEqual([]);
+  }, 60_000);
+
+  it('takes over the notice of a worker killed mid-attempt once its lease runs out', async () => {
+    const { hook, worker, create } = await setUp();
+    let hang = true;
+    hook.behaviour = (_request, response) => {
+      if (!hang) response.writeHead(200).end();
+    };
+    const first = await worker();
+    expect((await create(1)).status).toBe(200);
+    await waitFor('the attempt in flight', () => hook.deliveries.length === 1);
+    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
+    hang = false;
+    await worker();
+    // The 25 s lease from the claim, then a 2 s poll; the rest is room for a loaded machine.
+    await waitFor('the takeover', () => hook.deliveries.length >= 2, 45_000);
+    expect(hook.deliveries[1]!.id).toBe(hook.deliveries[0]!.id);
+  }, 90_000);
+});
+
+describe('the webhook worker on the embedded store', () => {
+  it('is refused in a plain sentence, as is WEBHOOK_DELIVERY=external', async () => {
+    for (const options of [
+      { webhookWorker: true },
+      { env: { WEBHOOK_DELIVERY: 'external', DATABASE_URL: '' } },
+    ]) {
+      const app = await startApp({ ...options, waitForHealth: false });
+      expect(await app.exited).toBe(78);
+      expect(app.output()).toMatch(/needs PostgreSQL \(DATABASE_URL\)/);
+    }
+  });
+});

@@ -25,6 +25,11 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   problems.push(...tokens.problems);
   const webhooks = parseWebhookReceivers(environment.WEBHOOK_URLS, environment.WEBHOOK_SECRETS);
   problems.push(...webhooks.problems);
+  if (environment.WEBHOOK_DELIVERY === 'external' && !environment.DATABASE_URL) {
+    problems.push(
+      'WEBHOOK_DELIVERY=external needs PostgreSQL (DATABASE_URL): the embedded store allows one process, which delivers itself',
+    );
+  }
 
   const configDirExplicit = (environment.SERVICE_CONFIG_DIR ?? '') !== '';
   const configDir = resolve(
