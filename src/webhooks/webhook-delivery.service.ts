@@ -20,21 +20,16 @@ import { WebhookUpkeep } from './webhook-upkeep.service.js';
 
 /** Per attempt, the whole answer included (as Svix). */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
-/**
- * A claim's lease: a whole attempt plus room to record its outcome (a statement's timeout), so
- * it is never renewed. A process killed mid-attempt has its notices taken over after it.
- */
+/** A claim's lease: a whole attempt plus room to record it (a statement's timeout); never renewed. */
 export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
 /** The safety net beside the wake-ups: due retries, expired leases, missed notifications. */
 const POLL_MS = 2_000;
 const RESULT_LABEL = { delivered: '2xx', gone: '410', retry: 'retry' } as const;
 
 /**
- * Delivers the plant webhook's outbox: claims each receiver's due notices with a lease (at most
- * `maxInFlightPerReceiver` at once per receiver, so a slow one holds back no other), POSTs
- * them, and records each outcome: 2xx delivered; 410 stops the receiver; anything else is
- * retried on the schedule (or after Retry-After) until it runs out and the notice is `failed`.
- * Woken by this process's commits, by NOTIFY from others (PostgreSQL), and by a poll.
+ * Claims each receiver's due notices with a lease (at most `maxInFlightPerReceiver` at once),
+ * POSTs them and records each outcome: 2xx delivered, 410 stops the receiver, anything else is
+ * retried on the schedule. Woken by this process's commits, NOTIFY (PostgreSQL) and a poll.
  */
 @Injectable()
 export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -78,8 +73,10 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
       this.listener.start();
     }
     this.track(this.run());
-    const receivers = this.config.webhooks.receivers.map(describe);
-    this.logger.info({ receivers }, 'plant webhook delivery started');
+    this.logger.info(
+      { receivers: this.config.webhooks.receivers.map(describe) },
+      'plant webhook delivery started',
+    );
   }
 
   /** Attempts in flight are cut (no retry charged) and their leases handed back. */

@@ -25,11 +25,9 @@ export interface ClaimedNotice {
 export const OUTBOX_CHANNEL = 'webhook_outbox';
 
 /**
- * The plant webhook's outbox: the only place with its SQL. The table is the queue. The plants
- * feature adds notices inside its own transaction (`addNotices`); delivery claims due rows with
- * a lease (`claim`), attempts them, and records each outcome only while it still holds the
- * lease. On PostgreSQL lease times are the database's clock, so replicas' clocks do not matter;
- * SQLite has one process per store and uses its clock.
+ * The plant webhook's outbox, the table that is the queue: the plants feature adds notices in its
+ * own transaction; delivery claims due rows with a lease and records outcomes while it holds it.
+ * Leases are the database's clock on PostgreSQL (replicas' clocks may disagree), ours on SQLite.
  */
 @Injectable()
 export class WebhookOutboxRepository {
@@ -56,10 +54,7 @@ export class WebhookOutboxRepository {
     return this.receivers().length > 0;
   }
 
-  /**
-   * One notice per plant and receiver, in the caller's transaction (so a notice exists exactly
-   * for committed plants). One event id per plant, the same for every receiver.
-   */
+  /** One notice per plant and receiver (one event id per plant), in the caller's transaction. */
   async addNotices(trx: Kysely<Database>, plants: NewPlant[], now = Date.now()): Promise<void> {
     const receivers = this.receivers();
     if (plants.length === 0 || receivers.length === 0) return;
@@ -85,10 +80,7 @@ export class WebhookOutboxRepository {
     this.onCommitted?.();
   }
 
-  /**
-   * Leases up to `limit` due notices of one receiver, oldest first, for `leaseMs`. PostgreSQL
-   * skips rows another worker is claiming (FOR UPDATE SKIP LOCKED); an expired lease is free.
-   */
+  /** Leases up to `limit` due notices of a receiver, oldest first; an expired lease is free. */
   async claim(
     receiver: string,
     limit: number,
@@ -102,14 +94,8 @@ export class WebhookOutboxRepository {
       .where('state', '=', 'pending')
       .where('next_attempt_at', '<=', Date.now())
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', this.now())]))
-      // A receiver another replica saw answer 410 gets nothing more from this one either.
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb.selectFrom('webhook_receivers').select('receiver').where('receiver', '=', receiver),
-          ),
-        ),
-      )
+      // A receiver another process saw answer 410 gets nothing more from this one either.
+      .where('receiver', 'not in', (eb) => eb.selectFrom('webhook_receivers').select('receiver'))
       .orderBy('id')
       .limit(limit);
     if (this.postgres) due = due.forUpdate().skipLocked();
@@ -127,10 +113,7 @@ export class WebhookOutboxRepository {
     return rows.map(notice);
   }
 
-  /**
-   * Attempts' outcome, only while `owner` still holds the lease (a claimer that lost it
-   * records nothing over the new holder's): delivered, due again at `retryAt`, or `failed`.
-   */
+  /** Delivered, due again at `retryAt`, or `failed`: only while `owner` still holds the lease. */
   async record(
     ids: bigint[],
     owner: string,
@@ -155,10 +138,7 @@ export class WebhookOutboxRepository {
       .execute();
   }
 
-  /**
-   * Hands leases back at once instead of when they run out: `owner`'s at a clean stop; every
-   * one at a start on SQLite, which allows one process per store (they are a dead process's).
-   */
+  /** `owner`'s leases at a clean stop; all at a start on SQLite (one process per store). */
   async releaseLeases(owner: string | undefined): Promise<void> {
     if (owner === undefined && this.postgres) return;
     let update = this.db
@@ -182,10 +162,7 @@ export class WebhookOutboxRepository {
     this.stopped.add(receiver.id);
   }
 
-  /**
-   * Pending notices of stopped receivers become `stopped`: also those a commit wrote while the
-   * stop was being recorded, or before this process knew of another's stop.
-   */
+  /** Pending notices of stopped receivers (some commit while a stop is recorded) are closed. */
   async closeNoticesOfStopped(db: Kysely<Database> = this.db, now = Date.now()): Promise<void> {
     await db
       .updateTable('webhook_outbox')
@@ -232,10 +209,7 @@ export class WebhookOutboxRepository {
     return new Map(rows.map((row) => [row.receiver, entry(row)]));
   }
 
-  /**
-   * Deletes finished notices older than `before` (and rows of receivers no longer configured),
-   * a bounded batch at a time; returns how many went.
-   */
+  /** Deletes a batch of finished (or unconfigured receivers') notices older than `before`. */
   async prune(before: number, configured: string[], limit = 1000): Promise<number> {
     const old = this.db
       .selectFrom('webhook_outbox')

@@ -6,7 +6,13 @@ import { signWebhook } from './webhook-signature.js';
 
 export type Attempt =
   | { kind: 'delivered' | 'gone'; seconds: number; answerCut: boolean }
-  | { kind: 'retry'; error: string; retryAfter?: string; seconds: number; answerCut: boolean }
+  | {
+      kind: 'retry';
+      error: string;
+      retryAfter?: string | undefined;
+      seconds: number;
+      answerCut: boolean;
+    }
   /** Not an attempt: the process is stopping; no retry is charged. */
   | { kind: 'aborted' };
 
@@ -46,7 +52,7 @@ export class WebhookSender {
       return {
         kind: 'retry',
         error: `HTTP ${answer.status}`,
-        ...(answer.retryAfter !== undefined && { retryAfter: answer.retryAfter }),
+        retryAfter: answer.retryAfter,
         ...common,
       };
     } catch (error) {

@@ -15,11 +15,7 @@ const REFRESH_MS = 5_000;
 export const RETENTION_MS = 7 * 24 * 3600_000;
 const PRUNE_EVERY_MS = 10 * 60_000;
 
-/**
- * The outbox's upkeep beside delivery: the receivers stopped by a 410 (read at start, before
- * any plant is taken, and every few seconds), the backlog for metrics and /health, and the
- * deletion of old finished notices.
- */
+/** Beside delivery: the stops read every few seconds, the backlog, old notices deleted. */
 @Injectable()
 export class WebhookUpkeep {
   private readonly backlog = new Map<string, { pending: number; oldestAgeSeconds: number }>();
@@ -49,31 +45,21 @@ export class WebhookUpkeep {
   /** Runs until `signal`; `delivering` adds the work of a process that delivers. */
   async run(signal: AbortSignal, delivering: boolean, wake: () => void): Promise<void> {
     if (this.config.webhooks.receivers.length === 0) return;
-    await Promise.all([
-      this.every(signal, REFRESH_MS, () => this.refreshStopped(delivering, wake)),
-      ...(delivering
-        ? [
-            this.every(signal, REFRESH_MS, () => this.refreshBacklog()),
-            this.every(signal, PRUNE_EVERY_MS, () => this.prune()),
-          ]
-        : []),
-    ]);
+    const loops = [this.every(signal, REFRESH_MS, () => this.refreshStopped(delivering, wake))];
+    if (delivering) {
+      loops.push(this.every(signal, REFRESH_MS, () => this.refreshBacklog()));
+      loops.push(this.every(signal, PRUNE_EVERY_MS, () => this.prune()));
+    }
+    await Promise.all(loops);
   }
 
   /** What /health shows: each receiver by id, host and path, and its backlog once read. */
-  status(): { delivery: string; receivers: object[]; stopped: string[] } {
-    const receivers = this.config.webhooks.receivers.map((receiver) => ({
-      id: receiver.id,
-      host: receiver.host,
-      path: receiver.path,
-      stopped: this.outbox.isStopped(receiver.id),
-      ...this.backlog.get(receiver.id),
+  status(): { delivery: string; receivers: object[] } {
+    const receivers = this.config.webhooks.receivers.map(({ id, host, path }) => ({
+      ...{ id, host, path, stopped: this.outbox.isStopped(id) },
+      ...this.backlog.get(id),
     }));
-    return {
-      delivery: this.config.webhooks.delivery,
-      receivers,
-      stopped: receivers.filter((r) => r.stopped).map((r) => r.id),
-    };
+    return { delivery: this.config.webhooks.delivery, receivers };
   }
 
   private async refreshStopped(delivering: boolean, wake: () => void): Promise<void> {
