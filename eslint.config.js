@@ -37,6 +37,7 @@ export default tseslint.config(
       'src/config/**',
       'src/main.ts',
       'src/relay-server/main.ts',
+      'src/webhook-worker/main.ts',
       'src/openapi/write-openapi.ts',
       'src/**/*.spec.ts',
     ],

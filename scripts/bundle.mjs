@@ -6,14 +6,13 @@
 // The input is tsc's output, not the sources: esbuild does not emit the decorator metadata
 // (`design:paramtypes`) Nest's dependency injection reads. The bundles sit two folders deep,
 // as the compiled files do, so the paths they find from import.meta.url hold in both:
-// config/version.ts reads ../../package.json, and the webhook dispatcher starts
-// ./webhook-sender.worker.js beside itself.
+// config/version.ts reads ../../package.json.
 import { build } from 'esbuild';
 
 const entryPoints = {
   main: 'dist/main.js',
   'relay-server': 'dist/relay-server/main.js',
-  'webhook-sender.worker': 'dist/webhooks/webhook-sender.worker.js',
+  'webhook-worker': 'dist/webhook-worker/main.js',
 };
 
 // Left to node_modules at run time:

@@ -32,6 +32,8 @@ const budgetBytes = (name: string) =>
     .pipe(z.number().min(MIN_BUDGET_BYTES, `${name} must be at least ${MIN_BUDGET_BYTES} (4 MiB)`));
 
 /** Empty strings count as unset, as they do for most twelve-factor services. */
+const IN_FLIGHT_MESSAGE = 'WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER must be a whole number from 1 to 256';
+
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
@@ -103,6 +105,20 @@ export const envSchema = z
         (v) => parseRetrySchedule(v) !== undefined,
         'WEBHOOK_RETRY_SCHEDULE_SECONDS must be comma-separated whole numbers of seconds',
       ),
+    WEBHOOK_DELIVERY: optional(z.enum(['in-process', 'external'])).default('in-process'),
+    WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER: optional(
+      z
+        .string()
+        .regex(/^\d{1,3}$/, IN_FLIGHT_MESSAGE)
+        .transform(Number)
+        .refine((n) => n >= 1 && n <= 256, IN_FLIGHT_MESSAGE),
+    ).default(16),
+    WEBHOOK_MAX_ANSWER_BYTES: optional(
+      z
+        .string()
+        .regex(/^\d{1,7}$/, 'WEBHOOK_MAX_ANSWER_BYTES must be a whole number of bytes')
+        .transform(Number),
+    ).default(4096),
     SERVICE_AGENT_TOKEN: optional(
       z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
     ),

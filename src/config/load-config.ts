@@ -25,6 +25,11 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   problems.push(...tokens.problems);
   const webhooks = parseWebhookReceivers(environment.WEBHOOK_URLS, environment.WEBHOOK_SECRETS);
   problems.push(...webhooks.problems);
+  if (environment.WEBHOOK_DELIVERY === 'external' && !environment.DATABASE_URL) {
+    problems.push(
+      'WEBHOOK_DELIVERY=external needs PostgreSQL (DATABASE_URL): the embedded store allows one process, which delivers itself',
+    );
+  }
 
   const configDirExplicit = (environment.SERVICE_CONFIG_DIR ?? '') !== '';
   const configDir = resolve(
@@ -74,6 +79,9 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
     webhooks: {
       receivers: webhooks.receivers,
       retrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_SECONDS)!,
+      delivery: env.WEBHOOK_DELIVERY,
+      maxInFlightPerReceiver: env.WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER,
+      maxAnswerBytes: env.WEBHOOK_MAX_ANSWER_BYTES,
     },
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL

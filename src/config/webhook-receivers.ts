@@ -3,11 +3,15 @@ import { Secret } from './secret.js';
 
 /** One receiver of the plant webhook, as the operator configured it. */
 export interface WebhookReceiver {
-  /** Stable across restarts and replicas (a digest of the URL): the outbox rows' `receiver`. */
+  /**
+   * Stable across restarts and replicas and free of secrets (a digest of the URL): the outbox
+   * rows' `receiver`, the metrics' label, and what /health, logs and a re-enable name.
+   */
   id: string;
-  /** The URL may carry credentials: logs and metrics show `host` only. */
+  /** The URL may carry credentials: logs and /health show `host` and `path` only. */
   url: Secret<string>;
   host: string;
+  path: string;
   /** HMAC keys, decoded from `whsec_` secrets; several while a secret rotates. */
   keys: Secret<Buffer[]>;
 }
@@ -16,6 +20,12 @@ export interface WebhookConfig {
   receivers: WebhookReceiver[];
   /** Seconds to wait after each failed attempt; when they run out the notice is `failed`. */
   retrySchedule: number[];
+  /** `external`: this process only writes the outbox; a webhook worker delivers it. */
+  delivery: 'in-process' | 'external';
+  /** Attempts in flight at once to one receiver. */
+  maxInFlightPerReceiver: number;
+  /** Bytes of a receiver's answer read at most; the rest is not read. */
+  maxAnswerBytes: number;
 }
 
 /** The Standard Webhooks schedule (as Svix): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -67,6 +77,7 @@ export function parseWebhookReceivers(
       id: createHash('sha256').update(url.href).digest('hex').slice(0, 16),
       url: new Secret(url.href),
       host: url.host,
+      path: url.pathname,
       keys: new Secret(keys),
     });
   });

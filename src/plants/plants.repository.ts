@@ -128,29 +128,42 @@ export class PlantsRepository {
       if (!this.outbox.enabled) {
         const { rows } = await this.db.executeQuery(query);
         created = new Set(rows.map((row) => BigInt(row.id)));
-      } else if (this.outbox.writesWithPlants) {
-        // PostgreSQL: plants and notices in one statement, committed together.
-        const written = await this.outbox.insertWithPlants(query, plants);
-        created = written.created;
-        this.outbox.committed(written.notices);
       } else {
         // The webhook's notices ride in the plants' own transaction (one commit, one fsync):
         // every committed plant has them, and no notice exists for a plant that was not.
-        const written = await this.db.transaction().execute(async (trx) => {
+        created = await this.inTransaction(async (trx) => {
           const { rows } = await trx.executeQuery(query);
           const ids = new Set(rows.map((row) => BigInt(row.id)));
-          const notices = await this.outbox.insertEvents(
+          await this.outbox.addNotices(
             trx,
             plants.filter((p) => ids.has(p.id)),
           );
-          return { ids, notices };
+          return ids;
         });
-        created = written.ids;
-        // Handed to the dispatcher only once committed; it sends them without a read.
-        this.outbox.committed(written.notices);
+        this.outbox.committed();
       }
       return plants.map((p) => (created.has(p.id) ? 'created' : 'duplicate'));
     });
+  }
+
+  /**
+   * `work` in a transaction. A failure is rethrown as it came, even when the rollback fails
+   * too: SQLite rolls back by itself on a full disk, and the ROLLBACK's "no transaction is
+   * active" would hide the error that says the store is unavailable (503, not 500).
+   */
+  private async inTransaction<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    const trx = await this.db.startTransaction().execute();
+    try {
+      const result = await work(trx);
+      await trx.commit().execute();
+      return result;
+    } catch (error) {
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
+      throw error;
+    }
   }
 
   /** `INSERT ... VALUES (?, ?, ?) x count ... RETURNING id`: parameters are id, name, tag per row. */

@@ -1,73 +1,41 @@
 import {
   Agent as HttpAgent,
-  type ClientRequest,
   type IncomingMessage,
   request as httpRequest,
   type RequestOptions,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
-export interface PostResult {
+export interface Answer {
   status: number;
   retryAfter: string | undefined;
+  /** The answer was longer than the limit: the rest was not read (the connection closed). */
+  cut: boolean;
 }
 
-/**
- * Requests in flight that end together: a wave of attempts, cut at its timeout or when the
- * process stops. A plain set the requests join and leave, not an AbortSignal per request:
- * node:http's `signal` option doubled the client's CPU per request (a listener added and
- * removed on the signal each time; 58 against 29 us on Node 24, bench/README.md).
- */
-export class RequestGroup {
-  /** Each request in flight, with how to fail its attempt. */
-  private readonly open = new Map<ClientRequest, (error: Error) => void>();
-  private reason: Error | undefined;
-
-  /** Why the group was cut; undefined while it was not. */
-  get cutReason(): Error | undefined {
-    return this.reason;
-  }
-
-  /**
-   * Ends every request in flight (each fails with `reason`), and any started after. Each attempt
-   * is failed here, not by waiting for its request's 'error': a request still queued in the
-   * agent (every socket held by an answer that stalls) emits none until a socket frees.
-   */
-  cutAll(reason: Error): void {
-    this.reason ??= reason;
-    for (const [request, fail] of this.open) {
-      fail(reason);
-      request.destroy(reason);
-    }
-    this.open.clear();
-  }
-
-  /** @internal WebhookPoster's. */
-  join(request: ClientRequest, fail: (error: Error) => void): void {
-    this.open.set(request, fail);
-  }
-
-  /** @internal WebhookPoster's. */
-  leave(request: ClientRequest): void {
-    this.open.delete(request);
-  }
-}
-
-/** The receiver closed the connection before its answer's end. */
-const cutMidAnswer = Object.assign(new Error('the answer ended early'), { code: 'ECONNRESET' });
+/** What an attempt fails with when its time runs out. */
+export const timedOut = Object.assign(new Error('the attempt timed out'), { name: 'TimeoutError' });
+const endedEarly = Object.assign(new Error('the answer ended early'), { code: 'ECONNRESET' });
 
 /**
- * POSTs notices to one receiver over keep-alive connections (node:http, not fetch: undici's
- * fetch costs several times the CPU per request). Redirects are not followed. The receiver's
- * body is drained unread: only its status counts, once the whole answer has arrived.
+ * POSTs to one receiver over keep-alive connections (node:http: fetch costs several times the
+ * CPU per request). Redirects are not followed. An attempt ends with the answer's end, its
+ * first `maxAnswerBytes` bytes, or `timeoutMs`, whichever comes first: a receiver that streams
+ * an endless answer costs a few KiB, not the whole timeout's worth.
  */
 export class WebhookPoster {
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
-  /** The URL taken apart once, not on every request. */
   private readonly target: RequestOptions;
 
-  constructor(url: URL, maxSockets: number) {
+  private readonly maxAnswerBytes: number;
+  private readonly timeoutMs: number;
+
+  constructor(
+    url: URL,
+    { maxSockets, ...limits }: { maxSockets: number; maxAnswerBytes: number; timeoutMs: number },
+  ) {
+    ({ maxAnswerBytes: this.maxAnswerBytes, timeoutMs: this.timeoutMs } = limits);
     const https = url.protocol === 'https:';
     this.agent = https
       ? new HttpsAgent({ keepAlive: true, maxSockets })
@@ -87,46 +55,48 @@ export class WebhookPoster {
     };
   }
 
-  /** `headers` without content-length, which is added here. */
-  post(headers: Record<string, string>, body: string, group: RequestGroup): Promise<PostResult> {
+  post(headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
     return new Promise((resolve, reject) => {
-      if (group.cutReason) {
-        reject(group.cutReason);
-        return;
-      }
-      headers['content-length'] = String(Buffer.byteLength(body));
-      let settled = false;
-      const fail = (error: Error) => {
-        if (settled) return;
-        settled = true;
-        group.leave(request);
-        reject(error);
-      };
-      // An attempt ends with the receiver's whole answer, not its headers: a body that stalls
-      // holds the connection, so the wave's timeout must still cover it (and cut it).
-      const request = this.send({ ...this.target, headers }, (response: IncomingMessage) => {
-        response.on('error', fail);
-        response.on('end', () => {
-          if (settled) return;
-          settled = true;
-          group.leave(request);
-          resolve({
-            status: response.statusCode ?? 0,
-            retryAfter: response.headers['retry-after'],
-          });
-        });
-        response.on('close', () => {
-          if (!response.complete) fail(cutMidAnswer);
-        });
-        response.resume();
+      const request = this.send({
+        ...this.target,
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        signal,
       });
-      request.on('error', fail);
-      group.join(request, fail);
+      const timer = setTimeout(() => request.destroy(timedOut), this.timeoutMs);
+      const settle = (outcome: Answer | Error) => {
+        clearTimeout(timer);
+        if (outcome instanceof Error) reject(outcome);
+        else resolve(outcome);
+      };
+      request.on('error', settle);
+      request.on('response', (response) => this.read(response, settle));
       request.end(body);
     });
   }
 
   close(): void {
     this.agent.destroy();
+  }
+
+  /** Reads at most `maxAnswerBytes` of the answer; the first outcome settles (a Promise's). */
+  private read(response: IncomingMessage, settle: (outcome: Answer | Error) => void): void {
+    let bytes = 0;
+    const answer = (cut: boolean) =>
+      settle({
+        status: response.statusCode ?? 0,
+        retryAfter: response.headers['retry-after'],
+        cut,
+      });
+    response.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= this.maxAnswerBytes) return;
+      answer(true);
+      response.destroy();
+    });
+    response.on('end', () => answer(false));
+    response.on('error', settle);
+    response.on('close', () => {
+      if (!response.complete) settle(endedEarly);
+    });
   }
 }

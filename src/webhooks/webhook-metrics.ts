@@ -4,30 +4,29 @@ import {
   makeHistogramProvider,
 } from '@willsoto/nestjs-prometheus';
 
-/** The plant webhook's metrics; labelled by receiver host (operator-chosen, few), never URL. */
+/** Labelled by the receiver's id (listed with host and path in /health): few, no secrets. */
+const by = (name: string, help: string, ...labels: string[]) => ({
+  name,
+  help: `Plant webhook: ${help}`,
+  labelNames: ['receiver', ...labels],
+});
+
 export const webhookMetricProviders = [
-  makeCounterProvider({
-    name: 'webhook_deliveries_total',
-    help: 'Plant webhook notices finished, by receiver host and outcome (delivered, failed, stopped).',
-    labelNames: ['receiver', 'outcome'],
-  }),
-  makeCounterProvider({
-    name: 'webhook_delivery_attempts_total',
-    help: 'Plant webhook delivery attempts, by receiver host and result (2xx, 410, retry).',
-    labelNames: ['receiver', 'result'],
-  }),
+  makeCounterProvider(
+    by('webhook_deliveries_total', 'notices finished (delivered, failed, stopped).', 'outcome'),
+  ),
+  makeCounterProvider(
+    by('webhook_delivery_attempts_total', 'delivery attempts (2xx, 410, retry).', 'result'),
+  ),
+  makeCounterProvider(
+    by('webhook_answers_cut_total', 'answers over WEBHOOK_MAX_ANSWER_BYTES, the rest unread.'),
+  ),
   makeHistogramProvider({
-    name: 'webhook_delivery_duration_seconds',
-    help: 'Duration of one plant webhook attempt, by receiver host.',
-    labelNames: ['receiver'],
+    ...by('webhook_delivery_duration_seconds', 'duration of one attempt.'),
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
   }),
-  makeGaugeProvider({
-    name: 'webhook_pending_notices',
-    help: 'Plant webhook notices waiting to be delivered (all replicas), refreshed every 5 s.',
-  }),
-  makeGaugeProvider({
-    name: 'webhook_oldest_pending_age_seconds',
-    help: 'Age of the oldest plant webhook notice waiting to be delivered; 0 when none.',
-  }),
+  makeGaugeProvider(by('webhook_pending_notices', 'notices waiting (all processes).')),
+  makeGaugeProvider(
+    by('webhook_oldest_pending_age_seconds', 'age of the oldest notice waiting; 0 when none.'),
+  ),
 ];

@@ -1,123 +1,91 @@
-import { Worker } from 'node:worker_threads';
-import type { Logger } from 'pino';
-import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
-import type { WebhookReceiver } from '../config/webhook-receivers.js';
-import type {
-  AttemptResult,
-  SenderMessage,
-  SenderSetup,
-  SendRequest,
-} from './webhook-sender.protocol.js';
+import { createSecretKey, type KeyObject } from 'node:crypto';
+import type { WebhookConfig, WebhookReceiver } from '../config/webhook-receivers.js';
+import { timedOut, WebhookPoster } from './webhook-http.js';
+import type { ClaimedNotice } from './webhook-outbox.repository.js';
+import { signWebhook } from './webhook-signature.js';
 
-/**
- * The main thread's side of the sending thread: `send` hands it one receiver's batch and
- * resolves with each attempt's result. If the thread dies, the batches it held come back as
- * `lost` (not attempts: no retry is charged, the notices stay in the outbox and go out again),
- * the death is logged, and the next `send` starts a new thread.
- */
-export class WebhookSender {
-  private worker: Worker | undefined;
-  private nextBatch = 0;
-  private readonly waiting = new Map<
-    number,
-    { size: number; resolve: (results: AttemptResult[]) => void }
-  >();
-  private aborted = false;
-  private readonly deaths: RateLimitedLog;
-  private readonly logger: Logger;
-
-  constructor(
-    private readonly receivers: WebhookReceiver[],
-    private readonly concurrency: number,
-    private readonly timeoutMs: number,
-    logger: Logger,
-    /** The built file beside this one; tests give a copy built from the sources. */
-    private readonly workerUrl = new URL('./webhook-sender.worker.js', import.meta.url),
-  ) {
-    this.logger = logger;
-    this.deaths = new RateLimitedLog(logger);
-  }
-
-  send(
-    receiver: string,
-    notices: { eventId: string; payload: string }[],
-  ): Promise<AttemptResult[]> {
-    if (this.aborted) return Promise.resolve(notices.map(() => lostAttempt));
-    const worker = this.worker ?? this.start();
-    const batch = this.nextBatch++;
-    return new Promise((resolve) => {
-      this.waiting.set(batch, { size: notices.length, resolve });
-      worker.postMessage({ type: 'send', batch, receiver, notices } satisfies SendRequest);
-    });
-  }
-
-  /** Ends every attempt in flight; their batches resolve (as retries). */
-  abort(): void {
-    this.aborted = true;
-    this.worker?.postMessage({ type: 'abort' });
-  }
-
-  async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = undefined;
-    this.settleAll();
-    await worker?.terminate();
-  }
-
-  /** Starts the thread now (at bootstrap), not within the first request's time. */
-  start(): Worker {
-    if (this.worker) return this.worker;
-    const setup: SenderSetup = {
-      receivers: this.receivers.map((r) => ({
-        id: r.id,
-        url: r.url.reveal(),
-        keys: r.keys.reveal().map((key) => new Uint8Array(key)),
-      })),
-      concurrency: this.concurrency,
-      timeoutMs: this.timeoutMs,
-    };
-    // Built next to this file (dist/webhooks/webhook-sender.worker.js). Its environment is
-    // not needed: the secrets it holds arrive in workerData, never in env or argv.
-    const worker = new Worker(this.workerUrl, {
-      workerData: setup,
-      env: {},
-      // Its thread's name (Node 24 on Linux): `top -H` and /proc/<pid>/task/*/comm show it.
-      name: 'webhook-sender',
-    });
-    worker.on('message', (message: SenderMessage) => {
-      const waiting = this.waiting.get(message.batch);
-      this.waiting.delete(message.batch);
-      waiting?.resolve(message.results);
-    });
-    const lost = (cause: { exitCode?: number; error?: unknown }) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      // The error's name or code only: its message may hold a receiver's URL.
-      const error = cause.error as { code?: unknown; name?: unknown } | undefined;
-      this.deaths.warn(
-        {
-          exitCode: cause.exitCode,
-          reason: typeof error?.code === 'string' ? error.code : error?.name,
-          batches: this.waiting.size,
-        },
-        'plant webhook: the sending thread stopped; its notices go out again',
-      );
-      this.settleAll();
-    };
-    worker.on('error', (error) => lost({ error }));
-    worker.on('exit', (exitCode) => lost({ exitCode }));
-    // Never keeps the process alive on its own.
-    worker.unref();
-    this.worker = worker;
-    return worker;
-  }
-
-  private settleAll(): void {
-    for (const { size, resolve } of this.waiting.values()) {
-      resolve(Array.from({ length: size }, () => lostAttempt));
+export type Attempt =
+  | { kind: 'delivered' | 'gone'; seconds: number; answerCut: boolean }
+  | {
+      kind: 'retry';
+      error: string;
+      retryAfter?: string | undefined;
+      seconds: number;
+      answerCut: boolean;
     }
-    this.waiting.clear();
+  /** Not an attempt: the process is stopping; no retry is charged. */
+  | { kind: 'aborted' };
+
+/** Signs and POSTs notices to the configured receivers, per Standard Webhooks. */
+export class WebhookSender {
+  private readonly targets = new Map<string, { poster: WebhookPoster; keys: KeyObject[] }>();
+
+  constructor(config: WebhookConfig, timeoutMs: number) {
+    const { maxInFlightPerReceiver: maxSockets, maxAnswerBytes } = config;
+    for (const receiver of config.receivers) {
+      const url = new URL(receiver.url.reveal());
+      this.targets.set(receiver.id, {
+        poster: new WebhookPoster(url, { maxSockets, maxAnswerBytes, timeoutMs }),
+        // KeyObjects made once: a Buffer key builds one per HMAC.
+        keys: receiver.keys.reveal().map((key) => createSecretKey(key)),
+      });
+    }
+  }
+
+  async attempt(receiver: string, notice: ClaimedNotice, signal: AbortSignal): Promise<Attempt> {
+    const target = this.targets.get(receiver);
+    if (!target) return { kind: 'retry', error: 'unknown receiver', seconds: 0, answerCut: false };
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': notice.eventId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(target.keys, notice.eventId, timestamp, notice.payload),
+    };
+    try {
+      const answer = await target.poster.post(headers, notice.payload, signal);
+      const common = { seconds: seconds(), answerCut: answer.cut };
+      if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered', ...common };
+      if (answer.status === 410) return { kind: 'gone', ...common };
+      return {
+        kind: 'retry',
+        error: `HTTP ${answer.status}`,
+        retryAfter: answer.retryAfter,
+        ...common,
+      };
+    } catch (error) {
+      if (signal.aborted) return { kind: 'aborted' };
+      return { kind: 'retry', error: reasonOf(error), seconds: seconds(), answerCut: false };
+    }
+  }
+
+  close(): void {
+    for (const { poster } of this.targets.values()) poster.close();
   }
 }
 
-const lostAttempt: AttemptResult = { kind: 'lost', seconds: 0 };
+/** An error's code or name, never its message (which may hold the URL and its credentials). */
+export function reasonOf(error: unknown): string {
+  if (error === timedOut) return 'timeout';
+  if (typeof error !== 'object' || error === null) return 'error';
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
+  const cause = (error as { cause?: { code?: string } | null }).cause;
+  if (cause?.code) return cause.code;
+  return error instanceof Error ? error.name : 'error';
+}
+
+/** A receiver as logs and /health show it: its id, host and path, never its URL's secrets. */
+export function describe(receiver: WebhookReceiver) {
+  return { receiver: receiver.id, host: receiver.host, path: receiver.path };
+}
+
+/** Retry-After in seconds or as an HTTP date, cut to a day; undefined when absent or invalid. */
+export function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = /^\s*(\d+)\s*$/.exec(value)?.[1];
+  const ms = seconds !== undefined ? Number(seconds) * 1000 : Date.parse(value) - now;
+  return Number.isNaN(ms) ? undefined : Math.min(Math.max(ms, 0), 24 * 3600_000);
+}

@@ -7,6 +7,7 @@ import { type BoundPorts, spawnService, untilHealthy, withOverrides } from './se
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const MAIN = join(ROOT, 'dist/bundle/main.js');
+export const WEBHOOK_WORKER = join(ROOT, 'dist/bundle/webhook-worker.js');
 
 export interface StartOptions {
   /** Extra or overriding environment variables. */
@@ -17,6 +18,8 @@ export interface StartOptions {
   waitForHealth?: boolean;
   /** `mcp-servers.json` contents; `{"mcpServers":{}}` in a new temporary folder by default. */
   mcpServers?: unknown;
+  /** Start the webhook worker (dist/bundle/webhook-worker.js) instead of the service. */
+  webhookWorker?: boolean;
 }
 
 export interface RunningApp {
@@ -75,7 +78,11 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     },
     options.env,
   );
-  const service = await spawnService({ args: [MAIN], env, startLine: 'Plant Store listening' });
+  const service = await spawnService(
+    options.webhookWorker
+      ? { args: [WEBHOOK_WORKER], env, startLine: 'webhook worker running' }
+      : { args: [MAIN], env, startLine: 'Plant Store listening' },
+  );
   let ports: BoundPorts | undefined;
   void service.listening.then((bound) => (ports = bound));
   const url = (listener: keyof BoundPorts) => {

@@ -17,15 +17,16 @@ export interface Delivery {
  * does not verify is recorded in `rejected` and answered 400.
  */
 export class WebhookReceiver {
-  readonly secret = `whsec_${randomBytes(32).toString('base64')}`;
   /** Verified requests, in arrival order (retries included). */
   readonly deliveries: Delivery[] = [];
   readonly rejected: string[] = [];
   behaviour: Behaviour = (_request, response) => response.writeHead(200).end();
   private readonly server: Server;
-  private readonly verifier = new Webhook(this.secret);
+  private readonly verifier: Webhook;
 
-  constructor() {
+  /** A receiver that comes back on the same port keeps its secret: pass the old one. */
+  constructor(readonly secret = `whsec_${randomBytes(32).toString('base64')}`) {
+    this.verifier = new Webhook(secret);
     this.server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));

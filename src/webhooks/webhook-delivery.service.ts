@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Logger } from 'pino';
+import type { Counter, Histogram } from 'prom-client';
+import { LOGGER } from '../common/logging/logger.token.js';
+import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { WebhookReceiver } from '../config/webhook-receivers.js';
+import { OutboxListener } from './outbox-listener.js';
+import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import { type Attempt, describe, reasonOf, retryAfterMs, WebhookSender } from './webhook-sender.js';
+import { WebhookUpkeep } from './webhook-upkeep.service.js';
+
+/** Per attempt, the whole answer included (as Svix). */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+/** A claim's lease: a whole attempt plus room to record it (a statement's timeout); never renewed. */
+export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
+/** The safety net beside the wake-ups: due retries, expired leases, missed notifications. */
+const POLL_MS = 2_000;
+const RESULT_LABEL = { delivered: '2xx', gone: '410', retry: 'retry' } as const;
+
+/**
+ * Claims each receiver's due notices with a lease (at most `maxInFlightPerReceiver` at once),
+ * POSTs them and records each outcome: 2xx delivered, 410 stops the receiver, anything else is
+ * retried on the schedule. Woken by this process's commits, NOTIFY (PostgreSQL) and a poll.
+ */
+@Injectable()
+export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly owner = `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  private readonly abort = new AbortController();
+  private readonly inFlight = new Map<string, number>();
+  private readonly tasks = new Set<Promise<unknown>>();
+  private readonly sender: WebhookSender;
+  private readonly dbLog: RateLimitedLog;
+  private listener: OutboxListener | undefined;
+  private woken = false;
+  private wakeUp: (() => void) | undefined;
+  private readonly delivering: boolean;
+
+  constructor(
+    private readonly outbox: WebhookOutboxRepository,
+    private readonly upkeep: WebhookUpkeep,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @InjectMetric('webhook_deliveries_total') private readonly finished: Counter,
+    @InjectMetric('webhook_delivery_attempts_total') private readonly attempts: Counter,
+    @InjectMetric('webhook_answers_cut_total') private readonly answersCut: Counter,
+    @InjectMetric('webhook_delivery_duration_seconds') private readonly duration: Histogram,
+  ) {
+    this.dbLog = new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 2 });
+    const { receivers, delivery } = config.webhooks;
+    this.delivering = receivers.length > 0 && delivery === 'in-process';
+    this.sender = new WebhookSender(config.webhooks, ATTEMPT_TIMEOUT_MS);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    // Before any plant is taken: no notice is written for a receiver stopped by a 410.
+    await this.upkeep.loadReceiversState();
+    this.track(this.upkeep.run(this.abort.signal, this.delivering, () => this.wake()));
+    if (!this.delivering) return;
+    await this.outbox.releaseLeases(undefined);
+    this.outbox.onCommitted = () => this.wake();
+    if (this.config.database.kind === 'postgres') {
+      const url = this.config.database.url.reveal();
+      this.listener = new OutboxListener(url, () => this.wake(), this.dbLog, POLL_MS);
+      this.listener.start();
+    }
+    this.track(this.run());
+    this.logger.info(
+      { receivers: this.config.webhooks.receivers.map(describe) },
+      'plant webhook delivery started',
+    );
+  }
+
+  /** Attempts in flight are cut (no retry charged) and their leases handed back. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.outbox.onCommitted = undefined;
+    this.abort.abort();
+    this.wakeUp?.();
+    await this.listener?.close();
+    await Promise.all(this.tasks);
+    this.sender.close();
+    if (!this.delivering) return;
+    await this.outbox.releaseLeases(this.owner).catch((error: unknown) => {
+      this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
+    });
+  }
+
+  private wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      this.woken = false;
+      try {
+        for (const receiver of this.config.webhooks.receivers) await this.claimFor(receiver);
+      } catch (error) {
+        this.dbLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
+      }
+      if (!this.woken) await this.sleep(POLL_MS);
+    }
+  }
+
+  /** Claims as many of the receiver's due notices as it has free attempts, and sends them. */
+  private async claimFor(receiver: WebhookReceiver): Promise<void> {
+    if (this.outbox.isStopped(receiver.id) || this.abort.signal.aborted) return;
+    const busy = this.inFlight.get(receiver.id) ?? 0;
+    const room = this.config.webhooks.maxInFlightPerReceiver - busy;
+    if (room <= 0) return;
+    const notices = await this.outbox.claim(receiver.id, room, this.owner, LEASE_MS);
+    if (notices.length === 0) return;
+    this.inFlight.set(receiver.id, busy + notices.length);
+    const done = () => {
+      this.inFlight.set(receiver.id, (this.inFlight.get(receiver.id) ?? 0) - notices.length);
+      this.wake(); // room for more
+    };
+    this.track(this.send(receiver, notices).finally(done));
+  }
+
+  private async send(receiver: WebhookReceiver, notices: ClaimedNotice[]): Promise<void> {
+    const signal = this.abort.signal;
+    const attempts = await Promise.all(
+      notices.map((notice) => this.sender.attempt(receiver.id, notice, signal)),
+    );
+    try {
+      await this.record(receiver, notices, attempts);
+    } catch (error) {
+      // Their leases run out and they are attempted again: at least once holds.
+      const reason = reasonOf(error);
+      this.dbLog.warn({ receiver: receiver.id, reason }, 'plant webhook: cannot record outcomes');
+    }
+  }
+
+  private async record(receiver: WebhookReceiver, notices: ClaimedNotice[], attempts: Attempt[]) {
+    const labels = { receiver: receiver.id };
+    for (const attempt of attempts) {
+      if (attempt.kind === 'aborted') continue;
+      this.attempts.inc({ ...labels, result: RESULT_LABEL[attempt.kind] });
+      this.duration.observe(labels, attempt.seconds);
+      if (attempt.answerCut) this.answersCut.inc(labels);
+    }
+    const delivered = notices.filter((_, i) => attempts[i]!.kind === 'delivered');
+    const ids = delivered.map((notice) => notice.id);
+    if (ids.length > 0) await this.outbox.record(ids, this.owner, { delivered: true });
+    if (delivered.length > 0)
+      this.finished.inc({ ...labels, outcome: 'delivered' }, delivered.length);
+    if (attempts.some((attempt) => attempt.kind === 'gone')) {
+      await this.outbox.stopReceiver(receiver);
+      this.finished.inc({ ...labels, outcome: 'stopped' });
+      const message = 'plant webhook receiver answered 410 Gone: no more notices are sent to it';
+      this.logger.warn(describe(receiver), message);
+      return;
+    }
+    for (const [i, notice] of notices.entries()) {
+      const attempt = attempts[i]!;
+      if (attempt.kind === 'retry') await this.recordRetry(receiver, notice, attempt);
+    }
+  }
+
+  private async recordRetry(
+    receiver: WebhookReceiver,
+    notice: ClaimedNotice,
+    attempt: Extract<Attempt, { kind: 'retry' }>,
+  ): Promise<void> {
+    const attempts = notice.attempts + 1;
+    const delaySeconds = this.config.webhooks.retrySchedule[attempts - 1];
+    const log = { receiver: receiver.id, event: notice.eventId, attempts, reason: attempt.error };
+    if (delaySeconds === undefined) {
+      const error = attempt.error;
+      await this.outbox.record([notice.id], this.owner, { error, retryAt: undefined });
+      this.finished.inc({ receiver: receiver.id, outcome: 'failed' });
+      this.logger.warn(log, 'plant webhook notice failed: retries exhausted');
+      return;
+    }
+    const delayMs = retryAfterMs(attempt.retryAfter) ?? delaySeconds * 1000;
+    const retryAt = Date.now() + delayMs;
+    await this.outbox.record([notice.id], this.owner, { error: attempt.error, retryAt });
+    // A retry due before the next poll is woken for, not left to wait for it.
+    if (delayMs < POLL_MS) setTimeout(() => this.wake(), delayMs).unref();
+    this.logger.info({ ...log, retryInMs: delayMs }, 'plant webhook attempt failed; retrying');
+  }
+
+  private track(task: Promise<unknown>): void {
+    this.tasks.add(task);
+    void task.finally(() => this.tasks.delete(task));
+  }
+
+  /** Until `ms` pass, `wake` is called, or the stop. */
+  private sleep(ms: number): Promise<void> {
+    if (this.abort.signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeUp = done;
+    });
+  }
+}
