@@ -15,7 +15,7 @@ import { newToken, type RunningApp } from './support/app-process.js';
 import type { RunningRelay } from './support/relay-process.js';
 
 /**
- * MCP 2026-07-28 clients through the relay (issue #15, docs/design/mcp-2026-07-28.md): the
+ * MCP 2026-07-28 clients through the relay (docs/design/mcp-2026-07-28.md): the
  * official SDK client pinned to 2026-07-28 (no initialize, no session: server/discover, then
  * every request with its `_meta` envelope) -> the built relay over TLS -> the built service as
  * agent `shop` -> `@modelcontextprotocol/server-everything` and our fixture, both 2025 servers.

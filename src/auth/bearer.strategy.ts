@@ -22,7 +22,7 @@ const API_CLIENT: ApiClient = Object.freeze({ kind: 'api-token' });
  * passport-http-bearer's strategy, one instance for the process, run without passport's
  * per-request machinery. Passport would make a new object from the strategy for every request
  * and give it `success`/`fail`/`error` closures, plus its own middleware, callbacks and
- * promise in @nestjs/passport (~17 KiB of garbage a request, bench/README.md). Here the strategy
+ * promise in @nestjs/passport (~17 KiB of garbage a request, by bench/alloc-profile.mjs). Here the strategy
  * decides synchronously (its verify compares digests, no I/O), so `check` calls its
  * `authenticate` and reads the one outcome it reported through the methods below.
  *

@@ -52,7 +52,7 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       });
 
       it('gives Node the young generation the benchmark chose, as the image does, or none', () => {
-        // Under the 512Mi limit Node would pick 1 MiB semi-spaces (bench/README.md).
+        // Under the 512Mi limit Node would pick 1 MiB semi-spaces (bench/README.md, "Memory in the pod").
         expect(envOf(appContainer(deployment), 'NODE_OPTIONS')?.value).toBe(
           '--max-semi-space-size=16',
         );

@@ -23,8 +23,8 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
  *
  * A guard that always lets the request through (or throws the body's 4xx), not an interceptor:
  * one global interceptor puts every request of the API through Nest's rxjs interceptor chain
- * (defer, mergeAll, an AsyncResource per request), ~20 us of each GET's CPU in the profiles of
- * issue #16 (bench/README.md), where guards are plain awaited calls. Global guards run in the
+ * (defer, mergeAll, an AsyncResource per request), ~20 us of each GET's CPU in a CPU profile
+ * (`npm run bench -- --profile`), while guards are plain awaited calls. Global guards run in the
  * order they are registered: AuthModule registers this one right after BearerGuard. Nest puts
  * request-scoped global guards after the static ones, so both must stay singletons (they are);
  * `http-limits.e2e-spec.ts` pins the order (401, not 413, to a huge body without a token). A

@@ -15,7 +15,7 @@ export interface LoggerConfig {
  *
  * Writes are asynchronous (lines written while a write is in flight go out together; pino
  * flushes what is left at exit): a synchronous write per request line cost event-loop time
- * under load (bench/README.md). No minimum buffer size, so a quiet service's lines appear at once.
+ * under load. No minimum buffer size, so a quiet service's lines appear at once.
  */
 export function createLogger({ logLevel, noColor }: LoggerConfig): Logger {
   const options = {

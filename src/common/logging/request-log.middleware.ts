@@ -11,7 +11,7 @@ import { LOGGER } from './logger.token.js';
  *
  * Where the HTTP metrics are provided (the plant API; the relay server has none), the same
  * `finish` listener records them: one listener, one Express layer and one route-exclusion
- * check per request instead of two of each (issue #16).
+ * check per request instead of two of each.
  */
 @Injectable()
 export class RequestLogMiddleware implements NestMiddleware {
