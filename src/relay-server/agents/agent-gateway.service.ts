@@ -213,30 +213,40 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
 
   private onFrame(state: ConnectionState, data: WebSocket.RawData, isBinary: boolean): void {
     if (!state.connection.open) return;
-    const overRate = state.rates.frame(rawLength(data));
-    if (overRate !== undefined) return this.drop(state, overRate, POLICY_VIOLATION, 'rate_limited');
-    if (isBinary) return; // the protocol ignores binary frames
-    const text = rawText(data);
+    const overCount = state.rates.frame();
+    if (overCount !== undefined)
+      return this.drop(state, overCount, POLICY_VIOLATION, 'rate_limited');
+    // Binary frames are ignored by the protocol, but their bytes still count.
+    const answered = !isBinary && this.handleFrame(state, rawText(data));
+    if (answered || !state.connection.open) return;
+    const overBytes = state.rates.unasked(rawLength(data));
+    if (overBytes !== undefined) this.drop(state, overBytes, POLICY_VIOLATION, 'rate_limited');
+  }
+
+  /** Handles one text frame; true when it answered a request the relay sent. */
+  private handleFrame(state: ConnectionState, text: string): boolean {
     const frame = parseAgentFrame(text, this.limits);
     switch (frame.kind) {
       case 'hello':
       case 'inventory':
-        return this.onInventory(state, frame, Buffer.byteLength(text));
+        this.onInventory(state, frame, Buffer.byteLength(text));
+        return false;
       case 'response':
-        if (!state.greeted) return this.drop(state, 'rpc before hello');
-        return this.onResponse(state, frame);
+        if (!state.greeted) this.drop(state, 'rpc before hello');
+        return state.greeted && this.onResponse(state, frame) === 'settled';
       case 'notification':
-        if (!state.greeted) return this.drop(state, 'rpc before hello');
+        if (!state.greeted) this.drop(state, 'rpc before hello');
         // Progress goes to the waiting request of that server it is about; the rest to
         // the registry's listeners (ServerMessageRouter decides which sessions hear it).
-        if (!state.connection.deliver(frame.server, frame.message)) {
+        else if (!state.connection.deliver(frame.server, frame.message)) {
           this.registry.notification(state.connection, frame.server, frame.message);
         }
-        return;
+        return false;
       case 'unknown':
-        return;
+        return false;
       case 'invalid':
-        return this.drop(state, frame.reason, frame.tooBig ? MESSAGE_TOO_BIG : POLICY_VIOLATION);
+        this.drop(state, frame.reason, frame.tooBig ? MESSAGE_TOO_BIG : POLICY_VIOLATION);
+        return false;
     }
   }
 
@@ -279,13 +289,15 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   private onResponse(
     state: ConnectionState,
     frame: Extract<AgentFrame, { kind: 'response' }>,
-  ): void {
-    if (state.connection.settle(frame.server, frame.id, frame.message) === 'wrong-server') {
+  ): 'settled' | 'late' | 'wrong-server' {
+    const outcome = state.connection.settle(frame.server, frame.id, frame.message);
+    if (outcome === 'wrong-server') {
       this.misdirectedLog.warn(
         { agent: state.agent, connection: state.connection.id, server: frame.server.slice(0, 64) },
         'dropping an answer from a server the request was not sent to',
       );
     }
+    return outcome;
   }
 
   private onClose(state: ConnectionState, code: number): void {

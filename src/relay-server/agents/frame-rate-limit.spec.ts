@@ -10,11 +10,11 @@ describe('FrameRateLimit', () => {
       { framesPerSecond: 10, bytesPerSecond: 0, inventoryBytesPerMinute: 0, maxFrameBytes: MiB },
       () => now,
     );
-    for (let i = 0; i < 40; i++) expect(limit.frame(10)).toBeUndefined();
-    expect(limit.frame(10)).toBe('more than 10 frames a second');
+    for (let i = 0; i < 40; i++) expect(limit.frame()).toBeUndefined();
+    expect(limit.frame()).toBe('more than 10 frames a second');
     now += 1_000;
-    for (let i = 0; i < 10; i++) expect(limit.frame(10)).toBeUndefined();
-    expect(limit.frame(10)).toBeDefined();
+    for (let i = 0; i < 10; i++) expect(limit.frame()).toBeUndefined();
+    expect(limit.frame()).toBeDefined();
   });
 
   it('lets one frame of the largest size through even when the byte rate is lower', () => {
@@ -24,8 +24,8 @@ describe('FrameRateLimit', () => {
       inventoryBytesPerMinute: 0,
       maxFrameBytes: 4 * MiB,
     });
-    expect(limit.frame(4 * MiB)).toBeUndefined();
-    expect(limit.frame(1)).toBe('more than 1024 bytes a second');
+    expect(limit.unasked(4 * MiB)).toBeUndefined();
+    expect(limit.unasked(1)).toBe('more than 1024 bytes a second');
   });
 
   it('holds inventories to their own per-minute budget', () => {

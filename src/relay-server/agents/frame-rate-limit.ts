@@ -14,9 +14,11 @@ export interface AgentFrameRates {
 const BURST_SECONDS = 4;
 
 /**
- * Token buckets over what one agent connection sends, charged as each frame arrives (before it
- * is parsed), so one flooding pod costs the relay a bounded share of its CPU. A frame over a
- * rate gets the reason back; the caller closes the connection.
+ * Token buckets over what one agent connection sends, so one flooding pod costs the relay a
+ * bounded share of its CPU. Every frame is counted as it arrives; its bytes are charged unless
+ * it answers a request the relay sent (those are bounded by the in-flight caps, and a busy
+ * agent answering large tool results is not a flood). A frame over a rate gets the reason back;
+ * the caller closes the connection.
  */
 export class FrameRateLimit {
   private readonly frames: TokenBucket | undefined;
@@ -40,11 +42,16 @@ export class FrameRateLimit {
     );
   }
 
-  /** Charges a frame of `bytes`; the rate it breaks, if any. */
-  frame(bytes: number): string | undefined {
+  /** Counts one frame; the rate it breaks, if any. */
+  frame(): string | undefined {
     if (this.frames && !this.frames.take()) {
       return `more than ${this.rates.framesPerSecond} frames a second`;
     }
+    return undefined;
+  }
+
+  /** Charges the bytes of a frame that answers nothing the relay asked; the rate it breaks. */
+  unasked(bytes: number): string | undefined {
     if (this.bytes && !this.bytes.take(bytes)) {
       return `more than ${this.rates.bytesPerSecond} bytes a second`;
     }
