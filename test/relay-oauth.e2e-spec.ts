@@ -9,7 +9,7 @@ import { decodeJwt, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
 import { echoServer, metric, waitFor } from './fixtures/mcp-e2e-support.js';
-import { shopAgentEnv } from './fixtures/relay-e2e-support.js';
+import { shopAgentEnv, untilShopServersUp } from './fixtures/relay-e2e-support.js';
 import {
   signingKey,
   startTestIdp,
@@ -135,6 +135,7 @@ beforeAll(async () => {
     env: shopAgentEnv(relay, ca.caFile, shopToken),
     mcpServers: { mcpServers: { echo: echoServer() } },
   });
+  await untilShopServersUp(relay, ['echo']);
   await waitFor(
     async () => (await post(aliceToken)).status === 200,
     'agent shop with its echo server reachable through the relay',

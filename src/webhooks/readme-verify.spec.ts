@@ -12,7 +12,7 @@ type Verify = (secret: string, headers: Record<string, string>, body: string) =>
 describe("the README's webhook verification snippet", () => {
   it('accepts our signatures, rotated ones too, and refuses a wrong secret, body or stale time', async () => {
     const readme = readFileSync(resolve(import.meta.dirname, '../../README.md'), 'utf8');
-    const snippet = /Verify a notice in a receiver[^\n]*\n\n```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    const snippet = /Verify a notice in a receiver[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(snippet).toBeDefined();
     const file = join(mkdtempSync(join(tmpdir(), 'readme-verify-')), 'verify.mjs');
     writeFileSync(file, `${snippet}\nexport { verify };\n`);
