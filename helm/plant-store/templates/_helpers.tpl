@@ -83,8 +83,12 @@ app.kubernetes.io/component: postgresql
 Refuse settings that cannot work. Included by the Deployment so every render checks them.
 - The embedded SQLite store holds a write lock on /app/data: several pods never share it.
 - The agent needs both its server URL and its token, or neither.
+- Webhook workers apart from the API need PostgreSQL: the embedded store allows one process.
 */}}
 {{- define "plant-store.validate" -}}
+{{- if and .Values.webhook.worker.enabled (eq (include "plant-store.databaseMode" .) "embedded") }}
+{{- fail "plant-store: webhook.worker.enabled needs PostgreSQL (postgresql.enabled=true, database.url or database.existingSecret), because with the embedded SQLite store one process writes and delivers the webhook." }}
+{{- end }}
 {{- if and (eq (include "plant-store.databaseMode" .) "embedded") (include "plant-store.multiReplica" .) }}
 {{- fail "plant-store: the embedded SQLite store (postgresql.enabled=false and no database.url or database.existingSecret) cannot be shared by several replicas: one writer holds a lock on the data volume. Set replicaCount=1 and autoscaling.enabled=false, or use PostgreSQL (postgresql.enabled=true or database.url / database.existingSecret)." }}
 {{- end }}
@@ -259,4 +263,69 @@ Refuse relay settings that cannot start (the relay would exit 78 in a crash loop
 {{- if ne (len (uniq $ports)) 3 }}
 {{- fail "plant-store: relayServer.ports.relay, .health and .metrics must differ." }}
 {{- end }}
+{{- end }}
+
+{{/* Env of the webhook receivers (URLs, signing secrets, retries): the API and worker pods. */}}
+{{- define "plant-store.webhookEnv" -}}
+{{- if .Values.webhook.urls }}
+- name: WEBHOOK_URLS
+  value: {{ join "," .Values.webhook.urls | quote }}
+- name: WEBHOOK_SECRETS
+  valueFrom:
+    secretKeyRef:
+      {{- if .Values.webhook.existingSecret }}
+      name: {{ .Values.webhook.existingSecret }}
+      key: {{ .Values.webhook.existingSecretKey }}
+      {{- else }}
+      name: {{ include "plant-store.secretName" . }}
+      key: webhook-secrets
+      {{- end }}
+{{- with .Values.webhook.retryScheduleSeconds }}
+- name: WEBHOOK_RETRY_SCHEDULE_SECONDS
+  value: {{ join "," . | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Env of the database (external URL, or the bundled one's URL and password): API and workers. */}}
+{{- define "plant-store.databaseEnv" -}}
+{{- $dbMode := include "plant-store.databaseMode" . }}
+{{- if eq $dbMode "external" }}
+- name: DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      {{- if .Values.database.existingSecret }}
+      name: {{ .Values.database.existingSecret }}
+      key: {{ .Values.database.existingSecretKey }}
+      {{- else }}
+      name: {{ include "plant-store.secretName" . }}
+      key: database-url
+      {{- end }}
+{{- else if eq $dbMode "bundled" }}
+# The PostgreSQL client reads the password from PGPASSWORD when the URL has none, so
+# any character works (a password pasted into the URL would need escaping).
+- name: PGPASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "plant-store.postgresql.secretName" . }}
+      key: {{ include "plant-store.postgresql.secretKey" . }}
+- name: DATABASE_URL
+  value: "postgres://{{ .Values.postgresql.auth.username }}@{{ include "plant-store.postgresql.fullname" . }}:{{ .Values.postgresql.port }}/{{ .Values.postgresql.auth.database }}"
+{{- end }}
+{{- end }}
+
+{{/* The webhook workers (webhook.worker.*): names and labels. */}}
+{{- define "plant-store.worker.fullname" -}}
+{{- printf "%s-webhook-worker" (include "plant-store.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "plant-store.worker.labels" -}}
+{{ include "plant-store.labels" . }}
+app.kubernetes.io/component: webhook-worker
+{{- end }}
+
+{{- define "plant-store.worker.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "plant-store.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: webhook-worker
 {{- end }}
