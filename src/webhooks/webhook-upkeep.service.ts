@@ -95,13 +95,14 @@ export class WebhookUpkeep {
     if (deleted > 0) this.logger.info({ deleted }, 'plant webhook: old notices pruned');
   }
 
-  /** `task` every `ms` until `signal`; a failure is logged and tried again next time. */
+  /** `task` every `ms` until `signal`; a failure is logged (the database's words) and retried. */
   private async every(signal: AbortSignal, ms: number, task: () => Promise<void>): Promise<void> {
     while (!signal.aborted) {
       await delay(ms, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) return;
       await task().catch((error: unknown) => {
-        this.log.warn({ reason: reasonOf(error) }, 'plant webhook: outbox upkeep failed');
+        const message = String(error).slice(0, 200);
+        this.log.warn({ reason: reasonOf(error), message }, 'plant webhook: outbox upkeep failed');
       });
     }
   }
