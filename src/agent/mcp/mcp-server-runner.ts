@@ -215,10 +215,11 @@ export class McpServerRunner {
 
   /**
    * What the transport reports about a child's stdout: stray lines and answers nobody asked
-   * for are counted and logged; a flood of either restarts the child.
+   * for are counted and logged; a flood of either restarts the child. `ownAttempt` gives the
+   * attempt they belong to, which is made only after its transport.
    */
   #stdoutHandlers(
-    attempt: () => Attempt,
+    ownAttempt: () => Attempt,
   ): Pick<
     ProcessGroupTransportOptions,
     'onGarbage' | 'onGarbageFlood' | 'onUnknownAnswer' | 'onUnsolicitedFlood'
@@ -232,10 +233,10 @@ export class McpServerRunner {
         );
       },
       onGarbageFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== attempt()) return;
+        if (this.#stopped || this.#attempt !== ownAttempt()) return;
         this.#garbageRestarts++;
         this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(attempt(), reason);
+        void this.#failed(ownAttempt(), reason);
       },
       onUnknownAnswer: (id) => {
         this.#unknownAnswers++;
@@ -245,10 +246,10 @@ export class McpServerRunner {
         );
       },
       onUnsolicitedFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== attempt()) return;
+        if (this.#stopped || this.#attempt !== ownAttempt()) return;
         this.#unsolicitedRestarts++;
         this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(attempt(), reason);
+        void this.#failed(ownAttempt(), reason);
       },
     };
   }
