@@ -1,10 +1,10 @@
 import { resolve, join } from 'node:path';
-import { parseApiTokens } from './shared/api-tokens.js';
+import { parseApiTokens, type ParsedApiTokens } from './shared/api-tokens.js';
 import type { AppConfig } from './app-config.js';
 import { ConfigError } from './shared/config-error.js';
-import { envSchema } from './env.schema.js';
+import { envSchema, type Env } from './env.schema.js';
 import { formatIssues } from './shared/issue-path.js';
-import { loadMcpServers } from './mcp-servers.loader.js';
+import { loadMcpServers, type McpServersLoad } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
 import { parseRetrySchedule, parseWebhookReceivers } from './webhook-receivers.js';
 import { noColorRequested } from './shared/no-color.js';
@@ -25,11 +25,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   problems.push(...tokens.problems);
   const webhooks = parseWebhookReceivers(environment.WEBHOOK_URLS, environment.WEBHOOK_SECRETS);
   problems.push(...webhooks.problems);
-  if (environment.WEBHOOK_DELIVERY === 'external' && !environment.DATABASE_URL) {
-    problems.push(
-      'WEBHOOK_DELIVERY=external needs PostgreSQL (DATABASE_URL): the embedded store allows one process, which delivers itself',
-    );
-  }
+  problems.push(...externalDeliveryProblems(environment));
 
   const configDirExplicit = (environment.SERVICE_CONFIG_DIR ?? '') !== '';
   const configDir = resolve(
@@ -37,38 +33,62 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   );
   const mcp = loadMcpServers(configDir, { required: configDirExplicit, environment });
   problems.push(...mcp.problems);
+  problems.push(...productionTokenProblems(environment, tokens));
 
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  return buildAppConfig(parsed.data, environment, {
+    tokens,
+    webhooks,
+    mcp: { load: mcp, configDir, configDirExplicit },
+  });
+}
+
+/** What loadConfig has already checked, beside the environment itself. */
+interface CheckedParts {
+  tokens: ParsedApiTokens;
+  webhooks: ReturnType<typeof parseWebhookReceivers>;
+  mcp: { load: McpServersLoad; configDir: string; configDirExplicit: boolean };
+}
+
+function externalDeliveryProblems(environment: Readonly<Record<string, string | undefined>>) {
+  if (environment.WEBHOOK_DELIVERY === 'external' && !environment.DATABASE_URL) {
+    return [
+      'WEBHOOK_DELIVERY=external needs PostgreSQL (DATABASE_URL): the embedded store allows one process, which delivers itself',
+    ];
+  }
+  return [];
+}
+
+function productionTokenProblems(
+  environment: Readonly<Record<string, string | undefined>>,
+  tokens: ParsedApiTokens,
+): string[] {
   if (
     environment.NODE_ENV === 'production' &&
     tokens.digests.length === 0 &&
     tokens.problems.length === 0
   ) {
-    problems.push(
-      'API_TOKENS is required when NODE_ENV=production (run `npm run token` to make one)',
-    );
+    return ['API_TOKENS is required when NODE_ENV=production (run `npm run token` to make one)'];
   }
-  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
-  const env = parsed.data;
-  const production = env.NODE_ENV === 'production';
+  return [];
+}
 
+function buildAppConfig(
+  env: Env,
+  environment: Readonly<Record<string, string | undefined>>,
+  { tokens, webhooks, mcp }: CheckedParts,
+): AppConfig {
   const dataDir = resolve(env.DATA_DIR);
   return {
     nodeEnv: env.NODE_ENV,
-    production,
+    production: env.NODE_ENV === 'production',
     http: { host: env.HOST, port: env.PORT },
     health: { port: env.SERVICE_HEALTH_CHECK_PORT },
     metrics: { port: env.SERVICE_METRICS_PORT },
     logLevel: env.SERVICE_LOG_LEVEL,
     noColor: noColorRequested(environment.NO_COLOR),
     dataDir,
-    database: env.DATABASE_URL
-      ? {
-          kind: 'postgres',
-          url: new Secret(env.DATABASE_URL),
-          target: describePostgresTarget(env.DATABASE_URL),
-          startupTimeoutMs: env.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
-        }
-      : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') },
+    database: databaseConfig(env, dataDir),
     apiTokenDigests: tokens.digests,
     connections: {
       maxConnections: env.MAX_CONNECTIONS,
@@ -92,16 +112,27 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
       serverSendMaxBytes: env.SERVICE_SERVER_SEND_MAX_BYTES,
     },
     mcp: {
-      configDir,
-      configDirExplicit,
-      file: mcp.file,
-      absent: mcp.absent,
-      servers: mcp.specs,
+      configDir: mcp.configDir,
+      configDirExplicit: mcp.configDirExplicit,
+      file: mcp.load.file,
+      absent: mcp.load.absent,
+      servers: mcp.load.specs,
       reposDir: resolve(env.SERVICE_REPOS_DIR),
       parentEnv: new Secret(environment),
     },
     version: APP_VERSION,
   };
+}
+
+function databaseConfig(env: Env, dataDir: string): AppConfig['database'] {
+  return env.DATABASE_URL
+    ? {
+        kind: 'postgres',
+        url: new Secret(env.DATABASE_URL),
+        target: describePostgresTarget(env.DATABASE_URL),
+        startupTimeoutMs: env.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
+      }
+    : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') };
 }
 
 /** `postgres://user:secret@db:5432/plants` → `db:5432/plants`: the password never leaves. */

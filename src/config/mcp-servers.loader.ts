@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseLossless } from 'lossless-json';
+import type { z } from 'zod';
 import { formatIssues, formatPath } from './shared/issue-path.js';
 import {
   mcpServersFileSchema,
@@ -32,29 +33,51 @@ export function loadMcpServers(
   const file = join(dir, MCP_SERVERS_FILE);
   const result: McpServersLoad = { file, absent: false, specs: [], problems: [] };
 
-  let text: string;
+  const text = readServersFile(result, options.required);
+  if (text === undefined) return result;
+  const entries = parseServersFile(result, text);
+  if (entries === undefined) return result;
+
+  for (const [name, entry] of Object.entries(entries)) {
+    result.specs.push(expandEntry(name, entry, options.environment, result.problems));
+  }
+  if (result.problems.length > 0) result.specs = [];
+  return result;
+}
+
+type McpServersFile = z.infer<typeof mcpServersFileSchema>;
+type McpServerEntry = McpServersFile['mcpServers'][string];
+
+/** The file's text, or undefined when it is absent or unreadable (recorded in `result`). */
+function readServersFile(result: McpServersLoad, required: boolean): string | undefined {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(result.file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && !options.required) {
+    if (code === 'ENOENT' && !required) {
       result.absent = true;
-      return result;
+      return undefined;
     }
     result.problems.push(
       code === 'ENOENT'
-        ? `SERVICE_CONFIG_DIR: ${file} does not exist`
-        : `SERVICE_CONFIG_DIR: ${file} cannot be read (${code ?? 'unknown error'})`,
+        ? `SERVICE_CONFIG_DIR: ${result.file} does not exist`
+        : `SERVICE_CONFIG_DIR: ${result.file} cannot be read (${code ?? 'unknown error'})`,
     );
-    return result;
+    return undefined;
   }
+}
 
+/** The validated entries, or undefined when the JSON or its shape is wrong (recorded). */
+function parseServersFile(
+  result: McpServersLoad,
+  text: string,
+): McpServersFile['mcpServers'] | undefined {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    result.problems.push(`${file} is not valid JSON: ${describeJsonError(text)}`);
-    return result;
+    result.problems.push(`${result.file} is not valid JSON: ${describeJsonError(text)}`);
+    return undefined;
   }
 
   const reserved = reservedServerNames(json);
@@ -64,36 +87,41 @@ export function loadMcpServers(
         (name) => `${formatPath(['mcpServers', name])}: ${reservedNameMessage(name)}`,
       ),
     );
-    return result;
+    return undefined;
   }
 
   const parsed = mcpServersFileSchema.safeParse(json);
   if (!parsed.success) {
     result.problems.push(...formatIssues(parsed.error.issues));
-    return result;
+    return undefined;
   }
+  return parsed.data.mcpServers;
+}
 
-  for (const [name, entry] of Object.entries(parsed.data.mcpServers)) {
-    const expand = (value: string, path: PropertyKey[]) => {
-      const { value: expanded, missing } = expandVariables(value, options.environment);
-      for (const variable of missing) {
-        result.problems.push(
-          `${formatPath(['mcpServers', name, ...path])} uses \${${variable}}, which is not set and has no default`,
-        );
-      }
-      return expanded;
-    };
-    result.specs.push({
-      name,
-      command: entry.command,
-      args: (entry.args ?? []).map((arg, i) => expand(arg, ['args', i])),
-      env: Object.fromEntries(
-        Object.entries(entry.env ?? {}).map(([key, value]) => [key, expand(value, ['env', key])]),
-      ),
-    });
-  }
-  if (result.problems.length > 0) result.specs = [];
-  return result;
+/** Expands `${VAR}` in args and env; each unset variable without a default is a problem. */
+function expandEntry(
+  name: string,
+  entry: McpServerEntry,
+  environment: Readonly<Record<string, string | undefined>>,
+  problems: string[],
+): McpServerSpec {
+  const expand = (value: string, path: PropertyKey[]) => {
+    const { value: expanded, missing } = expandVariables(value, environment);
+    for (const variable of missing) {
+      problems.push(
+        `${formatPath(['mcpServers', name, ...path])} uses \${${variable}}, which is not set and has no default`,
+      );
+    }
+    return expanded;
+  };
+  return {
+    name,
+    command: entry.command,
+    args: (entry.args ?? []).map((arg, i) => expand(arg, ['args', i])),
+    env: Object.fromEntries(
+      Object.entries(entry.env ?? {}).map(([key, value]) => [key, expand(value, ['env', key])]),
+    ),
+  };
 }
 
 /**

@@ -2,8 +2,10 @@ import {
   Client,
   type JSONRPCMessage,
   ProtocolError,
+  type RequestOptions,
   SdkError,
   SdkErrorCode,
+  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
@@ -12,7 +14,11 @@ import { Backoff } from '../../common/retry/backoff.js';
 import { buildChildEnv } from './child-env.js';
 import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
 import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
-import { describeExit, ProcessGroupTransport } from './process-group-transport.js';
+import {
+  describeExit,
+  ProcessGroupTransport,
+  type ProcessGroupTransportOptions,
+} from './process-group-transport.js';
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
@@ -165,13 +171,24 @@ export class McpServerRunner {
     this.#closing?.attempt.transport.killNow();
   }
 
+  /** One start attempt: spawn the child, initialize it, list what it offers, then serve. */
   async #run(): Promise<void> {
     if (this.#stopped) return;
-    const { timings } = this.deps;
     this.#tools = [];
     // A crash-looping server stays visibly so while it retries.
-    this.#setState(this.#backoff.attempts >= timings.crashLoopAfter ? 'crash-looping' : 'starting');
+    this.#setState(
+      this.#backoff.attempts >= this.deps.timings.crashLoopAfter ? 'crash-looping' : 'starting',
+    );
+    const attempt = this.#newAttempt();
+    const initializeResult = await this.#initialize(attempt);
+    if (!initializeResult) return;
+    if (this.#stopped || this.#attempt !== attempt) return;
+    this.#goUp(attempt, initializeResult);
+  }
 
+  /** The child's transport and MCP client, made the current attempt (not spawned yet). */
+  #newAttempt(): Attempt {
+    const { timings } = this.deps;
     const transport = new ProcessGroupTransport({
       command: this.spec.command,
       args: this.spec.args,
@@ -180,33 +197,8 @@ export class McpServerRunner {
       killGraceMs: timings.killGraceMs,
       onStderr: (chunk) => this.#stderr.write(chunk),
       ...(timings.stdout ? { stdout: timings.stdout } : {}),
-      onGarbage: (line) => {
-        this.#garbageLines++;
-        this.#garbageLog.warn(
-          { stream: 'stdout', bytes: line.bytes, sample: line.sample },
-          `dropped a line the MCP server wrote to stdout: ${line.reason}`,
-        );
-      },
-      onGarbageFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== attempt) return;
-        this.#garbageRestarts++;
-        this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(attempt, reason);
-      },
       ...(timings.unsolicited ? { unsolicited: timings.unsolicited } : {}),
-      onUnknownAnswer: (id) => {
-        this.#unknownAnswers++;
-        this.#unknownAnswerLog.warn(
-          { stream: 'stdout', id: truncateForLog(id, 64) },
-          'dropped an answer of the MCP server to a request id nobody waits for',
-        );
-      },
-      onUnsolicitedFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== attempt) return;
-        this.#unsolicitedRestarts++;
-        this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(attempt, reason);
-      },
+      ...this.#stdoutHandlers(() => attempt),
     });
     const tap = new RelayTapTransport(transport);
     const client = new Client(this.deps.clientInfo, {
@@ -218,37 +210,75 @@ export class McpServerRunner {
     tap.relayListener = (message) => this.deps.hooks.relayMessage(this.spec.name, message);
     const attempt: Attempt = { transport, tap, client, timers: [] };
     this.#attempt = attempt;
+    return attempt;
+  }
 
+  /**
+   * What the transport reports about a child's stdout: stray lines and answers nobody asked
+   * for are counted and logged; a flood of either restarts the child. `ownAttempt` gives the
+   * attempt they belong to, which is made only after its transport.
+   */
+  #stdoutHandlers(
+    ownAttempt: () => Attempt,
+  ): Pick<
+    ProcessGroupTransportOptions,
+    'onGarbage' | 'onGarbageFlood' | 'onUnknownAnswer' | 'onUnsolicitedFlood'
+  > {
+    return {
+      onGarbage: (line) => {
+        this.#garbageLines++;
+        this.#garbageLog.warn(
+          { stream: 'stdout', bytes: line.bytes, sample: line.sample },
+          `dropped a line the MCP server wrote to stdout: ${line.reason}`,
+        );
+      },
+      onGarbageFlood: (reason) => {
+        if (this.#stopped || this.#attempt !== ownAttempt()) return;
+        this.#garbageRestarts++;
+        this.#logger.warn(`MCP server ${reason}; restarting it`);
+        void this.#failed(ownAttempt(), reason);
+      },
+      onUnknownAnswer: (id) => {
+        this.#unknownAnswers++;
+        this.#unknownAnswerLog.warn(
+          { stream: 'stdout', id: truncateForLog(id, 64) },
+          'dropped an answer of the MCP server to a request id nobody waits for',
+        );
+      },
+      onUnsolicitedFlood: (reason) => {
+        if (this.#stopped || this.#attempt !== ownAttempt()) return;
+        this.#unsolicitedRestarts++;
+        this.#logger.warn(`MCP server ${reason}; restarting it`);
+        void this.#failed(ownAttempt(), reason);
+      },
+    };
+  }
+
+  /**
+   * Connects (the `initialize` handshake) and lists tools, resources and prompts. Returns the
+   * child's initialize result, or undefined when the start failed (then handled by #failed) or
+   * the attempt is no longer current.
+   */
+  async #initialize(attempt: Attempt): Promise<Record<string, unknown> | undefined> {
+    const { transport, tap, client } = attempt;
+    const timeout = this.deps.timings.initializeTimeoutMs;
     let stage = 'initialize';
     try {
-      // A child that exits during initialize fails the start at once, not after the timeout
-      // (supercorp-ai/supergateway#139).
-      await untilExit(transport, client.connect(tap, { timeout: timings.initializeTimeoutMs }));
+      // A child that exits during initialize fails the start at once, not after the timeout.
+      await untilExit(transport, client.connect(tap, { timeout }));
       const capabilities = client.getServerCapabilities() ?? {};
-      const listOptions = { timeout: timings.initializeTimeoutMs, cacheMode: 'refresh' as const };
+      const listOptions = { timeout, cacheMode: 'refresh' as const };
       if (capabilities.tools) {
         stage = 'tools/list';
         const { tools } = await untilExit(transport, client.listTools(undefined, listOptions));
         this.#tools = tools.map(toToolInfo);
       }
-      this.#resources = capabilities.resources
-        ? await this.#count(
-            transport,
-            'resources',
-            async () => (await client.listResources(undefined, listOptions)).resources,
-          )
-        : 0;
-      this.#prompts = capabilities.prompts
-        ? await this.#count(
-            transport,
-            'prompts',
-            async () => (await client.listPrompts(undefined, listOptions)).prompts,
-          )
-        : 0;
+      await this.#countResourcesAndPrompts(attempt, capabilities, listOptions);
       stage = 'initialize';
       if (!tap.initializeResult) throw new Error('no initialize result seen');
+      return tap.initializeResult;
     } catch (error) {
-      if (this.#stopped || this.#attempt !== attempt) return;
+      if (this.#stopped || this.#attempt !== attempt) return undefined;
       const reason = this.#describeFailure(transport, error);
       this.#logger.warn(
         { lastStderr: this.#stderr.recent().slice(-5) },
@@ -260,11 +290,35 @@ export class McpServerRunner {
         reason,
         exit ? reason : `${stage} failed: ${describeForHealth(error)}`,
       );
-      return;
+      return undefined;
     }
-    if (this.#stopped || this.#attempt !== attempt) return;
+  }
 
-    const initializeResult = tap.initializeResult;
+  async #countResourcesAndPrompts(
+    { transport, client }: Attempt,
+    capabilities: ServerCapabilities,
+    listOptions: RequestOptions,
+  ): Promise<void> {
+    this.#resources = capabilities.resources
+      ? await this.#count(
+          transport,
+          'resources',
+          async () => (await client.listResources(undefined, listOptions)).resources,
+        )
+      : 0;
+    this.#prompts = capabilities.prompts
+      ? await this.#count(
+          transport,
+          'prompts',
+          async () => (await client.listPrompts(undefined, listOptions)).prompts,
+        )
+      : 0;
+  }
+
+  /** Opens the relay's session, keeps the child pinged, and watches for its exit. */
+  #goUp(attempt: Attempt, initializeResult: Record<string, unknown>): void {
+    const { transport, tap } = attempt;
+    const { timings } = this.deps;
     this.#session = {
       server: this.spec.name,
       initializeResult,

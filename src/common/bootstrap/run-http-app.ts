@@ -76,14 +76,7 @@ export interface HttpEntryPoint<C extends LoggerConfig> {
  * process cleanly instead of killing it at once.
  */
 export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C>): Promise<void> {
-  let config: C;
-  try {
-    config = entry.loadConfig();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(EX_CONFIG);
-  }
+  const config = loadConfigOrExit(entry);
   const logger = createLogger(config);
 
   let app: NestExpressApplication;
@@ -95,12 +88,45 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
     process.exitCode = 1;
     return;
   }
-  const { host, ports: configured, portVariables } = entry.listeners(config);
+  const listeners = entry.listeners(config);
+  const configured = listeners.ports;
   const ports: PortScope = { ...configured };
   entry.configure?.(app, config, () => ports);
 
   const limit = connectionLimiter(entry.connectionLimits?.(app, config), logger);
-  let extra: Server[];
+  const extra = await listenOnEveryPort(app, listeners, ports, limit, logger);
+  entry.announce(
+    app,
+    config,
+    startUpLogger(logger, [configured.api, configured.health, configured.metrics]),
+    { ...ports },
+  );
+  handleSignals(app, new ConnectionDrain([app.getHttpServer(), ...extra]), logger, entry);
+}
+
+/** The validated config; a ConfigError is printed and the process exits 78 (EX_CONFIG). */
+function loadConfigOrExit<C extends LoggerConfig>(entry: HttpEntryPoint<C>): C {
+  try {
+    return entry.loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(EX_CONFIG);
+  }
+}
+
+/**
+ * Listens on the api port with the app's own server and on the health and metrics ports with
+ * servers of their own, writing each bound port into `ports`. Returns those extra servers; if
+ * any port cannot be listened on, closes the app and exits 1.
+ */
+async function listenOnEveryPort(
+  app: NestExpressApplication,
+  { host, ports: configured, portVariables }: Listeners,
+  ports: PortScope,
+  limit: (server: Server) => void,
+  logger: Logger,
+): Promise<Server[]> {
   // Which listener failed, by its variable: `EADDRINUSE 0.0.0.0:8080` alone does not say.
   const naming = (listener: keyof PortScope) => (error: unknown) => {
     throw new Error(
@@ -112,7 +138,7 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
     limit(app.getHttpServer());
     await app.listen(ports.api, host).catch(naming('api'));
     ports.api = boundPort(app.getHttpServer());
-    extra = await Promise.all(
+    return await Promise.all(
       (['health', 'metrics'] as const).map(async (listener) => {
         const server = createServer(app.getHttpAdapter().getInstance());
         applyServerLimits(server);
@@ -130,13 +156,6 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
     logger.flush();
     process.exit(1);
   }
-  entry.announce(
-    app,
-    config,
-    startUpLogger(logger, [configured.api, configured.health, configured.metrics]),
-    { ...ports },
-  );
-  handleSignals(app, new ConnectionDrain([app.getHttpServer(), ...extra]), logger, entry);
 }
 
 /** Applies the entry point's connection caps to a listener; a refusal is counted and logged. */

@@ -99,78 +99,111 @@ export function readBodyText(
   const decompressor = DECOMPRESSORS[encoding]?.();
 
   return new Promise<string>((resolve, reject) => {
-    const started = Date.now();
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let decoded = 0;
-    let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-
-    const finish = (error: BodyReadError | undefined, text?: string) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      request.off('data', onData).off('end', onEnd).off('aborted', onAborted);
-      request.off('error', onAborted);
-      if (error) {
-        request.pause();
-        decompressor?.destroy();
-        reject(error);
-      } else {
-        resolve(text ?? '');
-      }
-    };
-    const armTimer = () => {
-      clearTimeout(timer);
-      const deadline =
-        started + BODY_GRACE_MS + (received / BODY_MIN_BYTES_PER_SECOND) * 1000 - Date.now();
-      timer = setTimeout(
-        () =>
-          finish(
-            new BodyReadError(
-              408,
-              `the request body arrived too slowly: it must start within ${BODY_GRACE_MS / 1000} s and keep up ${BODY_MIN_BYTES_PER_SECOND} bytes a second`,
-            ),
-          ),
-        Math.max(deadline, 0),
-      );
-    };
-    const keep = (chunk: Buffer) => {
-      decoded += chunk.length;
-      if (decoded > limits.maxBytes) finish(tooLarge(limits));
-      else chunks.push(chunk);
-    };
-    const complete = () => {
-      try {
-        finish(undefined, new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
-      } catch {
-        finish(new BodyReadError(400, 'the request body is not valid UTF-8'));
-      }
-    };
-    function onData(chunk: Buffer) {
-      received += chunk.length;
-      if (received > limits.maxBytes) return finish(tooLarge(limits));
-      armTimer();
-      if (decompressor) decompressor.write(chunk);
-      else keep(chunk);
-    }
-    function onEnd() {
-      if (decompressor) decompressor.end();
-      else complete();
-    }
-    function onAborted() {
-      finish(new BodyReadError(400, 'the request body was incomplete'));
-    }
-
-    if (decompressor) {
-      decompressor.on('data', keep);
-      decompressor.on('end', complete);
-      // zlib's own messages ("incorrect header check") describe internals, not the request.
-      decompressor.on('error', () =>
-        finish(new BodyReadError(400, `the request body is not valid ${encoding} data`)),
-      );
-    }
-    request.on('data', onData).on('end', onEnd).on('aborted', onAborted).on('error', onAborted);
-    armTimer();
+    new BodyReading(request, limits, decompressor, resolve, reject).start(encoding);
   });
+}
+
+/**
+ * One body being read: counts the bytes as sent and after decompression, keeps the slow-body
+ * deadline, and settles exactly once, detaching from the request when it does.
+ */
+class BodyReading {
+  private readonly started = Date.now();
+  private readonly chunks: Buffer[] = [];
+  private received = 0;
+  private decoded = 0;
+  private settled = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly request: IncomingMessage,
+    private readonly limits: BodyLimits,
+    private readonly decompressor: Transform | undefined,
+    private readonly resolve: (text: string) => void,
+    private readonly reject: (error: BodyReadError) => void,
+  ) {}
+
+  start(encoding: string): void {
+    if (this.decompressor) {
+      this.decompressor.on('data', this.keep);
+      this.decompressor.on('end', this.complete);
+      // zlib's own messages ("incorrect header check") describe internals, not the request.
+      this.decompressor.on('error', () =>
+        this.finish(new BodyReadError(400, `the request body is not valid ${encoding} data`)),
+      );
+    }
+    this.request
+      .on('data', this.onData)
+      .on('end', this.onEnd)
+      .on('aborted', this.onAborted)
+      .on('error', this.onAborted);
+    this.armTimer();
+  }
+
+  private finish(error: BodyReadError | undefined, text?: string): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.request.off('data', this.onData).off('end', this.onEnd).off('aborted', this.onAborted);
+    this.request.off('error', this.onAborted);
+    if (error) {
+      this.request.pause();
+      this.decompressor?.destroy();
+      this.reject(error);
+    } else {
+      this.resolve(text ?? '');
+    }
+  }
+
+  private armTimer(): void {
+    clearTimeout(this.timer);
+    const deadline =
+      this.started +
+      BODY_GRACE_MS +
+      (this.received / BODY_MIN_BYTES_PER_SECOND) * 1000 -
+      Date.now();
+    this.timer = setTimeout(
+      () =>
+        this.finish(
+          new BodyReadError(
+            408,
+            `the request body arrived too slowly: it must start within ${BODY_GRACE_MS / 1000} s and keep up ${BODY_MIN_BYTES_PER_SECOND} bytes a second`,
+          ),
+        ),
+      Math.max(deadline, 0),
+    );
+  }
+
+  // The handlers are arrow properties: the same function objects are detached in finish().
+  private readonly keep = (chunk: Buffer): void => {
+    this.decoded += chunk.length;
+    if (this.decoded > this.limits.maxBytes) this.finish(tooLarge(this.limits));
+    else this.chunks.push(chunk);
+  };
+
+  private readonly complete = (): void => {
+    try {
+      const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(this.chunks));
+      this.finish(undefined, text);
+    } catch {
+      this.finish(new BodyReadError(400, 'the request body is not valid UTF-8'));
+    }
+  };
+
+  private readonly onData = (chunk: Buffer): void => {
+    this.received += chunk.length;
+    if (this.received > this.limits.maxBytes) return this.finish(tooLarge(this.limits));
+    this.armTimer();
+    if (this.decompressor) this.decompressor.write(chunk);
+    else this.keep(chunk);
+  };
+
+  private readonly onEnd = (): void => {
+    if (this.decompressor) this.decompressor.end();
+    else this.complete();
+  };
+
+  private readonly onAborted = (): void => {
+    this.finish(new BodyReadError(400, 'the request body was incomplete'));
+  };
 }

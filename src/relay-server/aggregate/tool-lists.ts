@@ -40,57 +40,11 @@ export async function listAllTools(
 ): Promise<MergedToolList> {
   const failures: ToolListFailure[] = [];
   const lists = new Map<string, unknown[]>();
-  let bytes = 0;
+  const listed: ListedBytes = { bytes: 0 };
 
   const listServer = async (server: string): Promise<void> => {
-    if (!canPrefix(server)) {
-      failures.push({
-        server,
-        reason: 'its name contains "__" or ends in "_", so its tools cannot be named unambiguously',
-      });
-      return;
-    }
-    const tools: unknown[] = [];
-    let serverBytes = 0;
-    let cursor: string | undefined;
-    for (let page = 1; ; page++) {
-      const answer = await fetchPage(server, cursor);
-      if (answer.error !== undefined) {
-        bytes -= serverBytes;
-        failures.push({ server, reason: `tools/list failed: ${answer.error.message}` });
-        return;
-      }
-      const result = answer.result as { tools?: unknown; nextCursor?: unknown } | undefined;
-      if (typeof result !== 'object' || result === null || !Array.isArray(result.tools)) {
-        bytes -= serverBytes;
-        failures.push({ server, reason: 'tools/list answer without a tools array' });
-        return;
-      }
-      const pageBytes = Buffer.byteLength(JSON.stringify(result.tools));
-      // Counted against the whole list at once, not when this server is done: the servers are
-      // listed side by side, and together they keep at most maxBytes.
-      if (bytes + pageBytes > limits.maxBytes) {
-        bytes -= serverBytes;
-        failures.push({
-          server,
-          reason: `its tools would make the merged list larger than ${limits.maxBytes} bytes`,
-        });
-        return;
-      }
-      bytes += pageBytes;
-      serverBytes += pageBytes;
-      tools.push(...(result.tools as unknown[]));
-      cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
-      if (cursor === undefined) break;
-      if (page === limits.maxPagesPerServer) {
-        failures.push({
-          server,
-          reason: `more than ${limits.maxPagesPerServer} pages of tools; the rest left out`,
-        });
-        break;
-      }
-    }
-    lists.set(server, tools);
+    const tools = await listServerTools(server, fetchPage, limits, listed, failures);
+    if (tools !== undefined) lists.set(server, tools);
   };
 
   let next = 0;
@@ -111,6 +65,77 @@ export async function listAllTools(
     }
   }
   return { tools: merged, failures };
+}
+
+/** The bytes kept so far by all the servers being listed together. */
+interface ListedBytes {
+  bytes: number;
+}
+
+/**
+ * One server's whole list, following `nextCursor` up to the page limit, or undefined when the
+ * server is left out (the reason is pushed to `failures` and its bytes given back).
+ */
+async function listServerTools(
+  server: string,
+  fetchPage: FetchToolsPage,
+  limits: ToolListLimits,
+  listed: ListedBytes,
+  failures: ToolListFailure[],
+): Promise<unknown[] | undefined> {
+  if (!canPrefix(server)) {
+    failures.push({
+      server,
+      reason: 'its name contains "__" or ends in "_", so its tools cannot be named unambiguously',
+    });
+    return undefined;
+  }
+  const tools: unknown[] = [];
+  let serverBytes = 0;
+  let cursor: string | undefined;
+  const leaveOut = (reason: string): undefined => {
+    listed.bytes -= serverBytes;
+    failures.push({ server, reason });
+    return undefined;
+  };
+  for (let page = 1; ; page++) {
+    const read = readToolsPage(await fetchPage(server, cursor));
+    if ('reason' in read) return leaveOut(read.reason);
+    const pageBytes = Buffer.byteLength(JSON.stringify(read.tools));
+    // Counted against the whole list at once, not when this server is done: the servers are
+    // listed side by side, and together they keep at most maxBytes.
+    if (listed.bytes + pageBytes > limits.maxBytes) {
+      return leaveOut(`its tools would make the merged list larger than ${limits.maxBytes} bytes`);
+    }
+    listed.bytes += pageBytes;
+    serverBytes += pageBytes;
+    tools.push(...read.tools);
+    cursor = read.nextCursor;
+    if (cursor === undefined) break;
+    if (page === limits.maxPagesPerServer) {
+      failures.push({
+        server,
+        reason: `more than ${limits.maxPagesPerServer} pages of tools; the rest left out`,
+      });
+      break;
+    }
+  }
+  return tools;
+}
+
+/** The tools and next cursor of one `tools/list` answer, or why it cannot be used. */
+function readToolsPage(
+  answer: JsonRpcResponse,
+): { tools: unknown[]; nextCursor: string | undefined } | { reason: string } {
+  if (answer.error !== undefined) return { reason: `tools/list failed: ${answer.error.message}` };
+  const result = answer.result as { tools?: unknown; nextCursor?: unknown } | undefined;
+  if (typeof result !== 'object' || result === null || !Array.isArray(result.tools)) {
+    return { reason: 'tools/list answer without a tools array' };
+  }
+  return {
+    tools: result.tools as unknown[],
+    nextCursor: typeof result.nextCursor === 'string' ? result.nextCursor : undefined,
+  };
 }
 
 /** `server`'s tools with prefixed names; tools without a usable name are counted, not kept. */

@@ -5,7 +5,7 @@ import { formatIssues } from '../../config/shared/issue-path.js';
 import { noColorRequested } from '../../config/shared/no-color.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
-import { relayEnvSchema } from './relay-env.schema.js';
+import { relayEnvSchema, type RelayEnv } from './relay-env.schema.js';
 import { oauthConfig } from './relay-oauth-env.schema.js';
 
 /**
@@ -20,8 +20,24 @@ export function loadRelayConfig(
   if (!parsed.success) problems.push(...formatIssues(parsed.error.issues));
   const env = parsed.success ? parsed.data : undefined;
 
-  // Agents and clients are checked field by field, so a bad port elsewhere does not hide a
-  // bad token entry: every problem is listed at once.
+  const { agents, clients } = parseAgentsAndClients(environment, problems);
+  const tls =
+    env?.RELAY_TLS_CERT_FILE && env.RELAY_TLS_KEY_FILE
+      ? readTls(env.RELAY_TLS_CERT_FILE, env.RELAY_TLS_KEY_FILE, problems)
+      : undefined;
+
+  if (!env || problems.length > 0) throw new ConfigError(problems);
+  return buildRelayConfig(env, environment, { tls, agents, clients });
+}
+
+/**
+ * Agents and clients are checked field by field, so a bad port elsewhere does not hide a bad
+ * token entry: every problem is listed at once.
+ */
+function parseAgentsAndClients(
+  environment: Readonly<Record<string, string | undefined>>,
+  problems: string[],
+): { agents: RelayAgentConfig[]; clients: RelayClientConfig[] } {
   const fields = relayEnvSchema.shape;
   const agentsField = fields.RELAY_AGENTS.safeParse(environment.RELAY_AGENTS);
   const clientsField = fields.RELAY_CLIENTS.safeParse(environment.RELAY_CLIENTS);
@@ -36,13 +52,14 @@ export function loadRelayConfig(
     }),
   );
   if (agentsField.success && clientsField.success) problems.push(...crossCheck(agents, clients));
+  return { agents, clients };
+}
 
-  const tls =
-    env?.RELAY_TLS_CERT_FILE && env.RELAY_TLS_KEY_FILE
-      ? readTls(env.RELAY_TLS_CERT_FILE, env.RELAY_TLS_KEY_FILE, problems)
-      : undefined;
-
-  if (!env || problems.length > 0) throw new ConfigError(problems);
+function buildRelayConfig(
+  env: RelayEnv,
+  environment: Readonly<Record<string, string | undefined>>,
+  checked: Pick<RelayConfig, 'tls' | 'agents' | 'clients'>,
+): RelayConfig {
   return {
     http: { host: env.RELAY_HOST, port: env.RELAY_PORT },
     health: { port: env.RELAY_HEALTH_CHECK_PORT },
@@ -50,9 +67,9 @@ export function loadRelayConfig(
     basePath: env.RELAY_BASE_PATH,
     logLevel: env.RELAY_LOG_LEVEL,
     noColor: noColorRequested(environment.NO_COLOR),
-    tls,
-    agents,
-    clients,
+    tls: checked.tls,
+    agents: checked.agents,
+    clients: checked.clients,
     oauth: oauthConfig(env),
     maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
     requestTimeoutMs: env.RELAY_REQUEST_TIMEOUT_SECONDS * 1000,

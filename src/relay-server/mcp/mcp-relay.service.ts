@@ -72,16 +72,7 @@ export class McpRelayService {
     }
     const id = idOf(message);
     const method = typeof message.method === 'string' ? message.method : undefined;
-    const kind =
-      method !== undefined
-        ? id !== null
-          ? 'request'
-          : 'id' in message
-            ? 'invalid'
-            : 'notification'
-        : id !== null && ('result' in message || 'error' in message)
-          ? 'response'
-          : 'invalid';
+    const kind = kindOf(message, id, method);
     if (kind === 'invalid')
       return invalid(id, 'not a JSON-RPC 2.0 request, notification or response');
 
@@ -110,24 +101,7 @@ export class McpRelayService {
         ),
       };
     }
-    if (kind === 'request') {
-      const { pinned } = session;
-      const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
-        pinned
-          ? this.forwarder.send(
-              session.client,
-              pinned.connection,
-              pinned.server,
-              message,
-              cancelled,
-              sink,
-            )
-          : this.aggregate.request(session, message, cancelled, sink),
-      );
-      // The server's log lines may now reach this session (ServerMessageRouter decides).
-      if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;
-      return answerOf(answer);
-    }
+    if (kind === 'request') return this.request(session, message, method, signal, sink);
     if (kind === 'notification') {
       const refused = this.notify(session, message);
       if (refused !== undefined) return refused;
@@ -207,6 +181,32 @@ export class McpRelayService {
     return { status: 200, sessionId: session.id, body: answer };
   }
 
+  /** A request of an open session, to its pinned MCP server or to the aggregate endpoint. */
+  private async request(
+    session: RelaySession,
+    message: Message,
+    method: string | undefined,
+    signal: AbortSignal,
+    sink: RequestNotificationSink | undefined,
+  ): Promise<RelayAnswer> {
+    const { pinned } = session;
+    const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
+      pinned
+        ? this.forwarder.send(
+            session.client,
+            pinned.connection,
+            pinned.server,
+            message,
+            cancelled,
+            sink,
+          )
+        : this.aggregate.request(session, message, cancelled, sink),
+    );
+    // The server's log lines may now reach this session (ServerMessageRouter decides).
+    if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;
+    return answerOf(answer);
+  }
+
   /** The aggregate endpoint's `initialize` is the relay's to answer: no agent is asked. */
   private initializeAggregate(target: RelayTarget, message: Message): RelayAnswer {
     const session = this.sessions.create(target.client, target.agent);
@@ -251,6 +251,19 @@ export class McpRelayService {
 
 function isObject(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** What a JSON-RPC 2.0 message is, from its method, id and result or error members. */
+function kindOf(
+  message: Message,
+  id: JsonRpcId | null,
+  method: string | undefined,
+): 'request' | 'notification' | 'response' | 'invalid' {
+  if (method !== undefined) {
+    if (id !== null) return 'request';
+    return 'id' in message ? 'invalid' : 'notification';
+  }
+  return id !== null && ('result' in message || 'error' in message) ? 'response' : 'invalid';
 }
 
 function idOf(message: unknown): JsonRpcId | null {

@@ -69,25 +69,8 @@ export class McpController {
   ): Promise<void> {
     const target = this.target(request, agent, server);
     const message = await readJsonBody(request, this.config.maxFrameBytes);
-    if (message === PARSE_ERROR) {
-      write(response, {
-        status: 400,
-        body: jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON'),
-      });
-      return;
-    }
-    if (message === INEXACT_ID) {
-      write(response, {
-        status: 400,
-        body: jsonRpcError(
-          null,
-          JsonRpcCode.InvalidRequest,
-          'a numeric id must be an integer or a number a double holds exactly: send it as a string',
-        ),
-      });
-      return;
-    }
-    const refused = this.refuseWhileUnread(target);
+    // A malformed body gets its 400 first, so it never counts as a refusal for unread answers.
+    const refused = invalidBodyAnswer(message) ?? this.refuseWhileUnread(target);
     if (refused) {
       write(response, refused);
       return;
@@ -219,6 +202,27 @@ export class McpController {
       sessionId: typeof sessionId === 'string' && sessionId !== '' ? sessionId : undefined,
     };
   }
+}
+
+/** The 400 answer for a body that is not valid JSON or has an id no double holds exactly. */
+function invalidBodyAnswer(message: unknown): RelayAnswer | undefined {
+  if (message === PARSE_ERROR) {
+    return {
+      status: 400,
+      body: jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON'),
+    };
+  }
+  if (message === INEXACT_ID) {
+    return {
+      status: 400,
+      body: jsonRpcError(
+        null,
+        JsonRpcCode.InvalidRequest,
+        'a numeric id must be an integer or a number a double holds exactly: send it as a string',
+      ),
+    };
+  }
+  return undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -79,18 +79,7 @@ export class StatelessRelay {
         ),
       };
     }
-    // One request, one throwaway "session": what the forwarder needs to admit and cancel it.
-    const session: RelaySession = {
-      id: `stateless:${String(id)}`,
-      client: target.client,
-      agent: target.agent,
-      ...(connection &&
-        target.server !== undefined && {
-          pinned: { server: target.server, connection },
-        }),
-      inFlight: new Map(),
-      lastUsed: Date.now(),
-    };
+    const session = oneRequestSession(target, id, connection);
     const answer =
       method === 'server/discover'
         ? await this.discover(session, id, message, signal)
@@ -126,9 +115,6 @@ export class StatelessRelay {
         ),
       };
     }
-    const params = isObject(message.params) ? message.params : {};
-    const asked = isObject(params.notifications) ? params.notifications : {};
-    const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
     let end = () => {};
     const ended = new Promise<void>((resolve) => (end = resolve));
     const remove = this.listens.add({
@@ -139,25 +125,9 @@ export class StatelessRelay {
       send: sink,
       end,
     });
-    if (!remove) {
-      return {
-        status: 429,
-        headers: { 'Retry-After': '1' },
-        body: jsonRpcError(
-          id,
-          JsonRpcCode.Overloaded,
-          'too many subscriptions/listen streams open for this client',
-        ),
-      };
-    }
-    sink({
-      jsonrpc: '2.0',
-      method: 'notifications/subscriptions/acknowledged',
-      params: {
-        notifications: asked.toolsListChanged === true ? { toolsListChanged: true } : {},
-        _meta: subscription,
-      },
-    });
+    if (!remove) return tooManyListens(id);
+    const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
+    sink(listenAcknowledgement(message, subscription));
     signal.addEventListener('abort', end, { once: true });
     if (signal.aborted) end();
     try {
@@ -235,6 +205,51 @@ export class StatelessRelay {
       ),
     );
   }
+}
+
+/** One request, one throwaway "session": what the forwarder needs to admit and cancel it. */
+function oneRequestSession(
+  target: RelayTarget,
+  id: JsonRpcId,
+  connection: AgentConnection | undefined,
+): RelaySession {
+  return {
+    id: `stateless:${String(id)}`,
+    client: target.client,
+    agent: target.agent,
+    ...(connection &&
+      target.server !== undefined && {
+        pinned: { server: target.server, connection },
+      }),
+    inFlight: new Map(),
+    lastUsed: Date.now(),
+  };
+}
+
+/** Confirms the notifications a listen gets: only tools list changes, if it asked for them. */
+function listenAcknowledgement(message: Message, subscription: Message): Message {
+  const params = isObject(message.params) ? message.params : {};
+  const asked = isObject(params.notifications) ? params.notifications : {};
+  return {
+    jsonrpc: '2.0',
+    method: 'notifications/subscriptions/acknowledged',
+    params: {
+      notifications: asked.toolsListChanged === true ? { toolsListChanged: true } : {},
+      _meta: subscription,
+    },
+  };
+}
+
+function tooManyListens(id: JsonRpcId): RelayAnswer {
+  return {
+    status: 429,
+    headers: { 'Retry-After': '1' },
+    body: jsonRpcError(
+      id,
+      JsonRpcCode.Overloaded,
+      'too many subscriptions/listen streams open for this client',
+    ),
+  };
 }
 
 function isObject(value: unknown): value is Message {
