@@ -295,6 +295,14 @@ describe('loadConfig: several problems at once', () => {
     expect(error.message).toContain('API_TOKENS is required when NODE_ENV=production');
     expect(error.problems).toHaveLength(2);
   });
+
+  it('ask the webhook worker, which serves no API, for no API_TOKENS in production', () => {
+    const config = loadConfig(environment({ NODE_ENV: 'production', API_TOKENS: '' }), {
+      servesApi: false,
+    });
+    expect(config.production).toBe(true);
+    expect(config.apiTokenDigests).toEqual([]);
+  });
 });
 
 describe('loadConfig: valid configurations', () => {

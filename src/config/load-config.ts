@@ -16,7 +16,11 @@ export const DEFAULT_CONFIG_DIR = '/app/config';
  * Validates the whole environment and `mcp-servers.json` and returns the typed config, or
  * throws one ConfigError that lists every problem, each naming its variable or JSON path.
  */
-export function loadConfig(environment: Readonly<Record<string, string | undefined>>): AppConfig {
+export function loadConfig(
+  environment: Readonly<Record<string, string | undefined>>,
+  // The webhook worker serves no API, so production needs no API tokens there.
+  { servesApi = true }: { servesApi?: boolean } = {},
+): AppConfig {
   const problems: string[] = [];
   const parsed = envSchema.safeParse(environment);
   if (!parsed.success) problems.push(...formatIssues(parsed.error.issues));
@@ -33,7 +37,7 @@ export function loadConfig(environment: Readonly<Record<string, string | undefin
   );
   const mcp = loadMcpServers(configDir, { required: configDirExplicit, environment });
   problems.push(...mcp.problems);
-  problems.push(...productionTokenProblems(environment, tokens));
+  if (servesApi) problems.push(...productionTokenProblems(environment, tokens));
 
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   return buildAppConfig(parsed.data, environment, {

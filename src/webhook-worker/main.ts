@@ -17,7 +17,7 @@ import { WebhookWorkerModule } from './webhook-worker.module.js';
  */
 void runHttpApp<AppConfig>({
   loadConfig: () => {
-    const config = loadConfig(process.env);
+    const config = loadConfig(process.env, { servesApi: false });
     if (config.database.kind !== 'postgres') {
       throw new ConfigError([
         'the webhook worker needs PostgreSQL (DATABASE_URL): with the embedded store one process writes and delivers',

@@ -159,7 +159,8 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       expect(envOf(container, 'PGPASSWORD')).toEqual(envOf(appContainer(app), 'PGPASSWORD'));
       const environment = environmentOf(container, docs);
       delete environment.PGPASSWORD; // read by the PostgreSQL client, not the config loader
-      const config = loadConfig(environment);
+      expect(environment.API_TOKENS).toBeUndefined(); // it serves no API
+      const config = loadConfig(environment, { servesApi: false });
       expect(config.database.kind).toBe('postgres');
       expect(config.webhooks.receivers).toHaveLength(2);
       expect(config.webhooks.retrySchedule).toEqual([5, 60, 600]);
