@@ -6,6 +6,7 @@ import { AggregateService } from '../aggregate/aggregate.service.js';
 import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
 import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
+import { forwardInSession } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
@@ -189,18 +190,11 @@ export class McpRelayService {
     signal: AbortSignal,
     sink: RequestNotificationSink | undefined,
   ): Promise<RelayAnswer> {
-    const { pinned } = session;
-    const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
-      pinned
-        ? this.forwarder.send(
-            session.client,
-            pinned.connection,
-            pinned.server,
-            message,
-            cancelled,
-            sink,
-          )
-        : this.aggregate.request(session, message, cancelled, sink),
+    const answer = await forwardInSession(
+      this.forwarder,
+      this.aggregate,
+      { session, message, signal },
+      sink,
     );
     // The server's log lines may now reach this session (ServerMessageRouter decides).
     if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;

@@ -7,6 +7,7 @@ import { AggregateService } from '../../aggregate/aggregate.service.js';
 import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.js';
 import type { RelayAnswer, RelayTarget } from '../mcp-relay.service.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
+import { forwardInSession } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
 import { ListenStore } from './listen-store.service.js';
 import {
@@ -148,19 +149,7 @@ export class StatelessRelay {
     signal: AbortSignal,
     sink?: RequestNotificationSink,
   ): Promise<JsonRpcResponse> {
-    const pinned = session.pinned;
-    return this.forwarder.run(session, message, signal, (cancelled) =>
-      pinned
-        ? this.forwarder.send(
-            session.client,
-            pinned.connection,
-            pinned.server,
-            message,
-            cancelled,
-            sink,
-          )
-        : this.aggregate.request(session, message, cancelled, sink),
-    );
+    return forwardInSession(this.forwarder, this.aggregate, { session, message, signal }, sink);
   }
 
   /**

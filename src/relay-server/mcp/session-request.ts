@@ -1,0 +1,24 @@
+import type { RequestNotificationSink } from '../agents/agent-connection.js';
+import type { AggregateService } from '../aggregate/aggregate.service.js';
+import type { JsonRpcResponse } from './json-rpc.js';
+import type { RelayForwarder } from './relay-forwarder.service.js';
+import type { RelaySession } from './session-store.service.js';
+
+/**
+ * A request of a session, for either MCP revision: to the MCP server the session is pinned to,
+ * or through the aggregate endpoint; in flight, timed out and cancelled as the forwarder does.
+ */
+export function forwardInSession(
+  forwarder: RelayForwarder,
+  aggregate: AggregateService,
+  request: { session: RelaySession; message: Record<string, unknown>; signal: AbortSignal },
+  sink?: RequestNotificationSink,
+): Promise<JsonRpcResponse> {
+  const { session, message, signal } = request;
+  const { pinned } = session;
+  return forwarder.run(session, message, signal, (cancelled) =>
+    pinned
+      ? forwarder.send(session.client, pinned.connection, pinned.server, message, cancelled, sink)
+      : aggregate.request(session, message, cancelled, sink),
+  );
+}
