@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import {
   type BeforeApplicationShutdown,
@@ -58,6 +59,9 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     const { receivers, delivery } = config.webhooks;
     this.delivering = receivers.length > 0 && delivery === 'in-process';
     this.sender = new WebhookSender(config.webhooks, ATTEMPT_TIMEOUT_MS);
+    // Each attempt in flight listens for the stop: as many as the in-flight caps allow.
+    const attemptsAtOnce = receivers.length * config.webhooks.maxInFlightPerReceiver;
+    setMaxListeners(attemptsAtOnce + 10, this.abort.signal);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -80,7 +80,7 @@ export class WebhookOutboxRepository {
     this.onCommitted?.();
   }
 
-  /** Leases up to `limit` due notices of a receiver, oldest first; an expired lease is free. */
+  /** Leases up to `limit` due notices of a receiver, first due first; an expired lease is free. */
   async claim(
     receiver: string,
     limit: number,
@@ -91,11 +91,13 @@ export class WebhookOutboxRepository {
       .selectFrom('webhook_outbox')
       .select('id')
       .where('receiver', '=', receiver)
-      .where('state', '=', 'pending')
+      // A literal, so that both stores' planners may use the index of pending rows.
+      .where('state', '=', sql.lit('pending'))
       .where('next_attempt_at', '<=', Date.now())
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', this.now())]))
       // A receiver another process saw answer 410 gets nothing more from this one either.
       .where('receiver', 'not in', (eb) => eb.selectFrom('webhook_receivers').select('receiver'))
+      .orderBy('next_attempt_at')
       .orderBy('id')
       .limit(limit);
     if (this.postgres) due = due.forUpdate().skipLocked();
