@@ -6,6 +6,7 @@
  * kubeconform cover ci/relay-server-replicas-values.yaml (chart-schemas.spec.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadRelayConfig } from '../../src/relay-server/config/load-relay-config.js';
 import {
   type Container,
   type Deployment,
@@ -55,6 +56,31 @@ const policyOf = (docs: Manifest[]) =>
   named(docs, 'NetworkPolicy', RELAY)[0]!.spec as unknown as PolicySpec;
 const rulesOnPort = (rules: PolicyRule[], port: number) =>
   rules.filter((rule) => rule.ports.some((p) => p.port === port));
+
+type PodEnvVar = Container['env'][number] & { valueFrom?: { fieldRef?: { fieldPath: string } } };
+
+/**
+ * The relay pod's environment as the kubelet makes it: ConfigMap, Secret keys, the pod IP
+ * (10.1.2.3 here) and $(VAR) references to variables defined before.
+ */
+function podEnvironment(docs: Manifest[]): Record<string, string> {
+  const environment: Record<string, string> = { ...named(docs, 'ConfigMap', RELAY)[0]!.data };
+  for (const variable of relayContainer(docs).env as PodEnvVar[]) {
+    const ref = variable.valueFrom?.secretKeyRef;
+    if (ref) {
+      const secret = named(docs, 'Secret', ref.name)[0]!;
+      environment[variable.name] = Buffer.from(secret.data![ref.key]!, 'base64').toString();
+    } else if (variable.valueFrom?.fieldRef?.fieldPath === 'status.podIP') {
+      environment[variable.name] = '10.1.2.3';
+    } else if (variable.value !== undefined) {
+      environment[variable.name] = variable.value.replace(
+        /\$\((\w+)\)/g,
+        (whole, name: string) => environment[name] ?? whole,
+      );
+    }
+  }
+  return environment;
+}
 
 describe.skipIf(skipWhenMissing(helmMissing))(
   `chart relay replicas${helmMissing ? ` (skipped: ${helmMissing})` : ''}`,
@@ -139,6 +165,15 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         },
       });
       expect(envOf(relayContainer(tls), 'RELAY_REPLICA_URL')?.value).toBe('https://$(POD_IP):9443');
+    });
+
+    it("gives each replica an environment the relay's own config loader accepts", () => {
+      const environment = podEnvironment(three);
+      expect(environment).toMatchObject({
+        RELAY_REDIS_URL: redisUrl,
+        RELAY_REPLICA_URL: 'http://10.1.2.3:8443',
+      });
+      expect(() => loadRelayConfig(environment)).not.toThrow();
     });
 
     it('rolls pods one at a time and holds traffic until a pod is ready', () => {
