@@ -174,6 +174,13 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         RELAY_REPLICA_URL: 'http://10.1.2.3:8443',
       });
       expect(() => loadRelayConfig(environment)).not.toThrow();
+      // The Redis timeout is one of the settings the values may pass on.
+      const tuned = render({
+        set: { ...threeWithRedis, 'relayServer.settings.RELAY_REDIS_TIMEOUT_MS': '2000' },
+      });
+      expect(named(tuned, 'ConfigMap', RELAY)[0]!.data).toMatchObject({
+        RELAY_REDIS_TIMEOUT_MS: '2000',
+      });
     });
 
     it('rolls pods one at a time and holds traffic until a pod is ready', () => {
