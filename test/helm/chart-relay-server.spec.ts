@@ -210,8 +210,8 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       expect(renderError({ set: { ...minimal, 'relayServer.basePath': 'relay/' } })).toContain(
         '/relayServer/basePath',
       );
-      expect(renderError({ set: { ...minimal, 'relayServer.replicas': 2 } })).toContain(
-        "additional properties 'replicas' not allowed",
+      expect(renderError({ set: { ...minimal, 'relayServer.replica': 2 } })).toContain(
+        "additional properties 'replica' not allowed",
       );
     });
 

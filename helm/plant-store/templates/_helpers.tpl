@@ -213,6 +213,15 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: relay-server
 {{- end }}
 
+{{/* The relay shares state in Redis: a URL or an existing Secret holding one is set. */}}
+{{- define "plant-store.relay.redis" -}}
+{{- with .Values.relayServer.redis }}{{ if or .url .existingSecret }}true{{ end }}{{ end }}
+{{- end }}
+
+{{- define "plant-store.relay.redisSecretName" -}}
+{{- default (printf "%s-redis" (include "plant-store.relay.fullname" .)) .Values.relayServer.redis.existingSecret }}
+{{- end }}
+
 {{- define "plant-store.relay.secretName" -}}
 {{- default (include "plant-store.relay.fullname" .) .Values.relayServer.existingSecret }}
 {{- end }}
@@ -240,7 +249,8 @@ Refuse relay settings that cannot start (the relay would exit 78 in a crash loop
 - no agents, or neither clients nor an OAuth issuer, and no existing Secret to take them from;
 - an OAuth issuer without the public URL its tokens' audience names;
 - a client that names an agent the values do not define;
-- equal ports.
+- equal ports;
+- several replicas without Redis (each would hold its own agents and sessions).
 */}}
 {{- define "plant-store.relay.validate" -}}
 {{- $r := .Values.relayServer }}
@@ -262,6 +272,9 @@ Refuse relay settings that cannot start (the relay would exit 78 in a crash loop
 {{- $ports := list (int $r.ports.relay) (int $r.ports.health) (int $r.ports.metrics) }}
 {{- if ne (len (uniq $ports)) 3 }}
 {{- fail "plant-store: relayServer.ports.relay, .health and .metrics must differ." }}
+{{- end }}
+{{- if and (gt (int $r.replicas) 1) (not (include "plant-store.relay.redis" .)) }}
+{{- fail "plant-store: relayServer.replicas greater than 1 needs Redis (relayServer.redis.url or relayServer.redis.existingSecret), because without it each replica keeps its own agent connections and sessions in memory and a client's request would miss the replica holding its agent." }}
 {{- end }}
 {{- end }}
 
