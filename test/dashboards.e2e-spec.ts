@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { parse } from 'yaml';
 import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
-import { echoServer, waitFor } from './fixtures/mcp-e2e-support.js';
+import { echoServer, metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import {
   connectMcp,
   firstText,
@@ -139,6 +139,19 @@ describe.each(dashboards)('dashboard $file', ({ file, exported }) => {
 
   it('passes the linter rules: datasource variable, job and instance variables, units', () => {
     expect(lintDashboard(dashboard)).toEqual([]);
+  });
+});
+
+describe('series added for the dashboards', () => {
+  it('counts open MCP sessions by agent (relay_mcp_sessions), 0 once they end', async () => {
+    const sessions = () => metric(relay.metricsUrl, 'relay_mcp_sessions{agent="shop"}');
+    expect(await sessions()).toBe(0);
+    const tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
+    const url = `https://localhost:${relay.port}/mcp/shop/echo`;
+    const mcp = await connectMcp(url, clientToken, tlsFetch);
+    expect(await sessions()).toBe(1);
+    await mcp.close();
+    expect(await sessions()).toBe(0);
   });
 });
 
