@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
+import { Histogram } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../config/app-config.js';
 import { DatabasePingService } from '../database/database-ping.service.js';
@@ -44,6 +45,8 @@ const stores = [
 describe.each(stores)('PlantsRepository on $kind', (store) => {
   let db: Kysely<Database>;
   let repository: PlantsRepository;
+  const commitSeconds = new Histogram({ name: 'c', help: 'c', registers: [] });
+  const batchSize = new Histogram({ name: 'b', help: 'b', buckets: [1, 2, 4], registers: [] });
   const plant = (id: bigint, name = `p${id}`, tag?: string): Plant => ({ id, name, tag });
 
   beforeAll(async () => {
@@ -61,6 +64,8 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
       new DatabasePingService(db, opened.integrity),
       opened.integrity,
       outbox,
+      commitSeconds,
+      batchSize,
     );
   });
   afterAll(async () => {
@@ -80,6 +85,19 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
     );
     expect(outcomes).toEqual(['created', 'created', 'duplicate', 'created', 'duplicate']);
     expect(await repository.insert(plant(3n))).toBe('duplicate');
+  });
+
+  it('measures each committed group commit: its duration and its batch size', async () => {
+    const count = async (histogram: Histogram) =>
+      (await histogram.get()).values.find((v) => v.metricName?.endsWith('_count'))?.value ?? 0;
+    const [commitsBefore, batchesBefore] = [await count(commitSeconds), await count(batchSize)];
+    const sumBefore = (await batchSize.get()).values.find((v) => v.metricName === 'b_sum')!.value;
+    await Promise.all([31n, 32n, 33n].map((id) => repository.insert(plant(id))));
+    const commits = (await count(commitSeconds)) - commitsBefore;
+    expect(commits).toBeGreaterThan(0);
+    expect((await count(batchSize)) - batchesBefore).toBe(commits);
+    const sum = (await batchSize.get()).values.find((v) => v.metricName === 'b_sum')!.value;
+    expect(sum - sumBefore).toBe(3);
   });
 
   it('fails only the bad row of a batch, not the rows grouped with it', async () => {

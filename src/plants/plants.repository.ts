@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { CompiledQuery, Kysely } from 'kysely';
+import type { Histogram } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseUnavailableError, isUnavailable } from '../database/database-unavailable.error.js';
 import { DatabasePingService } from '../database/database-ping.service.js';
@@ -39,9 +41,11 @@ export class PlantsRepository {
     private readonly health: DatabasePingService,
     private readonly integrity: StoreIntegrityService,
     private readonly outbox: WebhookOutboxRepository,
+    @InjectMetric('store_commit_duration_seconds') private readonly commitSeconds: Histogram,
+    @InjectMetric('store_commit_batch_size') private readonly commitBatchSize: Histogram,
   ) {
     this.inserts = new GroupCommitQueue({
-      flush: (plants) => this.insertBatch(plants),
+      flush: (plants) => this.timedInsertBatch(plants),
       key: (plant) => plant.id.toString(),
       maxBatch: MAX_BATCH,
       // SQLite has one writer; PostgreSQL commits several batches in parallel on the pool.
@@ -92,6 +96,15 @@ export class PlantsRepository {
       this.integrity.assertDurable();
       return result.numDeletedRows > 0n;
     });
+  }
+
+  /** insertBatch, measured: a flush that throws (store unavailable) is not a commit. */
+  private async timedInsertBatch(plants: Plant[]): Promise<(InsertOutcome | FailedInsert)[]> {
+    const stop = this.commitSeconds.startTimer();
+    const outcomes = await this.insertBatch(plants);
+    stop();
+    this.commitBatchSize.observe(plants.length);
+    return outcomes;
   }
 
   /**

@@ -28,6 +28,7 @@ import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { ServerMessageRouter } from './mcp/server-message-router.service.js';
 import { ServerTenants } from './mcp/server-tenants.js';
 import { StreamBudget } from './mcp/stream-budget.js';
+import { sessionMetricProviders } from './mcp/session-metrics.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
 
@@ -47,6 +48,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     ClientAuthGuard,
     AccessTokenVerifier,
     ...oauthMetricProviders,
+    ...sessionMetricProviders,
   ],
 })
 class McpEndpointModule {}

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
+import { Histogram } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../config/app-config.js';
 import { DatabasePingService } from '../database/database-ping.service.js';
@@ -58,6 +59,8 @@ function plantsRepository(
     new DatabasePingService(db, integrity),
     integrity,
     outbox,
+    new Histogram({ name: 'commit_seconds', help: 'unused here', registers: [] }),
+    new Histogram({ name: 'commit_batch_size', help: 'unused here', registers: [] }),
   );
 }
 

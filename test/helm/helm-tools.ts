@@ -124,6 +124,7 @@ export interface Manifest {
   kind: string;
   metadata: {
     name: string;
+    namespace?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   };

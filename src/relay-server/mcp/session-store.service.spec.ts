@@ -23,6 +23,21 @@ describe('SessionStore', () => {
     expect(store.find(session.id, 'alice', 'shop', undefined)).toBeUndefined();
   });
 
+  it('counts open sessions per agent, the agents named included with 0', () => {
+    const first = store.create('alice', 'shop', pin);
+    store.create('bob', 'shop');
+    store.create('bob', 'lab', pin);
+    expect(store.countByAgent(['shop', 'lab', 'idle'])).toEqual(
+      new Map([
+        ['shop', 2],
+        ['lab', 1],
+        ['idle', 0],
+      ]),
+    );
+    store.delete(first.id);
+    expect(store.countByAgent([]).get('shop')).toBe(1);
+  });
+
   it("keeps an aggregate session apart from the agent's per-server ones", () => {
     const aggregate = store.create('alice', 'shop');
     expect(store.find(aggregate.id, 'alice', 'shop', undefined)).toBe(aggregate);

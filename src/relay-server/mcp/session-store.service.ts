@@ -178,4 +178,11 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   get size(): number {
     return this.sessions.size;
   }
+
+  /** Open sessions per agent, each of `agents` included (0 when it has none). */
+  countByAgent(agents: Iterable<string>): Map<string, number> {
+    const counts = new Map([...agents].map((agent) => [agent, 0]));
+    for (const { agent } of this.sessions.values()) counts.set(agent, (counts.get(agent) ?? 0) + 1);
+    return counts;
+  }
 }
