@@ -73,9 +73,9 @@ describe.skipIf(skipWhenMissing(kubeconformMissing))(
           '-verbose',
           '-output',
           'json',
-          // The Prometheus Operator's CRD has no schema in the Kubernetes set: skipped by name.
+          // The Prometheus Operator's CRDs have no schema in the Kubernetes set: skipped by name.
           '-skip',
-          'ServiceMonitor',
+          'ServiceMonitor,PrometheusRule',
           '-schema-location',
           `${schemaDir(kubeVersion)}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
         ],
@@ -83,10 +83,11 @@ describe.skipIf(skipWhenMissing(kubeconformMissing))(
       );
       expect(result.status, result.stdout + result.stderr).toBe(0);
       const report = JSON.parse(result.stdout) as KubeconformReport;
-      // Every rendered object was checked: valid, or skipped only if it is the ServiceMonitor.
+      // Every rendered object was checked: valid, or skipped only if it is an operator CRD's.
       expect(report.resources).toHaveLength(kinds.length);
+      const operatorKinds = ['ServiceMonitor', 'PrometheusRule'];
       for (const resource of report.resources) {
-        const expected = resource.kind === 'ServiceMonitor' ? 'statusSkipped' : 'statusValid';
+        const expected = operatorKinds.includes(resource.kind) ? 'statusSkipped' : 'statusValid';
         expect(resource.status, `${resource.kind} ${resource.name}: ${resource.msg}`).toBe(
           expected,
         );

@@ -41,6 +41,7 @@ function findTool(name: string): string | undefined {
 export const helmBin = findTool('helm');
 export const helmDocsBin = findTool('helm-docs');
 export const kubeconformBin = findTool('kubeconform');
+export const promtoolBin = findTool('promtool');
 export const schemaDir = (kubeVersion: KubeVersion): string =>
   path.join(toolsDir, 'k8s-schemas', `v${kubeVersion}-local-strict`);
 
@@ -61,6 +62,10 @@ export const kubeconformMissing =
 export const helmDocsMissing = helmDocsBin
   ? undefined
   : `helm-docs not found in ${toolsDir}/bin or PATH: ${installHint}`;
+/** Why the Prometheus rules cannot be checked here, or undefined when they can. */
+export const promtoolMissing = promtoolBin
+  ? undefined
+  : `promtool not found in ${toolsDir}/bin or PATH: run .ci/install-promtool.sh (or set PLANT_STORE_TOOLS)`;
 /** In CI the tools are installed first: a missing tool is an error there, not a skip. */
 export const skipWhenMissing = (reason: string | undefined): boolean =>
   reason !== undefined && !process.env.CI;

@@ -3,6 +3,7 @@ import {
   helmDocsMissing,
   helmMissing,
   kubeconformMissing,
+  promtoolMissing,
   skipWhenMissing,
 } from '../helm/helm-tools.js';
 
@@ -37,6 +38,9 @@ export default function sayWhatIsSkipped(project: TestProject): void {
   }
   if (name === 'helm' && skipWhenMissing(helmDocsMissing)) {
     sayOnce(`the chart README's regenerated values table: ${helmDocsMissing}`);
+  }
+  if (name === 'helm' && skipWhenMissing(promtoolMissing)) {
+    sayOnce(`the Prometheus rules' promtool checks and unit tests: ${promtoolMissing}`);
   }
   if (name === 'helm' && skipWhenMissing(kubeconformMissing)) {
     sayOnce(
