@@ -35,10 +35,12 @@ export interface ParsedPromql {
   selectors: Selector[];
   /** Label names of `by`, `without`, `on`, `ignoring`, `group_left` and `group_right`. */
   grouping: string[];
+  /** Labels the expression itself writes: label_replace's and label_join's destinations. */
+  written: string[];
 }
 
 export function parsePromql(expr: string): ParsedPromql {
-  const parsed: ParsedPromql = { errors: [], selectors: [], grouping: [] };
+  const parsed: ParsedPromql = { errors: [], selectors: [], grouping: [], written: [] };
   parser
     .parse(expr)
     .topNode.cursor()
@@ -46,6 +48,12 @@ export function parsePromql(expr: string): ParsedPromql {
       if (ref.type.isError)
         parsed.errors.push(`does not parse at ${ref.from}: ${expr.slice(ref.from)}`);
       if (ref.name === 'VectorSelector') parsed.selectors.push(selectorOf(ref.node, expr));
+      if (ref.name === 'LabelReplace' || ref.name === 'LabelJoin') {
+        // FunctionIdentifier -> FunctionCall, whose body's first string is the destination.
+        const body = ref.node.parent?.parent?.getChild('FunctionCallBody');
+        const destination = body?.getChild('StringLiteral');
+        if (destination) parsed.written.push(text(destination, expr).slice(1, -1));
+      }
       if (ref.name === 'GroupingLabels') {
         for (const label of ref.node.getChildren('LabelName')) {
           parsed.grouping.push(text(label, expr));
@@ -62,7 +70,7 @@ export interface CheckContext {
 }
 
 export function checkPromql(expr: string, context: CheckContext): string[] {
-  const { errors, selectors, grouping } = parsePromql(expr);
+  const { errors, selectors, grouping, written } = parsePromql(expr);
   const problems = [...errors];
   const { labels, sampled } = context.exported;
   const every = new Set([...labels.values()].flatMap((set) => [...set]));
@@ -83,7 +91,10 @@ export function checkPromql(expr: string, context: CheckContext): string[] {
       problems.push(`matches label ${label}, which ${name ?? 'no series'} does not carry`);
     }
   }
-  const inExpression = new Set(selectors.flatMap(({ name }) => [...allowedFor(name)]));
+  const inExpression = new Set([
+    ...selectors.flatMap(({ name }) => [...allowedFor(name)]),
+    ...written,
+  ]);
   for (const label of grouping.filter((l) => !inExpression.has(l))) {
     problems.push(`groups by ${label}, which none of its series carries`);
   }
