@@ -6,6 +6,7 @@ import { noColorRequested } from '../../config/shared/no-color.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
 import { relayEnvSchema, type RelayEnv } from './relay-env.schema.js';
+import { clusterConfig } from './relay-cluster-env.schema.js';
 import { oauthConfig } from './relay-oauth-env.schema.js';
 
 /**
@@ -71,6 +72,7 @@ function buildRelayConfig(
     agents: checked.agents,
     clients: checked.clients,
     oauth: oauthConfig(env),
+    cluster: clusterConfig(env),
     maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
     requestTimeoutMs: env.RELAY_REQUEST_TIMEOUT_SECONDS * 1000,
     maxInFlightPerAgent: env.RELAY_MAX_IN_FLIGHT_PER_AGENT,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requireDistinctPorts } from '../../config/shared/distinct-ports.js';
 import { LOG_LEVELS } from '../../config/shared/log-levels.js';
 import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
+import { relayClusterEnvFields } from './relay-cluster-env.schema.js';
 import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
 
 /**
@@ -154,6 +155,7 @@ export const relayEnvSchema = z
       wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3),
     ).default(16 * 1024 * 1024),
     ...relayOAuthEnvFields,
+    ...relayClusterEnvFields,
   })
   .superRefine(
     (env, ctx) => {
