@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
@@ -20,9 +20,7 @@ const redis = new TestRedis();
 const relays: RunningRelay[] = [];
 const agents: EchoAgent[] = [];
 const clients: Client[] = [];
-const proxy = new RoundRobinProxy(() =>
-  relays.filter((r) => r.child.exitCode === null).map((r) => r.port),
-);
+const proxy = new RoundRobinProxy(() => live().map((r) => r.port));
 
 const relayEnv = () => ({
   RELAY_REDIS_URL: redis.url,
@@ -45,9 +43,10 @@ interface HealthBody {
     redis?: { status: string };
   };
 }
-const connections = async (agent: string) => {
+const live = () => relays.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+const connections = async (agent: string, on = live()) => {
   const counts = await Promise.all(
-    relays.map(async (r) => (await health(r)).body.details.agents?.agents[agent]?.connections ?? 0),
+    on.map(async (r) => (await health(r)).body.details.agents?.agents[agent]?.connections ?? 0),
   );
   return counts.reduce((a, b) => a + b, 0);
 };
@@ -81,7 +80,7 @@ async function untilSettled(): Promise<void> {
     async () =>
       (await connections('shop')) === 2 &&
       (await connections('garden')) === 2 &&
-      (await Promise.all(relays.map((r) => health(r)))).every((h) => h.status === 200),
+      (await Promise.all(live().map((r) => health(r)))).every((h) => h.status === 200),
     'four agent connections and Redis up on every replica',
     30_000,
   );
@@ -230,6 +229,61 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
     // Agents re-registered and the session re-published by their holders: all works again.
     for (let i = 0; i < 4; i++) expect(['shop-a', 'shop-b']).toContain(await whoami(client));
     expect(await whoami(await connect('garden/echo'))).toMatch(/^garden-/);
+  });
+
+  // Last: it leaves two replicas.
+  it('fails only the calls in flight on a replica killed with SIGKILL, at once; the rest go on', async () => {
+    const holders = [];
+    for (const relay of live()) if ((await connections('shop', [relay])) > 0) holders.push(relay);
+    expect(holders).toHaveLength(2);
+    const victim = holders[0];
+    if (!victim) throw new Error('no replica holds a shop connection');
+    const workers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect('shop/echo')));
+    const labels = await Promise.all(workers.map((client) => whoami(client)));
+    let killedAt = 0;
+    const failures: { worker: number; afterKill: number; code: number | undefined }[] = [];
+    const okAfterKill = workers.map(() => 0);
+    const ok = workers.map(() => 0);
+    const loop = async (client: Client, worker: number) => {
+      const until = Date.now() + 4000;
+      while (Date.now() < until) {
+        try {
+          await client.callTool({ name: 'wait', arguments: { ms: 100 } });
+          ok[worker] = (ok[worker] ?? 0) + 1;
+          if (killedAt > 0) okAfterKill[worker] = (okAfterKill[worker] ?? 0) + 1;
+        } catch (error) {
+          const code = error instanceof ProtocolError ? error.code : undefined;
+          failures.push({ worker, afterKill: Date.now() - killedAt, code });
+          // The session was on the dead replica's agent connection: it is gone, as with one.
+          if (failures.filter((f) => f.worker === worker).length > 1) return;
+        }
+      }
+    };
+    const loops = workers.map((client, worker) => loop(client, worker));
+    await waitFor(() => ok.every((n) => n >= 2), 'every loop under way');
+    killedAt = Date.now();
+    victim.child.kill('SIGKILL');
+    await Promise.all(loops);
+    expect(failures.length).toBeGreaterThan(0);
+    // Each failure came at once after the kill, not at the request timeout.
+    for (const failure of failures) expect(failure.afterKill).toBeLessThan(3000);
+    // The sessions on the connection that lives on (one label) kept working, each after at
+    // most the one call it had in flight through the killed replica.
+    const wentOn = (label: string) =>
+      labels.every(
+        (l, worker) =>
+          l !== label ||
+          ((okAfterKill[worker] ?? 0) >= 5 &&
+            failures.filter((f) => f.worker === worker).length <= 1),
+      );
+    const seen = JSON.stringify({ labels, okAfterKill, failures });
+    expect(wentOn('shop-a') || wentOn('shop-b'), seen).toBe(true);
+    // The killed replica's agent connection came back through another replica by itself.
+    await waitFor(async () => (await connections('shop')) === 2, 'shop reconnected', 15_000);
+    // New sessions open at once: a replica still listed in Redis that refuses is skipped.
+    for (let i = 0; i < 4; i++) {
+      expect(['shop-a', 'shop-b']).toContain(await whoami(await connect('shop/echo')));
+    }
   });
 });
 

@@ -14,7 +14,7 @@ import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
 import { PEER_AGENTS, PEER_CLIENT, PEER_SECRET, passedHeaders } from './peer-headers.js';
-import { requestPeer } from './peer-request.js';
+import { type PeerOutcome, requestPeer } from './peer-request.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
 /** Seconds a client is asked to wait while Redis is unreachable. */
@@ -62,17 +62,35 @@ export class PeerForwarder implements OnModuleDestroy {
     message?: unknown,
   ): Promise<boolean> {
     if (!this.cluster.enabled || request.fromPeer) return false;
-    const placement = await this.cluster.place(target);
-    if (placement.kind === 'here') return false;
-    const id = idOf(message);
-    if (placement.kind === 'unavailable') {
-      const answer = this.unavailable(message);
-      writeJson(response.status(answer.status).set(answer.headers), answer.body);
-      return true;
+    // A peer that refuses the connection got nothing: the request may go to another one.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const placement = await this.cluster.place(target);
+      if (placement.kind === 'here') return false;
+      if (placement.kind === 'unavailable') {
+        const answer = this.unavailable(message);
+        writeJson(response.status(answer.status).set(answer.headers), answer.body);
+        return true;
+      }
+      const outcome = await this.forward(placement.url, request, response, message);
+      this.forwarded.inc({ outcome });
+      if (outcome === 'answered') return true;
+      this.cluster.suspect(placement.url);
+      this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
+      if (outcome !== 'refused' || target.sessionId !== undefined) break;
     }
-    const outcome = await requestPeer(
+    answerLost(response, idOf(message), !response.headersSent);
+    return true;
+  }
+
+  private forward(
+    peer: string,
+    request: ClientRequest,
+    response: Response,
+    message: unknown,
+  ): Promise<PeerOutcome> {
+    return requestPeer(
       {
-        url: new URL(request.originalUrl, placement.url),
+        url: new URL(request.originalUrl, peer),
         method: request.method,
         headers: this.peerHeaders(request),
         body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
@@ -81,12 +99,6 @@ export class PeerForwarder implements OnModuleDestroy {
       },
       response,
     );
-    this.forwarded.inc({ outcome });
-    if (outcome !== 'answered') {
-      this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
-      answerLost(response, id, outcome === 'lost_before_answer');
-    }
-    return true;
   }
 
   /** Records a session opened here so every replica finds it; false while Redis is down. */

@@ -13,8 +13,11 @@ export interface PeerCall {
   headersTimeoutMs: number;
 }
 
-/** How a forwarded request ended: answered, or the peer went away before or while answering. */
-export type PeerOutcome = 'answered' | 'lost_before_answer' | 'lost_while_answering';
+/**
+ * How a forwarded request ended: answered; refused (nothing reached the peer: safe to send
+ * elsewhere); or the peer went away (or timed out) before or while answering.
+ */
+export type PeerOutcome = 'answered' | 'refused' | 'lost_before_answer' | 'lost_while_answering';
 
 /**
  * A plain reverse proxy for one request: the peer's status, headers and body (an event stream
@@ -35,8 +38,9 @@ export function requestPeer(call: PeerCall, response: Response): Promise<PeerOut
       outgoing.setTimeout(0);
       passResponse(incoming, response, resolve);
     });
-    outgoing.on('error', () => {
-      if (!response.headersSent) resolve('lost_before_answer');
+    outgoing.on('error', (error: Error & { code?: string }) => {
+      if (response.headersSent) return;
+      resolve(error.code === 'ECONNREFUSED' ? 'refused' : 'lost_before_answer');
     });
     response.once('close', () => {
       if (!response.writableFinished) outgoing.destroy();

@@ -37,6 +37,8 @@ export class RelayCluster implements OnModuleDestroy {
   private secret: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
   private published = new Set<string>();
+  /** Peers that refused or timed out lately, by the time they may be tried again. */
+  private readonly suspects = new Map<string, number>();
   private readonly log: RateLimitedLog;
   /** How other replicas reach this one; known once RELAY_PORT is bound. */
   replicaUrl = '';
@@ -113,6 +115,14 @@ export class RelayCluster implements OnModuleDestroy {
     );
   }
 
+  /**
+   * A peer that refused a connection or did not answer in time: no new request goes to it
+   * until its entries would have expired anyway (it stopped, or it froze).
+   */
+  suspect(url: string): void {
+    this.suspects.set(url, Date.now() + ENTRY_TTL_MS);
+  }
+
   forgetSession(id: string): void {
     void this.store?.forgetSession(id).catch(() => undefined);
   }
@@ -145,8 +155,10 @@ export class RelayCluster implements OnModuleDestroy {
   /** A request that opens no session yet: to a replica holding a connection that serves it. */
   private async placeNew(store: ClusterStore, target: PlacementTarget): Promise<Placement> {
     const replicas = await store.replicas(target.agent);
+    const now = Date.now();
     const serving = [...replicas]
       .filter(([url, entry]) => url !== this.replicaUrl && servesTarget(entry.servers, target))
+      .filter(([url]) => (this.suspects.get(url) ?? 0) < now)
       .map(([url]) => url);
     const url = serving[Math.floor(Math.random() * serving.length)];
     return url === undefined ? { kind: 'here' } : { kind: 'peer', url };
