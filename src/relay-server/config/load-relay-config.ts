@@ -78,6 +78,7 @@ function buildRelayConfig(
     maxInFlightPerAgent: env.RELAY_MAX_IN_FLIGHT_PER_AGENT,
     maxInFlightPerClient: env.RELAY_MAX_IN_FLIGHT_PER_CLIENT,
     agentPingMs: env.RELAY_AGENT_PING_SECONDS * 1000,
+    agentProbeTimeoutMs: env.RELAY_AGENT_PROBE_TIMEOUT_SECONDS * 1000,
     sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
     maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
     maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,

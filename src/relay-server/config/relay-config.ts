@@ -65,6 +65,8 @@ export interface RelayConfig {
   maxInFlightPerClient: number;
   /** The relay pings each agent connection this often; no pong by the next ping drops it. */
   agentPingMs: number;
+  /** After a request timed out on a connection it is pinged at once; no pong by then drops it. */
+  agentProbeTimeoutMs: number;
   /** A session without a request for this long ends. */
   sessionIdleMs: number;
   /** Past this many sessions a client's least recently used one ends. */

@@ -114,6 +114,10 @@ export const relayEnvSchema = z
     RELAY_AGENT_PING_SECONDS: optional(wholeNumber('RELAY_AGENT_PING_SECONDS', 1, 3600)).default(
       30,
     ),
+    // After a request timed out on a connection, a pong must come within this or it is dropped.
+    RELAY_AGENT_PROBE_TIMEOUT_SECONDS: optional(
+      wholeNumber('RELAY_AGENT_PROBE_TIMEOUT_SECONDS', 1, 300),
+    ).default(5),
     RELAY_SESSION_IDLE_SECONDS: optional(
       wholeNumber('RELAY_SESSION_IDLE_SECONDS', 1, 604_800),
     ).default(3600),
