@@ -2,7 +2,7 @@ import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcont
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
-import { firstText } from './fixtures/relay-e2e-support.js';
+import { firstText, inspectorCli } from './fixtures/relay-e2e-support.js';
 import { newToken } from './support/app-process.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
 import { redisAvailable, TestRedis } from './support/redis.js';
@@ -169,6 +169,26 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
       expect(names).toEqual(expect.arrayContaining(['echo__whoami', 'echo__wait']));
     }
     expect(['garden-a', 'garden-b']).toContain(await whoami(aggregate, 'echo__whoami'));
+  });
+
+  it('lists and calls tools with the MCP Inspector CLI through the proxy', async () => {
+    const cli = (...args: string[]) =>
+      inspectorCli(
+        [
+          `http://127.0.0.1:${proxy.port}/mcp/garden/echo`,
+          ...['--transport', 'http', '--format', 'json'],
+          ...['--header', `Authorization: Bearer ${tokens.alice}`],
+          ...args,
+        ],
+        '/etc/ssl/certs/ca-certificates.crt',
+      );
+    // Two runs: two connections, so two replicas of the proxy's turn.
+    for (let i = 0; i < 2; i++) {
+      const call = await cli('--method', 'tools/call', '--tool-name', 'whoami');
+      expect(call.code, call.stderr).toBe(0);
+      const result = JSON.parse(call.stdout) as { result: { content: unknown } };
+      expect(firstText(result.result)).toMatch(/^garden-[ab]$/);
+    }
   });
 
   it('refuses a request that claims to come from another replica without the secret', async () => {
