@@ -4,6 +4,7 @@ import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { firstText, inspectorCli } from './fixtures/relay-e2e-support.js';
 import { newToken } from './support/app-process.js';
+import { closedPort } from './support/closed-port.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
 import { redisAvailable, TestRedis } from './support/redis.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
@@ -191,6 +192,28 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
     }
   });
 
+  it('stays live but not ready until Redis was reached once', async () => {
+    const env = { ...relayEnv(), RELAY_REDIS_URL: `redis://127.0.0.1:${await closedPort()}` };
+    const lonely = await startRelay({ env, waitForHealth: false });
+    try {
+      await lonely.listening;
+      await waitFor(async () => (await health(lonely, '/health/live')).status === 200, 'live');
+      const ready = await health(lonely, '/health/ready');
+      expect(ready.status).toBe(503);
+      expect(ready.body.details.redis?.status).toBe('down');
+      // Nothing that needs shared state is served meanwhile: a clear 503, never a 404.
+      const response = await fetch(`http://127.0.0.1:${lonely.port}/mcp/shop/echo`, {
+        method: 'POST',
+        headers: postHeaders('an-unknown-session'),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('2');
+    } finally {
+      await lonely.stop();
+    }
+  });
+
   it('refuses a request that claims to come from another replica without the secret', async () => {
     const [relay] = relays;
     if (!relay) throw new Error('no relay');
@@ -237,6 +260,16 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
     // The replica holding the session still serves it; the others cannot find it.
     expect(statuses.filter((s) => s.status === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s.status === 503 && s.retryAfter === '2')).toHaveLength(2);
+    // No new session either: one other replicas could not find would get 404 there.
+    for (const relay of relays) {
+      const opened = await fetch(`http://127.0.0.1:${relay.port}/mcp/shop/echo`, {
+        method: 'POST',
+        headers: postHeaders(undefined),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+      });
+      expect(opened.status).toBe(503);
+      expect(opened.headers.get('mcp-session-id')).toBeNull();
+    }
     for (const relay of relays) {
       expect((await health(relay, '/health/live')).status).toBe(200);
       expect((await health(relay, '/health/ready')).status).toBe(200);
