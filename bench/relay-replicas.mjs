@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
 
@@ -48,8 +48,17 @@ async function startRedis() {
     },
   );
   children.push(child);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  return `redis://127.0.0.1:${port}`;
+  // Accepting connections: ioredis would retry anyway, but the replicas' readiness waits for it.
+  for (;;) {
+    const up = await new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(true)).on('error', () =>
+        resolve(false),
+      );
+      socket.on('connect', () => socket.end());
+    });
+    if (up) return `redis://127.0.0.1:${port}`;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function startRelay(redisUrl) {
