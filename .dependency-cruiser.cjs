@@ -131,6 +131,22 @@ module.exports = {
       },
     },
     {
+      name: 'relay-cluster-above-agents',
+      comment:
+        'The cluster (Redis, forwarding between replicas) sits above the agent connections and the MCP relaying: they never know whether other replicas exist.',
+      severity: 'error',
+      from: { path: '^src/relay-server/(agents|aggregate|config|metrics)/' },
+      to: { path: '^src/relay-server/cluster/' },
+    },
+    {
+      name: 'redis-client-in-cluster-only',
+      comment:
+        'Only the cluster folder talks to Redis (ioredis is loaded only with RELAY_REDIS_URL).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/relay-server/cluster/' },
+      to: { path: 'node_modules/ioredis/' },
+    },
+    {
       name: 'app-not-to-relay-server',
       comment: 'Nothing of the plant store or the agent needs the relay server.',
       severity: 'error',

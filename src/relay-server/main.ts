@@ -10,6 +10,7 @@ import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.
 import { portScopeHandler } from '../common/http/port-scope.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
+import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { loadRelayConfig } from './config/load-relay-config.js';
@@ -48,7 +49,14 @@ void runHttpApp<RelayConfig>({
       metrics: 'RELAY_METRICS_PORT',
     },
   }),
-  announce(_app, config, logger, ports) {
+  announce(app, config, logger, ports) {
+    // Other replicas reach this one on its bound port: known only now with RELAY_PORT=0.
+    app
+      .get(RelayCluster)
+      .start(ports.api)
+      .catch((error: unknown) =>
+        logger.error({ error: String(error) }, 'cannot start the cluster'),
+      );
     logger.info(
       {
         // The bound ports: with RELAY_PORT=0 (any free port) this line is where a caller learns them.

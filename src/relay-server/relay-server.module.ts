@@ -18,7 +18,11 @@ import { AccessTokenVerifier } from './auth/oauth/access-token-verifier.service.
 import { oauthMetricProviders } from './auth/oauth/oauth-metrics.js';
 import { ProtectedResourceController } from './auth/oauth/protected-resource.controller.js';
 import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
+import { clusterMetricProviders } from './cluster/cluster-metrics.js';
+import { PeerForwarder } from './cluster/peer-forwarder.service.js';
+import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { AgentsHealthIndicator } from './health/agents.health.js';
+import { RedisHealthIndicator } from './health/redis.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
@@ -49,7 +53,11 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     AccessTokenVerifier,
     ...oauthMetricProviders,
     ...sessionMetricProviders,
+    ...clusterMetricProviders,
+    RelayCluster,
+    PeerForwarder,
   ],
+  exports: [RelayCluster],
 })
 class McpEndpointModule {}
 
@@ -76,6 +84,7 @@ export class RelayServerModule implements NestModule {
         AgentRegistry,
         AgentGateway,
         AgentsHealthIndicator,
+        RedisHealthIndicator,
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
       exports: [AgentRegistry],

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
 import {
   helmDocsMissing,
@@ -12,7 +13,8 @@ import {
  * reporter only counts skipped tests. It runs once per project in the runner's own process, so
  * a note shared by two projects (PostgreSQL: unit and e2e) is remembered on globalThis.
  * Where skipping would hide a broken step, the groups fail instead: REQUIRE_POSTGRES=1 for
- * PostgreSQL (test/support/postgres.ts), CI for the chart's tools (test/helm/helm-tools.ts).
+ * PostgreSQL (test/support/postgres.ts), REQUIRE_REDIS=1 for redis-server (test/support/redis.ts),
+ * CI for the chart's tools (test/helm/helm-tools.ts).
  */
 const said: Set<string> = ((
   globalThis as { plantStoreSkipNotes?: Set<string> }
@@ -36,6 +38,12 @@ export default function sayWhatIsSkipped(project: TestProject): void {
         'eval "$(bash .ci/start-postgres.sh)" starts a throwaway server',
     );
   }
+  if (name === 'e2e' && process.env.REQUIRE_REDIS !== '1' && !hasRedisServer()) {
+    sayOnce(
+      'the multi-replica relay specs: redis-server is not installed; ' +
+        'bash .ci/install-redis.sh installs it',
+    );
+  }
   if (name === 'helm' && skipWhenMissing(helmDocsMissing)) {
     sayOnce(`the chart README's regenerated values table: ${helmDocsMissing}`);
   }
@@ -48,5 +56,14 @@ export default function sayWhatIsSkipped(project: TestProject): void {
         ? `every chart spec: ${helmMissing}`
         : `the kubeconform schema checks of the chart: ${kubeconformMissing}`,
     );
+  }
+}
+
+function hasRedisServer(): boolean {
+  try {
+    execFileSync(process.env.REDIS_SERVER ?? 'redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
   }
 }

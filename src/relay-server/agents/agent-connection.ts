@@ -50,6 +50,8 @@ export class AgentConnection {
   /** The relay's progress tokens of the waiting requests, to their request ids. */
   private readonly progressIds = new Map<string, number>();
   private closed = false;
+  /** Called when a request timed out: the connection may be frozen (the gateway probes it). */
+  onRequestTimeout: () => void = () => undefined;
 
   constructor(
     readonly agent: string,
@@ -105,6 +107,7 @@ export class AgentConnection {
       }
       const timer = setTimeout(() => {
         if (!this.finish(id)) return;
+        this.onRequestTimeout();
         this.notify(server, {
           method: 'notifications/cancelled',
           params: { requestId: id, reason: 'relay request timeout' },

@@ -159,7 +159,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
         maxFrameBytes: this.limits.maxFrameBytes,
       }),
       helloTimer: setTimeout(() => this.drop(state, 'no hello frame in time'), HELLO_TIMEOUT_MS),
-      pinger: this.pinger(ws, agent, connection.id),
+      pinger: this.pinger(ws, connection),
     };
     ws.on('message', (data, isBinary) => this.onFrame(state, data, isBinary));
     ws.on('error', (error) =>
@@ -173,21 +173,34 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
 
   /**
    * A pod that vanished without closing (a cut network, a frozen node) would hold its sessions
-   * until each request timed out: no pong by the next ping ends it at once.
+   * until each request timed out: no pong by the next ping ends it at once. A request that
+   * timed out on it is a sign too: it is pinged then, and dropped without a pong within
+   * RELAY_AGENT_PROBE_TIMEOUT_SECONDS, instead of getting requests until the next ping.
    */
-  private pinger(ws: WebSocket, agent: string, id: string): NodeJS.Timeout {
+  private pinger(ws: WebSocket, connection: AgentConnection): NodeJS.Timeout {
     let alive = true;
-    ws.on('pong', () => (alive = true));
+    let probe: NodeJS.Timeout | undefined;
+    const dropSilent = () => {
+      this.rejections.inc({ reason: 'no_pong' });
+      this.dropLog.warn(
+        { agent: connection.agent, connection: connection.id },
+        'agent connection did not answer a ping; dropping it',
+      );
+      ws.terminate();
+    };
+    ws.on('pong', () => {
+      alive = true;
+      clearTimeout(probe);
+      probe = undefined;
+    });
+    ws.once('close', () => clearTimeout(probe));
+    connection.onRequestTimeout = () => {
+      if (probe !== undefined || ws.readyState !== ws.OPEN) return;
+      probe = setTimeout(dropSilent, this.config.agentProbeTimeoutMs);
+      ws.ping();
+    };
     return setInterval(() => {
-      if (!alive) {
-        this.rejections.inc({ reason: 'no_pong' });
-        this.dropLog.warn(
-          { agent, connection: id },
-          'agent connection did not answer a ping; dropping it',
-        );
-        ws.terminate();
-        return;
-      }
+      if (!alive) return dropSilent();
       alive = false;
       ws.ping();
     }, this.config.agentPingMs);

@@ -14,9 +14,12 @@ import {
 } from './oauth/challenges.js';
 import { AccessTokenVerifier, TokenRefusedError } from './oauth/access-token-verifier.service.js';
 import { IdpUnavailableError } from './oauth/issuer-keys.js';
+import { RelayCluster } from '../cluster/relay-cluster.service.js';
+import { peerClient } from './peer-client.js';
 import { bearerToken, ownerOf } from './token-owner.js';
 
-export type ClientRequest = Request & { relayClient?: RelayClientConfig };
+/** `fromPeer`: another replica forwarded it, the client already authenticated there. */
+export type ClientRequest = Request & { relayClient?: RelayClientConfig; fromPeer?: boolean };
 
 /**
  * MCP clients authenticate with a bearer token of their own (RELAY_CLIENTS) or, when an issuer
@@ -34,12 +37,25 @@ export class ClientAuthGuard implements CanActivate {
     private readonly verifier: AccessTokenVerifier,
     @InjectMetric('relay_client_auth_failures_total') private readonly failures: Counter,
     @InjectMetric('relay_oauth_refusals_total') private readonly refusals: Counter<'reason'>,
+    private readonly cluster: RelayCluster,
+    @InjectMetric('relay_peer_auth_failures_total') private readonly peerFailures: Counter,
   ) {
     this.#log = new RateLimitedLog(logger);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ClientRequest>();
+    const fromPeer = peerClient(request.headers, (secret) => this.cluster.isPeerSecret(secret));
+    if (fromPeer === 'refused') {
+      this.peerFailures.inc();
+      this.#log.warn({}, 'refused a request claiming to come from another relay replica');
+      throw unauthorized(this.config.oauth, String(request.params.agent ?? ''), 'invalid_token');
+    }
+    if (fromPeer) {
+      request.relayClient = fromPeer;
+      request.fromPeer = true;
+      return true;
+    }
     const token = bearerToken(request.headers.authorization);
     const client = ownerOf(token, this.config.clients);
     if (client) {

@@ -6,6 +6,7 @@ import { noColorRequested } from '../../config/shared/no-color.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
 import { relayEnvSchema, type RelayEnv } from './relay-env.schema.js';
+import { clusterConfig } from './relay-cluster-env.schema.js';
 import { oauthConfig } from './relay-oauth-env.schema.js';
 
 /**
@@ -71,11 +72,13 @@ function buildRelayConfig(
     agents: checked.agents,
     clients: checked.clients,
     oauth: oauthConfig(env),
+    cluster: clusterConfig(env),
     maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
     requestTimeoutMs: env.RELAY_REQUEST_TIMEOUT_SECONDS * 1000,
     maxInFlightPerAgent: env.RELAY_MAX_IN_FLIGHT_PER_AGENT,
     maxInFlightPerClient: env.RELAY_MAX_IN_FLIGHT_PER_CLIENT,
     agentPingMs: env.RELAY_AGENT_PING_SECONDS * 1000,
+    agentProbeTimeoutMs: env.RELAY_AGENT_PROBE_TIMEOUT_SECONDS * 1000,
     sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
     maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
     maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,

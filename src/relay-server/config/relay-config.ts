@@ -30,6 +30,18 @@ export interface RelayOAuthConfig {
   fetchTimeoutMs: number;
 }
 
+/**
+ * Several replicas sharing state in Redis (RELAY_REDIS_*); absent: one replica, all in memory.
+ * `redisUrl` may hold a password: it is never logged, nor put in errors, metrics or /health.
+ */
+export interface RelayClusterConfig {
+  redisUrl: string;
+  /** How other replicas reach this one (RELAY_PORT); undefined: http(s)://127.0.0.1:<port>. */
+  replicaUrl: string | undefined;
+  /** A Redis command not answered by then fails (the request gets 503 + Retry-After). */
+  redisTimeoutMs: number;
+}
+
 /** The relay server's one typed, validated configuration. Code reads this, never process.env. */
 export interface RelayConfig {
   http: { host: string; port: number };
@@ -45,6 +57,7 @@ export interface RelayConfig {
   agents: RelayAgentConfig[];
   clients: RelayClientConfig[];
   oauth: RelayOAuthConfig | undefined;
+  cluster: RelayClusterConfig | undefined;
   /** Largest WebSocket frame from an agent and largest MCP request body from a client. */
   maxFrameBytes: number;
   requestTimeoutMs: number;
@@ -52,6 +65,8 @@ export interface RelayConfig {
   maxInFlightPerClient: number;
   /** The relay pings each agent connection this often; no pong by the next ping drops it. */
   agentPingMs: number;
+  /** After a request timed out on a connection it is pinged at once; no pong by then drops it. */
+  agentProbeTimeoutMs: number;
   /** A session without a request for this long ends. */
   sessionIdleMs: number;
   /** Past this many sessions a client's least recently used one ends. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requireDistinctPorts } from '../../config/shared/distinct-ports.js';
 import { LOG_LEVELS } from '../../config/shared/log-levels.js';
 import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
+import { relayClusterEnvFields } from './relay-cluster-env.schema.js';
 import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
 
 /**
@@ -113,6 +114,10 @@ export const relayEnvSchema = z
     RELAY_AGENT_PING_SECONDS: optional(wholeNumber('RELAY_AGENT_PING_SECONDS', 1, 3600)).default(
       30,
     ),
+    // After a request timed out on a connection, a pong must come within this or it is dropped.
+    RELAY_AGENT_PROBE_TIMEOUT_SECONDS: optional(
+      wholeNumber('RELAY_AGENT_PROBE_TIMEOUT_SECONDS', 1, 300),
+    ).default(5),
     RELAY_SESSION_IDLE_SECONDS: optional(
       wholeNumber('RELAY_SESSION_IDLE_SECONDS', 1, 604_800),
     ).default(3600),
@@ -154,6 +159,7 @@ export const relayEnvSchema = z
       wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3),
     ).default(16 * 1024 * 1024),
     ...relayOAuthEnvFields,
+    ...relayClusterEnvFields,
   })
   .superRefine(
     (env, ctx) => {

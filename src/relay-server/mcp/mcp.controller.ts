@@ -22,6 +22,7 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
 import { INEXACT_ID } from './exact-ids.js';
 import { JsonRpcCode, jsonRpcError, stringifyMessage } from './json-rpc.js';
+import { PeerForwarder } from '../cluster/peer-forwarder.service.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
 import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
@@ -50,6 +51,7 @@ export class McpController {
     private readonly relay: McpRelayService,
     private readonly stateless: StatelessRelay,
     private readonly budget: StreamBudget,
+    private readonly peers: PeerForwarder,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
     @InjectMetric('relay_event_streams_closed_total')
@@ -75,6 +77,7 @@ export class McpController {
       write(response, refused);
       return;
     }
+    if (await this.peers.handled(request, response, target, message)) return;
     const hungUp = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) hungUp.abort();
@@ -95,6 +98,12 @@ export class McpController {
           stream?.sink,
         )
       : await this.relay.post(target, message, hungUp.signal, stream?.sink);
+    // A session other replicas cannot find would get 404 there: it is not handed out.
+    if (answer.sessionId !== undefined && !(await this.peers.recorded(answer.sessionId, target))) {
+      this.relay.end({ ...target, sessionId: answer.sessionId });
+      write(response, this.peers.unavailable(message));
+      return;
+    }
     if (stream?.started) stream.finish(answer.body);
     else write(response, answer, { budget: this.budget, client: target.client });
   }
@@ -105,13 +114,14 @@ export class McpController {
    * the agent connection ends it; one whose client does not read is closed past a StreamBudget.
    */
   @Get(ROUTES)
-  stream(
+  async stream(
     @Req() request: ClientRequest,
     @Res() response: Response,
     @Param('agent') agent: string,
     @Param('server') server: string | undefined,
-  ): void {
+  ): Promise<void> {
     const target = this.target(request, agent, server);
+    if (await this.peers.handled(request, response, target)) return;
     if (!acceptsEventStream(request)) {
       throw new HttpExceptionWithHeaders(
         HttpStatus.NOT_ACCEPTABLE,
@@ -137,13 +147,17 @@ export class McpController {
   }
 
   @Delete(ROUTES)
-  end(
+  async end(
     @Req() request: ClientRequest,
     @Res() response: Response,
     @Param('agent') agent: string,
     @Param('server') server: string | undefined,
-  ): void {
-    write(response, this.relay.end(this.target(request, agent, server)));
+  ): Promise<void> {
+    const target = this.target(request, agent, server);
+    if (await this.peers.handled(request, response, target)) return;
+    const answer = this.relay.end(target);
+    if (answer.status < 300 && target.sessionId) this.peers.forgetSession(target.sessionId);
+    write(response, answer);
   }
 
   /**

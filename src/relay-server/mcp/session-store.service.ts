@@ -102,6 +102,15 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return session;
   }
 
+  /** The session lives on this replica (whoever it belongs to). */
+  holds(id: string): boolean {
+    return this.sessions.has(id);
+  }
+
+  list(): RelaySession[] {
+    return [...this.sessions.values()];
+  }
+
   delete(id: string): void {
     const session = this.sessions.get(id);
     this.sessions.delete(id);

@@ -1,0 +1,164 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
+import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import type { ClientRequest } from '../auth/client-auth.guard.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.js';
+import { encodeEvent } from '../mcp/lazy-event-stream.js';
+import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
+import { PEER_AGENTS, PEER_CLIENT, PEER_SECRET, passedHeaders } from './peer-headers.js';
+import { type PeerOutcome, requestPeer } from './peer-request.js';
+import { RelayCluster } from './relay-cluster.service.js';
+
+/** Seconds a client is asked to wait while Redis is unreachable. */
+const RETRY_AFTER_SECONDS = '2';
+
+/**
+ * Serves a client request that belongs to another replica by passing it there (a reverse
+ * proxy over RELAY_PORT), or answers 503 + Retry-After while the shared state is unreachable.
+ * The peer sees the client already authenticated here (its name and agents) and the replicas'
+ * shared secret; it serves such a request itself, never forwarding it again.
+ */
+@Injectable()
+export class PeerForwarder implements OnModuleDestroy {
+  private readonly agents = {
+    http: new HttpAgent({ keepAlive: true }),
+    // Replicas are reached by pod address, which their certificate does not name: the peer is
+    // found through Redis (trusted like the replicas) and the traffic stays encrypted.
+    https: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }),
+  };
+  private readonly log: RateLimitedLog;
+
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) logger: Logger,
+    private readonly cluster: RelayCluster,
+    @InjectMetric('relay_forwarded_requests_total') private readonly forwarded: Counter<'outcome'>,
+    @InjectMetric('relay_redis_refusals_total') private readonly refusals: Counter,
+  ) {
+    this.log = new RateLimitedLog(logger);
+  }
+
+  onModuleDestroy(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  /**
+   * True when the request was answered here (passed to a peer, or refused while Redis is
+   * down); false when this replica serves it. `message` is a POST's parsed body.
+   */
+  async handled(
+    request: ClientRequest,
+    response: Response,
+    target: RelayTarget,
+    message?: unknown,
+  ): Promise<boolean> {
+    if (!this.cluster.enabled || request.fromPeer) return false;
+    // A peer that refuses the connection got nothing: the request may go to another one.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const placement = await this.cluster.place(target);
+      if (placement.kind === 'here') return false;
+      if (placement.kind === 'unavailable') {
+        const answer = this.unavailable(message);
+        writeJson(response.status(answer.status).set(answer.headers), answer.body);
+        return true;
+      }
+      const outcome = await this.forward(placement.url, request, response, message);
+      this.forwarded.inc({ outcome });
+      if (outcome === 'answered') return true;
+      this.cluster.suspect(placement.url);
+      this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
+      if (outcome !== 'refused' || target.sessionId !== undefined) break;
+    }
+    answerLost(response, idOf(message), !response.headersSent);
+    return true;
+  }
+
+  private forward(
+    peer: string,
+    request: ClientRequest,
+    response: Response,
+    message: unknown,
+  ): Promise<PeerOutcome> {
+    return requestPeer(
+      {
+        url: new URL(request.originalUrl, peer),
+        method: request.method,
+        headers: this.peerHeaders(request),
+        body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
+        agents: this.agents,
+        headersTimeoutMs: this.config.requestTimeoutMs + 5000,
+      },
+      response,
+    );
+  }
+
+  /** Records a session opened here so every replica finds it; false while Redis is down. */
+  async recorded(sessionId: string, { client, agent, server }: RelayTarget): Promise<boolean> {
+    return this.cluster.recordSession(sessionId, { client, agent, server: server ?? null });
+  }
+
+  forgetSession(sessionId: string): void {
+    this.cluster.forgetSession(sessionId);
+  }
+
+  /** 503 + Retry-After: the shared state is unreachable (counted, logged at a limited rate). */
+  unavailable(message: unknown): RelayAnswer & { headers: Record<string, string> } {
+    this.refusals.inc();
+    this.log.warn({}, 'refusing a request: Redis is unreachable');
+    return {
+      status: 503,
+      headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+      body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, REDIS_DOWN),
+    };
+  }
+
+  private peerHeaders(request: ClientRequest): Record<string, string | string[]> {
+    const client = request.relayClient;
+    return {
+      ...passedHeaders(request.headers),
+      [PEER_SECRET]: this.cluster.peerSecret ?? '',
+      [PEER_CLIENT]: encodeURIComponent(client?.name ?? ''),
+      [PEER_AGENTS]: [...(client?.agents ?? [])].join(','),
+      ...(request.method === 'POST' && { 'content-type': 'application/json' }),
+    };
+  }
+}
+
+const REDIS_DOWN = 'the relay cannot reach its shared state (Redis); retry later';
+const PEER_LOST = 'the relay replica serving this request went away; retry';
+
+/**
+ * The peer died before or while answering: a request is answered -32001 at once (in the event
+ * stream when one was started), anything else gets 502 or a cut stream.
+ */
+function answerLost(response: Response, id: JsonRpcId | null, beforeAnswer: boolean): void {
+  if (response.destroyed) return;
+  const error = jsonRpcError(id, RelayErrorCode.ServerUnavailable, PEER_LOST);
+  if (beforeAnswer) {
+    writeJson(response.status(id === null ? 502 : 200), error);
+    return;
+  }
+  const streaming = String(response.getHeader('content-type') ?? '').includes('event-stream');
+  if (streaming && id !== null) response.end(encodeEvent(error));
+  else response.destroy();
+}
+
+function writeJson(response: Response, body: unknown): void {
+  response.setHeader('Content-Type', 'application/json');
+  response.end(stringifyMessage(body));
+}
+
+function idOf(message: unknown): JsonRpcId | null {
+  if (typeof message !== 'object' || message === null || !('id' in message)) return null;
+  const { id } = message;
+  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? id : null;
+}

@@ -1,0 +1,40 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import type { RelayClusterConfig } from '../config/relay-config.js';
+
+/**
+ * Opens the connection to Redis. ioredis is loaded here, on first use, so a relay without
+ * RELAY_REDIS_URL never loads it. Commands fail at once while Redis is unreachable (no offline
+ * queue), so a request waits at most RELAY_REDIS_TIMEOUT_MS for shared state, and ioredis
+ * reconnects by itself with a capped backoff. Log lines name no URL: it may hold a password.
+ */
+export async function connectRedis(
+  config: RelayClusterConfig,
+  logger: Logger,
+  onReady: () => void,
+): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  const log = new RateLimitedLog(logger);
+  const redis = new Redis(config.redisUrl, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: config.redisTimeoutMs,
+    connectTimeout: Math.max(config.redisTimeoutMs, 2000),
+    retryStrategy: (attempt) => Math.min(100 * attempt, 2000),
+  });
+  redis.on('ready', () => {
+    logger.info('connected to Redis');
+    onReady();
+  });
+  redis.on('error', (error: Error) => {
+    log.warn({ reason: reasonOf(error) }, 'Redis unreachable: shared state unavailable');
+  });
+  return redis;
+}
+
+/** The error's code (ECONNREFUSED...) or its first words, without any address or password. */
+function reasonOf(error: Error & { code?: unknown }): string {
+  if (typeof error.code === 'string') return error.code;
+  return error.message.replace(/redis(s)?:\/\/\S+/g, 'redis://…').slice(0, 120);
+}
