@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import { createPlants } from './2026-11-23-001-create-plants.js';
 import { createWebhookOutbox } from './2026-11-23-002-create-webhook-outbox.js';
 import { createWebhookReceivers } from './2026-11-23-003-create-webhook-receivers.js';
+import { addOutboxTraceContext } from './2026-11-25-004-add-outbox-trace-context.js';
 
 /**
  * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-001-create-plants': createPlants,
   '2026-11-23-002-create-webhook-outbox': createWebhookOutbox,
   '2026-11-23-003-create-webhook-receivers': createWebhookReceivers,
+  '2026-11-25-004-add-outbox-trace-context': addOutboxTraceContext,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -3,6 +3,7 @@ import { requireDistinctPorts } from '../../config/shared/distinct-ports.js';
 import { LOG_LEVELS } from '../../config/shared/log-levels.js';
 import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
+import { tracingEnvShape } from '../../config/shared/tracing-env.js';
 
 /**
  * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
@@ -154,6 +155,7 @@ export const relayEnvSchema = z
       wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3),
     ).default(16 * 1024 * 1024),
     ...relayOAuthEnvFields,
+    ...tracingEnvShape,
   })
   .superRefine(
     (env, ctx) => {
