@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { logLines, waitFor } from './fixtures/mcp-e2e-support.js';
+import { logLines, metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import {
   connectMcp,
   firstText,
@@ -172,6 +172,8 @@ describe('tracing', () => {
       'the commit span',
     );
     expect(commit.attributes['db.operation.batch.size']).toBe(1);
+    // Nothing dropped: the collector keeps up. The metric exists only while tracing is on.
+    expect(await metric(app.metricsUrl, 'otel_spans_dropped_total')).toBe(0);
     // The request's log line carries the ids of its span.
     const lines = logLines(app.output(), (l) => l.msg === 'request' && l.route === '/plants');
     expect(lines).toContainEqual(
@@ -206,6 +208,7 @@ describe('tracing', () => {
       expect(bundled(untraced)).toEqual(['main.js']);
       await waitFor(() => logLines(app!.output(), (l) => l.msg === 'request').length > 0, 'a line');
       expect(app.output()).not.toContain('trace_id');
+      expect(await metric(app.metricsUrl, 'otel_spans_dropped_total')).toBeUndefined();
     });
   });
 });

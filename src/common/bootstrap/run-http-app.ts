@@ -86,7 +86,7 @@ export async function runHttpApp<C extends EntryPointConfig>(
 ): Promise<void> {
   const config = loadConfigOrExit(entry);
   const logger = createLogger(config);
-  await startTracing(config.tracing, config.version);
+  await startTracing(config.tracing, config.version, logger);
 
   let app: NestExpressApplication;
   try {

@@ -26,6 +26,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../../config/shared/tracing-env.js';
+import { BoundedSpanProcessor } from './bounded-span-processor.js';
 
 /**
  * The OpenTelemetry SDK and the few helpers our seams use. Loaded by startTracing only when
@@ -46,7 +47,8 @@ let provider: TracerProvider | undefined;
 let tracer: Tracer = trace.getTracer('plant-store');
 let contextManager: AsyncLocalStorageContextManager | undefined;
 
-export function start(config: TracingConfig, version: string): void {
+/** Starts the SDK; `dropped` counts each span dropped because too many wait to be sent. */
+export function start(config: TracingConfig, version: string, dropped: () => void): void {
   contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -57,18 +59,23 @@ export function start(config: TracingConfig, version: string): void {
       [ATTR_SERVICE_VERSION]: version,
     }),
   );
-  provider = new TracerProvider({
-    resource,
-    sampler: samplerOf(config),
-    // The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
-    spanProcessors: [
+  const processor = new BoundedSpanProcessor(
+    (exporter) =>
       new BatchSpanProcessor({
-        exporter: new OTLPTraceExporter(),
+        exporter,
         scheduledDelayMillis: config.exportDelayMs,
         maxQueueSize: config.maxQueueSize,
         maxExportBatchSize: Math.min(512, config.maxQueueSize),
       }),
-    ],
+    // The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
+    new OTLPTraceExporter(),
+    config.maxQueueSize,
+    dropped,
+  );
+  provider = new TracerProvider({
+    resource,
+    sampler: samplerOf(config),
+    spanProcessors: [processor],
   });
   trace.setGlobalTracerProvider(provider);
   tracer = provider.getTracer('plant-store', version);
