@@ -139,6 +139,34 @@ describe('tracing', () => {
     expect(exported).not.toContain(agentToken);
   });
 
+  it("continues a client's _meta.traceparent (SEP-414), linked to the HTTP request's span", async () => {
+    const header = callerSpan();
+    const inMeta = callerSpan();
+    const url = `https://localhost:${path.relay!.port}/mcp/shop/fixture`;
+    const fetcher = withHeader(path.tlsFetch!, 'traceparent', header.traceparent);
+    const mcp = await connectMcp(url, clientToken, fetcher, 'tracing-e2e-meta');
+    let seen: string;
+    try {
+      const result = await mcp.client.callTool({
+        name: 'traceparent',
+        arguments: {},
+        _meta: { traceparent: inMeta.traceparent },
+      });
+      seen = firstText(result);
+    } finally {
+      await mcp.close();
+    }
+    const atServer = parse(seen);
+    expect(atServer.traceId).toBe(inMeta.traceId);
+    const agent = await spanOf(inMeta.traceId, atServer.parentId, "the agent's span");
+    const toAgent = await spanOf(inMeta.traceId, agent.parentSpanId, "the relay's frame span");
+    expect(toAgent).toMatchObject({ service: 'relay-under-test', parentSpanId: inMeta.spanId });
+    // The link leads to the relay's HTTP span, in the header's trace.
+    expect(toAgent.links).toHaveLength(1);
+    const request = await spanOf(header.traceId, toAgent.links[0]!.spanId, 'the HTTP span');
+    expect(request).toMatchObject({ kind: SERVER, parentSpanId: header.spanId });
+  });
+
   it("continues a plant POST's trace in the store commit and the webhook delivery", async () => {
     const caller = callerSpan();
     const app = path.app!;

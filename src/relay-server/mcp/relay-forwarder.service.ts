@@ -143,18 +143,23 @@ export class RelayForwarder {
   }
 
   /**
-   * With tracing on, the request to the agent as a CLIENT span (a child of the client's HTTP
-   * request) and the trace context the frame carries to the agent.
+   * With tracing on, the request to the agent as a CLIENT span and the trace context the frame
+   * carries to the agent. Its parent is the client's `_meta.traceparent` (MCP's SEP-414) when
+   * the request has one, linked to the HTTP request's span; else the HTTP request's span.
    */
   private startSpan(agent: string, server: string, message: Message) {
     const otel = tracing();
     if (!otel) return undefined;
     const { name, attributes } = mcpSpan(message);
-    const span = otel.startSpan(name, otel.SpanKind.CLIENT, {
-      ...attributes,
-      'plant_store.agent': agent,
-      'plant_store.mcp_server': server,
-    });
+    const fromClient = clientTraceContext(message);
+    const request = otel.linkTo(otel.activeContext());
+    const span = otel.startSpan(
+      name,
+      otel.SpanKind.CLIENT,
+      { ...attributes, 'plant_store.agent': agent, 'plant_store.mcp_server': server },
+      otel.contextFrom(fromClient),
+      fromClient && request ? [request] : undefined,
+    );
     return {
       trace: otel.carrierOf(span),
       end: (error?: string) => otel.endSpan(span, error),
@@ -224,6 +229,16 @@ function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
 
 function isObject(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The W3C trace context a client put in the request's `_meta` (SEP-414), if any. */
+function clientTraceContext(
+  message: Message,
+): { traceparent: string; tracestate?: string } | undefined {
+  const meta = isObject(message.params) ? message.params._meta : undefined;
+  if (!isObject(meta) || typeof meta.traceparent !== 'string') return undefined;
+  const { traceparent, tracestate } = meta;
+  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent };
 }
 
 function withoutId(message: Message): Message {
