@@ -13,6 +13,7 @@ const entryPoints = {
   main: 'dist/main.js',
   'relay-server': 'dist/relay-server/main.js',
   'webhook-worker': 'dist/webhook-worker/main.js',
+  otel: 'dist/common/tracing/otel.js',
 };
 
 // Left to node_modules at run time:
@@ -59,6 +60,19 @@ const browserCode = {
   },
 };
 
+// The OpenTelemetry SDK is loaded only when tracing is on (a dynamic import in tracing.ts): it is
+// a bundle of its own, dist/bundle/otel.js, which a process without tracing never reads.
+const lazyTracing = {
+  name: 'lazy-tracing',
+  setup(esbuild) {
+    esbuild.onResolve({ filter: /^\.\/otel\.js$/ }, (args) =>
+      args.importer.endsWith('/tracing/tracing.js')
+        ? { path: './otel.js', external: true }
+        : undefined,
+    );
+  },
+};
+
 await build({
   entryPoints,
   outdir: 'dist/bundle',
@@ -70,6 +84,6 @@ await build({
   keepNames: true,
   external,
   banner: { js: banner },
-  plugins: [browserCode],
+  plugins: [browserCode, lazyTracing],
   logLevel: 'warning',
 });

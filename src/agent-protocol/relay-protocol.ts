@@ -77,6 +77,15 @@ export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
   message: M;
 }
 
+/**
+ * W3C trace context (https://www.w3.org/TR/trace-context/) beside a request in an `rpc` frame
+ * from the server, when the server traces: the agent's span continues that trace.
+ */
+export interface TraceContext {
+  traceparent?: string;
+  tracestate?: string;
+}
+
 export type AgentFrame =
   HelloFrame | InventoryFrame | RpcFrame<JSONRPCResponse | JSONRPCNotification>;
 
@@ -115,14 +124,25 @@ const jsonRpcCall = z.looseObject({
   params: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** The W3C sizes: a traceparent is 55 characters, a tracestate at most 32 members of 256. */
+const traceContext = z
+  .object({
+    traceparent: z.string().max(55).optional(),
+    tracestate: z.string().max(8192).optional(),
+  })
+  .optional()
+  // A malformed trace context is left out, never a reason to refuse the request.
+  .catch(undefined);
+
 const rpcFrame = z.object({
   type: z.literal('rpc'),
   server: z.string().min(1),
   message: z.record(z.string(), z.unknown()),
+  trace: traceContext,
 });
 
 export type ParsedServerFrame =
-  | { kind: 'request'; server: string; message: JSONRPCRequest }
+  | { kind: 'request'; server: string; message: JSONRPCRequest; trace: TraceContext | undefined }
   | { kind: 'notification'; server: string; message: JSONRPCNotification }
   /** A malformed or oversized message that still has an id: it deserves a JSON-RPC error. */
   | { kind: 'invalid-request'; server: string; id: string | number; code: number; reason: string }
@@ -158,7 +178,7 @@ export function parseServerFrame(
           : `unknown frame type ${typeof type === 'string' ? JSON.stringify(truncateForLog(type, 64)) : truncateForLog(type)}`,
     };
   }
-  const { server, message } = frame.data;
+  const { server, message, trace } = frame.data;
   const call = jsonRpcCall.safeParse(message);
   if (!call.success) {
     const id = jsonRpcId.safeParse(message.id);
@@ -174,7 +194,7 @@ export function parseServerFrame(
   }
   return call.data.id === undefined
     ? { kind: 'notification', server, message: call.data }
-    : { kind: 'request', server, message: call.data as JSONRPCRequest };
+    : { kind: 'request', server, message: call.data as JSONRPCRequest, trace };
 }
 
 /** `server` and `message.id` of an rpc frame, read without walking the rest of it. */

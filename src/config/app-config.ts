@@ -3,6 +3,7 @@ import type { WebhookConfig } from './webhook-receivers.js';
 import type { McpServerSpec } from './mcp-servers.schema.js';
 import type { Env } from './env.schema.js';
 import type { Secret } from './secret.js';
+import type { TracingConfig } from './shared/tracing-env.js';
 
 export type LogLevel = Env['SERVICE_LOG_LEVEL'];
 
@@ -60,6 +61,8 @@ export interface AppConfig {
      */
     parentEnv: Secret<Readonly<Record<string, string | undefined>>>;
   };
+  /** OpenTelemetry tracing (the OTEL_* variables); undefined when off. */
+  tracing: TracingConfig | undefined;
   version: string;
 }
 

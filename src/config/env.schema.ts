@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
 import { requireDistinctPorts } from './shared/distinct-ports.js';
 import { LOG_LEVELS } from './shared/log-levels.js';
+import { tracingEnvShape } from './shared/tracing-env.js';
 import { parseRetrySchedule } from './webhook-receivers.js';
 
 /**
@@ -151,6 +152,7 @@ export const envSchema = z
     SERVICE_METRICS_PORT: optional(port('SERVICE_METRICS_PORT')).default(9090),
     SERVICE_CONFIG_DIR: optional(z.string()),
     SERVICE_REPOS_DIR: optional(z.string()).default('/app/repos'),
+    ...tracingEnvShape,
   })
   .superRefine(
     (env, ctx) => {

@@ -8,6 +8,7 @@ import { loadMcpServers, type McpServersLoad } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
 import { parseRetrySchedule, parseWebhookReceivers } from './webhook-receivers.js';
 import { noColorRequested } from './shared/no-color.js';
+import { tracingConfigOf } from './shared/tracing-env.js';
 import { APP_VERSION } from './version.js';
 
 export const DEFAULT_CONFIG_DIR = '/app/config';
@@ -40,11 +41,12 @@ export function loadConfig(
   if (servesApi) problems.push(...productionTokenProblems(environment, tokens));
 
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
-  return buildAppConfig(parsed.data, environment, {
+  const config = buildAppConfig(parsed.data, environment, {
     tokens,
     webhooks,
     mcp: { load: mcp, configDir, configDirExplicit },
   });
+  return { ...config, tracing: tracingConfigOf(parsed.data, 'plant-store') };
 }
 
 /** What loadConfig has already checked, beside the environment itself. */
@@ -81,7 +83,7 @@ function buildAppConfig(
   env: Env,
   environment: Readonly<Record<string, string | undefined>>,
   { tokens, webhooks, mcp }: CheckedParts,
-): AppConfig {
+): Omit<AppConfig, 'tracing'> {
   const dataDir = resolve(env.DATA_DIR);
   return {
     nodeEnv: env.NODE_ENV,

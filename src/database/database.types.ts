@@ -24,6 +24,8 @@ export interface WebhookOutboxTable {
   leased_by: string | null;
   last_error: string | null;
   finished_at: ColumnType<number | bigint | null, number | null | undefined, number | null>;
+  /** The W3C traceparent of the request that created the notice, when it was traced. */
+  trace_context: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Receivers stopped by a 410 Gone (src/webhooks): a row per stopped receiver. */

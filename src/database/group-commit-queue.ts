@@ -1,3 +1,5 @@
+import { type Tracing, tracing } from '../common/tracing/tracing.js';
+
 /**
  * Group commit: writes that arrive while the store is busy are flushed together, in one
  * statement and one transaction, so one fsync acknowledges many requests. Each caller's
@@ -18,12 +20,16 @@ export interface GroupCommitOptions<T, R> {
    * (the store's file deleted meanwhile) is never acknowledged. Once per flush, not per item.
    */
   confirm?: () => void;
+  /** With tracing on, each flush is a span of this name, linked to its items' requests. */
+  spanName?: string;
 }
 
 interface Pending<T, R> {
   item: T;
   resolve: (result: R) => void;
   reject: (error: unknown) => void;
+  /** With tracing on: the trace the item was pushed in. */
+  context?: ReturnType<Tracing['activeContext']>;
 }
 
 export class GroupCommitQueue<T, R> {
@@ -34,8 +40,9 @@ export class GroupCommitQueue<T, R> {
   constructor(private readonly options: GroupCommitOptions<T, R>) {}
 
   push(item: T): Promise<R> {
+    const context = tracing()?.activeContext();
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push(context ? { item, resolve, reject, context } : { item, resolve, reject });
       this.schedule();
     });
   }
@@ -68,6 +75,7 @@ export class GroupCommitQueue<T, R> {
     }
     this.queue = rest;
     this.inFlight++;
+    const span = this.startSpan(batch);
     this.options
       .flush(batch.map((p) => p.item))
       .then((results) => {
@@ -75,13 +83,38 @@ export class GroupCommitQueue<T, R> {
         return results;
       })
       .then(
-        (results) => batch.forEach((p, i) => p.resolve(results[i] as R)),
-        (error: unknown) => batch.forEach((p) => p.reject(error)),
+        (results) => {
+          span?.end();
+          batch.forEach((p, i) => p.resolve(results[i] as R));
+        },
+        (error: unknown) => {
+          span?.end(error instanceof Error ? error.name : 'error');
+          batch.forEach((p) => p.reject(error));
+        },
       )
       .finally(() => {
         this.inFlight--;
         this.schedule();
       });
     this.schedule();
+  }
+
+  /**
+   * The flush as a span: a child of its first item's trace, linked to every item's, since one
+   * commit answers many requests.
+   */
+  private startSpan(batch: Pending<T, R>[]): { end(error?: string): void } | undefined {
+    const otel = tracing();
+    const first = batch[0]?.context;
+    if (!otel || !first || !this.options.spanName) return undefined;
+    const links = batch.flatMap((p) => (p.context ? [otel.linkTo(p.context)] : []));
+    const span = otel.startSpan(
+      this.options.spanName,
+      otel.SpanKind.INTERNAL,
+      { 'db.operation.batch.size': batch.length },
+      first,
+      links.filter((link) => link !== undefined),
+    );
+    return { end: (error) => otel.endSpan(span, error) };
   }
 }

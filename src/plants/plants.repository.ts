@@ -9,6 +9,7 @@ import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
 import { GroupCommitQueue } from '../database/group-commit-queue.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
+import { tracing } from '../common/tracing/tracing.js';
 import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
 import type { InsertOutcome, Plant } from './plant.js';
 
@@ -20,6 +21,9 @@ import type { InsertOutcome, Plant } from './plant.js';
  */
 const MAX_BATCH = 128;
 
+/** A plant waiting for its commit, with the W3C trace context of its request when tracing. */
+type QueuedPlant = Plant & { traceparent?: string };
+
 /**
  * The only place with SQL for plants. The same Kysely queries run on SQLite and PostgreSQL.
  *
@@ -30,7 +34,7 @@ const MAX_BATCH = 128;
  */
 @Injectable()
 export class PlantsRepository {
-  private readonly inserts: GroupCommitQueue<Plant, InsertOutcome | FailedInsert>;
+  private readonly inserts: GroupCommitQueue<QueuedPlant, InsertOutcome | FailedInsert>;
   /** Grouped INSERTs compiled once per row count (compiling costs more than running). */
   private readonly insertQueries = new Map<number, CompiledQuery<{ id: bigint }>>();
   private readonly selectByIdQuery: CompiledQuery<PlantRow>;
@@ -52,6 +56,7 @@ export class PlantsRepository {
       concurrency: config.database.kind === 'sqlite' ? 1 : 4,
       // Nothing is acknowledged that a restart would not find (the file deleted or replaced).
       confirm: () => this.integrity.assertDurable(),
+      spanName: 'plants commit',
     });
     this.selectByIdQuery = this.db
       .selectFrom('plants')
@@ -61,7 +66,9 @@ export class PlantsRepository {
   }
 
   async insert(plant: Plant): Promise<InsertOutcome> {
-    const outcome = await this.inserts.push(plant);
+    // The webhook's notices keep the request's trace context: delivery continues that trace.
+    const traceparent = tracing()?.carrierOf().traceparent;
+    const outcome = await this.inserts.push(traceparent ? { ...plant, traceparent } : plant);
     if (outcome instanceof FailedInsert) throw outcome.error;
     return outcome;
   }
@@ -112,7 +119,7 @@ export class PlantsRepository {
    * (a row the database refuses), each plant is retried alone, so one bad request never fails
    * the requests it happened to be grouped with.
    */
-  private async insertBatch(plants: Plant[]): Promise<(InsertOutcome | FailedInsert)[]> {
+  private async insertBatch(plants: QueuedPlant[]): Promise<(InsertOutcome | FailedInsert)[]> {
     try {
       return await this.insertRows(plants);
     } catch (error) {
@@ -128,7 +135,7 @@ export class PlantsRepository {
     }
   }
 
-  private insertRows(plants: Plant[]): Promise<InsertOutcome[]> {
+  private insertRows(plants: QueuedPlant[]): Promise<InsertOutcome[]> {
     return this.run(async () => {
       // Looked at before the commit too: a write to a file already replaced would still be
       // found by a restart (its WAL is at the path) after it was answered 503.

@@ -11,6 +11,8 @@ export interface NewPlant {
   id: bigint;
   name: string;
   tag?: string | undefined;
+  /** The W3C trace context of the request that created it (tracing on), kept for delivery. */
+  traceparent?: string | undefined;
 }
 
 /** A pending notice leased to this process for one attempt. */
@@ -19,6 +21,8 @@ export interface ClaimedNotice {
   eventId: string;
   payload: string;
   attempts: number;
+  /** The creating request's traceparent; null when it was not traced. */
+  traceContext: string | null;
 }
 
 /** The PostgreSQL channel a commit that wrote notices signals on (LISTEN/NOTIFY). */
@@ -68,6 +72,7 @@ export class WebhookOutboxRepository {
         state: 'pending' as const,
         created_at: now,
         next_attempt_at: now,
+        trace_context: plant.traceparent ?? null,
       }));
     });
     await trx.insertInto('webhook_outbox').values(rows).execute();
@@ -105,12 +110,13 @@ export class WebhookOutboxRepository {
       .updateTable('webhook_outbox')
       .set({ lease_until: sql<number>`${this.now()} + ${leaseMs}`, leased_by: owner })
       .where('id', 'in', due)
-      .returning(['id', 'event_id', 'payload', 'attempts'])
+      .returning(['id', 'event_id', 'payload', 'attempts', 'trace_context'])
       .execute();
     const notice = (r: (typeof rows)[0]) => ({
       ...r,
       eventId: r.event_id,
       attempts: Number(r.attempts),
+      traceContext: r.trace_context,
     });
     return rows.map(notice);
   }

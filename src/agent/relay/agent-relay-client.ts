@@ -286,7 +286,7 @@ export class AgentRelayClient {
     const frame = parseServerFrame(text, this.#limits.frame);
     switch (frame.kind) {
       case 'request':
-        router.request(frame.server, frame.message);
+        router.request(frame.server, frame.message, frame.trace);
         break;
       case 'notification':
         router.notification(frame.server, frame.message);

@@ -8,7 +8,13 @@ import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
-import { RelayErrorCode, type RpcFrame, rpcError } from '../../agent-protocol/relay-protocol.js';
+import {
+  RelayErrorCode,
+  type RpcFrame,
+  rpcError,
+  type TraceContext,
+} from '../../agent-protocol/relay-protocol.js';
+import { type CallSpan, startCallSpan } from './call-span.js';
 
 /**
  * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one WebSocket
@@ -62,6 +68,8 @@ interface Pending {
   server: string;
   remoteId: string | number;
   timer: NodeJS.Timeout;
+  /** With tracing on: ended with the answer, or with the reason there is none. */
+  span?: CallSpan | undefined;
 }
 
 let lastAgentId = 0;
@@ -77,8 +85,8 @@ export class RequestRouter {
     return this.#pending.size;
   }
 
-  /** A request from the server. */
-  request(server: string, message: JSONRPCRequest): void {
+  /** A request from the server; `trace` is the trace context its frame carried. */
+  request(server: string, message: JSONRPCRequest, trace?: TraceContext): void {
     const session = this.deps.sessions.session(server);
     if (!session) {
       this.#reply(
@@ -118,8 +126,9 @@ export class RequestRouter {
     }
     const agentId = nextAgentId();
     const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
-    this.#pending.set(agentId, { server, remoteId: message.id, timer });
-    session.send({ ...message, id: agentId }).catch((error: unknown) => {
+    const traced = startCallSpan(server, message, trace);
+    this.#pending.set(agentId, { server, remoteId: message.id, timer, span: traced.span });
+    session.send({ ...traced.message, id: agentId }).catch((error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       this.#fail(agentId, `could not be reached (${reason})`);
     });
@@ -136,7 +145,7 @@ export class RequestRouter {
       const remoteId = message.params?.requestId;
       const agentId = this.#agentIdOf(server, remoteId);
       if (agentId === undefined) return;
-      this.#forget(agentId);
+      this.#forget(agentId)?.span?.end('cancelled');
       // Small and one per request at most: always written, so the child can stop working.
       outgoing = { ...message, params: { ...message.params, requestId: agentId } };
     } else {
@@ -180,6 +189,7 @@ export class RequestRouter {
     }
     const pending = this.#forget(message.id);
     if (!pending) return;
+    pending.span?.end('error' in message ? 'error' : undefined);
     const outcome = this.deps.send({
       type: 'rpc',
       server: pending.server,
@@ -213,7 +223,10 @@ export class RequestRouter {
   /** The connection is gone: nothing can be answered any more. */
   close(): void {
     this.#closed = true;
-    for (const pending of this.#pending.values()) clearTimeout(pending.timer);
+    for (const pending of this.#pending.values()) {
+      clearTimeout(pending.timer);
+      pending.span?.end('disconnected');
+    }
     this.#pending.clear();
   }
 
@@ -255,6 +268,7 @@ export class RequestRouter {
   #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable): void {
     const pending = this.#forget(agentId);
     if (!pending) return;
+    pending.span?.end(code === RelayErrorCode.RequestTimeout ? 'timeout' : 'unavailable');
     this.#reply(
       pending.server,
       rpcError(pending.remoteId, code, `MCP server "${pending.server}" ${reason}`),

@@ -14,6 +14,7 @@ import type { PortScope } from '../http/port-scope.js';
 import { createLogger, type LoggerConfig } from '../logging/logger.js';
 import { RateLimitedLog } from '../logging/rate-limited-log.js';
 import { startUpLogger } from '../logging/start-up-logger.js';
+import { startTracing, stopTracing } from '../tracing/tracing.js';
 
 /** In-flight requests get this long to finish after a signal before connections are cut. */
 export const SHUTDOWN_GRACE_MS = 10_000;
@@ -29,8 +30,13 @@ export interface Listeners {
   portVariables: Record<keyof PortScope, string>;
 }
 
+/** What every entry point's config holds beside its own settings. */
+export interface EntryPointConfig extends LoggerConfig {
+  version: string;
+}
+
 /** What differs between the entry points (the plant service, the relay server). */
-export interface HttpEntryPoint<C extends LoggerConfig> {
+export interface HttpEntryPoint<C extends EntryPointConfig> {
   /**
    * Validates the environment (the entry point hands process.env over: only config and the
    * entry points read it); a ConfigError is printed and exits 78 (EX_CONFIG).
@@ -75,9 +81,12 @@ export interface HttpEntryPoint<C extends LoggerConfig> {
  * and exit 0. SIGHUP is not a reload: a closed terminal or a supervisor's hang-up stops the
  * process cleanly instead of killing it at once.
  */
-export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C>): Promise<void> {
+export async function runHttpApp<C extends EntryPointConfig>(
+  entry: HttpEntryPoint<C>,
+): Promise<void> {
   const config = loadConfigOrExit(entry);
   const logger = createLogger(config);
+  await startTracing(config.tracing, config.version, logger);
 
   let app: NestExpressApplication;
   try {
@@ -105,7 +114,7 @@ export async function runHttpApp<C extends LoggerConfig>(entry: HttpEntryPoint<C
 }
 
 /** The validated config; a ConfigError is printed and the process exits 78 (EX_CONFIG). */
-function loadConfigOrExit<C extends LoggerConfig>(entry: HttpEntryPoint<C>): C {
+function loadConfigOrExit<C extends EntryPointConfig>(entry: HttpEntryPoint<C>): C {
   try {
     return entry.loadConfig();
   } catch (error) {
@@ -160,7 +169,8 @@ async function listenOnEveryPort(
 
 /** Applies the entry point's connection caps to a listener; a refusal is counted and logged. */
 function connectionLimiter(
-  setting: ReturnType<NonNullable<HttpEntryPoint<LoggerConfig>['connectionLimits']>> | undefined,
+  setting:
+    ReturnType<NonNullable<HttpEntryPoint<EntryPointConfig>['connectionLimits']>> | undefined,
   logger: Logger,
 ): (server: Server) => void {
   if (!setting) return () => undefined;
@@ -180,7 +190,7 @@ function listen(server: Server, port: number, host: string): Promise<Server> {
   });
 }
 
-function handleSignals<C extends LoggerConfig>(
+function handleSignals<C extends EntryPointConfig>(
   app: NestExpressApplication,
   drain: ConnectionDrain,
   logger: Logger,
@@ -205,6 +215,8 @@ function handleSignals<C extends LoggerConfig>(
         }
         return app.close();
       })
+      // The last spans (the requests that just finished) are sent before the exit.
+      .then(() => stopTracing().catch(() => undefined))
       .then(() => {
         logger.info('stopped');
         logger.flush();

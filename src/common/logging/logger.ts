@@ -1,11 +1,15 @@
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from '../../config/shared/log-levels.js';
+import type { TracingConfig } from '../../config/shared/tracing-env.js';
+import { tracing } from '../tracing/tracing.js';
 
 /** The part of the app's or the relay server's config that shapes the logs. */
 export interface LoggerConfig {
   logLevel: LogLevel;
   /** NO_COLOR is set and not empty: JSON lines even on a terminal. */
   noColor: boolean;
+  /** Tracing on: each line written in a span carries its trace_id and span_id. */
+  tracing?: TracingConfig | undefined;
 }
 
 /**
@@ -17,9 +21,10 @@ export interface LoggerConfig {
  * flushes what is left at exit): a synchronous write per request line cost event-loop time
  * under load. No minimum buffer size, so a quiet service's lines appear at once.
  */
-export function createLogger({ logLevel, noColor }: LoggerConfig): Logger {
+export function createLogger({ logLevel, noColor, tracing: traced }: LoggerConfig): Logger {
   const options = {
     level: logLevel,
+    ...(traced ? { mixin: () => tracing()?.logIds() ?? {} } : {}),
     base: { pid: process.pid },
     redact: {
       paths: ['req.headers.authorization', 'headers.authorization', '*.token', '*.password'],

@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { routeTemplate } from '../http/route-template.js';
 import { HttpRequestMetrics } from '../metrics/http-request-metrics.js';
+import { type Tracing, tracing } from '../tracing/tracing.js';
 import { LOGGER } from './logger.token.js';
 
 /**
@@ -11,7 +12,7 @@ import { LOGGER } from './logger.token.js';
  *
  * Where the HTTP metrics are provided (the plant API; the relay server has none), the same
  * `finish` listener records them: one listener, one Express layer and one route-exclusion
- * check per request instead of two of each.
+ * check per request instead of two of each. With tracing on, the request is a SERVER span too.
  */
 @Injectable()
 export class RequestLogMiddleware implements NestMiddleware {
@@ -22,6 +23,9 @@ export class RequestLogMiddleware implements NestMiddleware {
 
   use(request: Request, response: Response, next: NextFunction): void {
     const started = process.hrtime.bigint();
+    // First, so the log line below is written in the request's span (it carries its ids).
+    const otel = tracing();
+    const run = otel ? traced(otel, request, response) : undefined;
     response.once('finish', () => {
       const elapsed = Number(process.hrtime.bigint() - started);
       const status = response.statusCode;
@@ -36,6 +40,29 @@ export class RequestLogMiddleware implements NestMiddleware {
       else this.logger.info(line, 'request');
       this.metrics?.record(request.method, route, status, elapsed / 1e9);
     });
-    next();
+    if (run) run(next);
+    else next();
   }
+}
+
+/**
+ * The request as an HTTP SERVER span (OpenTelemetry's HTTP semantic conventions), ended when
+ * the response is done or the connection is gone; returns what runs the rest of the request in
+ * it. Only the route template, never the raw path.
+ */
+function traced(otel: Tracing, request: Request, response: Response): (next: NextFunction) => void {
+  const { span, run } = otel.serverSpan(request, response, {
+    'http.request.method': request.method,
+    'url.scheme': request.protocol,
+    'network.protocol.version': request.httpVersion,
+  });
+  response.once('close', () => {
+    const route = routeTemplate(request);
+    const status = response.statusCode;
+    span.updateName(`${request.method} ${route}`);
+    span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+    if (!response.writableFinished) otel.endSpan(span, 'aborted');
+    else otel.endSpan(span, status >= 500 ? String(status) : undefined);
+  });
+  return run;
 }

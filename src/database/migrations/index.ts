@@ -3,6 +3,7 @@ import { createPlants } from './2026-11-23-001-create-plants.js';
 import { createWebhookOutbox } from './2026-11-23-002-create-webhook-outbox.js';
 import { createWebhookReceivers } from './2026-11-23-003-create-webhook-receivers.js';
 import { indexDueNotices } from './2026-11-25-001-index-due-notices.js';
+import { addOutboxTraceContext } from './2026-11-25-002-add-outbox-trace-context.js';
 
 /**
  * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-002-create-webhook-outbox': createWebhookOutbox,
   '2026-11-23-003-create-webhook-receivers': createWebhookReceivers,
   '2026-11-25-001-index-due-notices': indexDueNotices,
+  '2026-11-25-002-add-outbox-trace-context': addOutboxTraceContext,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
-import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+import { RelayErrorCode, type TraceContext } from '../../agent-protocol/relay-protocol.js';
 import { encodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 import {
   JsonRpcCode,
@@ -86,13 +86,15 @@ export class AgentConnection {
    * Sends a JSON-RPC request for `server`; resolves with the agent's response carrying the
    * relay's id (the caller restores the client's). On timeout the agent is sent
    * `notifications/cancelled` so the MCP server can stop working on it. With `sink`, the
-   * request's progress notifications are handed to it with the client's own token.
+   * request's progress notifications are handed to it with the client's own token. `trace`
+   * (W3C trace context) travels in the frame, so the agent's span continues the relay's trace.
    */
   request(
     server: string,
     message: Message,
     timeoutMs: number,
     sink?: RequestNotificationSink,
+    trace?: TraceContext,
   ): { id: number; response: Promise<JsonRpcResponse> } {
     const id = this.nextRequestId++;
     const response = new Promise<JsonRpcResponse>((resolve) => {
@@ -130,7 +132,8 @@ export class AgentConnection {
         sent = withProgressToken(message, relayToken);
       }
       this.pending.set(id, pending);
-      const refused = this.send({ type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } });
+      const frame = { type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } };
+      const refused = this.send(trace ? { ...frame, trace } : frame);
       // A message the agent would refuse (too large, too deep) is never sent: the agent would
       // close the connection (1009) and end every session on it. Only this client is answered.
       if (refused !== undefined && this.finish(id)) {

@@ -3,6 +3,7 @@ import { parseApiTokens } from '../../config/shared/api-tokens.js';
 import { ConfigError } from '../../config/shared/config-error.js';
 import { formatIssues } from '../../config/shared/issue-path.js';
 import { noColorRequested } from '../../config/shared/no-color.js';
+import { tracingConfigOf } from '../../config/shared/tracing-env.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
 import { relayEnvSchema, type RelayEnv } from './relay-env.schema.js';
@@ -97,6 +98,7 @@ function buildRelayConfig(
       bytesPerSecond: env.RELAY_AGENT_MAX_BYTES_PER_SECOND,
       inventoryBytesPerMinute: env.RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE,
     },
+    tracing: tracingConfigOf(env, 'plant-store-relay'),
     version: APP_VERSION,
   };
 }

@@ -1,4 +1,5 @@
 import type { LogLevel } from '../../config/shared/log-levels.js';
+import type { TracingConfig } from '../../config/shared/tracing-env.js';
 
 /** One agent deployment: every pod of it connects with one of these tokens. */
 export interface RelayAgentConfig {
@@ -83,6 +84,8 @@ export interface RelayConfig {
   agentBudgets: { maxConnectionsPerAgent: number; maxInventoryBytesPerAgent: number };
   /** What one agent connection may send (0: no limit); past it the connection is closed. */
   agentRates: { framesPerSecond: number; bytesPerSecond: number; inventoryBytesPerMinute: number };
+  /** OpenTelemetry tracing (the OTEL_* variables); undefined when off. */
+  tracing: TracingConfig | undefined;
   version: string;
 }
 

@@ -4,6 +4,7 @@ import { LOG_LEVELS } from '../../config/shared/log-levels.js';
 import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { relayClusterEnvFields } from './relay-cluster-env.schema.js';
 import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
+import { tracingEnvShape } from '../../config/shared/tracing-env.js';
 
 /**
  * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
@@ -160,6 +161,7 @@ export const relayEnvSchema = z
     ).default(16 * 1024 * 1024),
     ...relayOAuthEnvFields,
     ...relayClusterEnvFields,
+    ...tracingEnvShape,
   })
   .superRefine(
     (env, ctx) => {

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+import { mcpSpan } from '../../common/tracing/mcp-attributes.js';
+import { tracing } from '../../common/tracing/tracing.js';
 import {
   type AgentConnection,
   congestionMessage,
@@ -113,11 +115,13 @@ export class RelayForwarder {
     // Cancelled before it was sent (a later page of a cancelled listing): nothing to send.
     if (signal.aborted) return cancelledError(null);
     this.tenants.record(connection, server, client);
+    const span = this.startSpan(connection.agent, server, message);
     const { id, response } = connection.request(
       server,
       withoutId(message),
       this.config.requestTimeoutMs,
       sink,
+      span?.trace,
     );
     const onAbort = () => {
       const reason = typeof signal.reason === 'string' ? signal.reason : 'cancelled by the client';
@@ -130,10 +134,36 @@ export class RelayForwarder {
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return await response;
+      const answer = await response;
+      span?.end(answer.error === undefined ? undefined : outcomeOf(answer));
+      return answer;
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * With tracing on, the request to the agent as a CLIENT span and the trace context the frame
+   * carries to the agent. Its parent is the client's `_meta.traceparent` (MCP's SEP-414) when
+   * the request has one, linked to the HTTP request's span; else the HTTP request's span.
+   */
+  private startSpan(agent: string, server: string, message: Message) {
+    const otel = tracing();
+    if (!otel) return undefined;
+    const { name, attributes } = mcpSpan(message);
+    const fromClient = clientTraceContext(message);
+    const request = otel.linkTo(otel.activeContext());
+    const span = otel.startSpan(
+      name,
+      otel.SpanKind.CLIENT,
+      { ...attributes, 'plant_store.agent': agent, 'plant_store.mcp_server': server },
+      otel.contextFrom(fromClient),
+      fromClient && request ? [request] : undefined,
+    );
+    return {
+      trace: otel.carrierOf(span),
+      end: (error?: string) => otel.endSpan(span, error),
+    };
   }
 
   /** A client's `notifications/cancelled`: cancels the request of `session` it names, if any. */
@@ -199,6 +229,16 @@ function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
 
 function isObject(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The W3C trace context a client put in the request's `_meta` (SEP-414), if any. */
+function clientTraceContext(
+  message: Message,
+): { traceparent: string; tracestate?: string } | undefined {
+  const meta = isObject(message.params) ? message.params._meta : undefined;
+  if (!isObject(meta) || typeof meta.traceparent !== 'string') return undefined;
+  const { traceparent, tracestate } = meta;
+  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent };
 }
 
 function withoutId(message: Message): Message {

@@ -1,0 +1,36 @@
+import type { JSONRPCRequest } from '@modelcontextprotocol/client';
+import type { TraceContext } from '../../agent-protocol/relay-protocol.js';
+import { mcpSpan } from '../../common/tracing/mcp-attributes.js';
+import { tracing } from '../../common/tracing/tracing.js';
+
+/** A relayed request's span, ended with its answer. */
+export interface CallSpan {
+  end(error?: string): void;
+}
+
+/**
+ * With tracing on, the agent's call to an MCP server as a CLIENT span, a child of the trace
+ * context the relay's frame carried, and the request with that span's context in
+ * `params._meta.traceparent`/`tracestate` (MCP's SEP-414), where the MCP server can continue it.
+ */
+export function startCallSpan(
+  server: string,
+  message: JSONRPCRequest,
+  trace: TraceContext | undefined,
+): { span?: CallSpan; message: JSONRPCRequest } {
+  const otel = tracing();
+  if (!otel) return { message };
+  const { name, attributes } = mcpSpan(message);
+  const span = otel.startSpan(
+    name,
+    otel.SpanKind.CLIENT,
+    { ...attributes, 'plant_store.mcp_server': server },
+    otel.contextFrom(trace),
+  );
+  const params = message.params ?? {};
+  const meta = { ...(params._meta ?? {}), ...otel.carrierOf(span) };
+  return {
+    span: { end: (error) => otel.endSpan(span, error) },
+    message: { ...message, params: { ...params, _meta: meta } },
+  };
+}

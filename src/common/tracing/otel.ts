@@ -1,0 +1,183 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Link,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type Sampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { TracingConfig } from '../../config/shared/tracing-env.js';
+import { BoundedSpanProcessor } from './bounded-span-processor.js';
+
+/**
+ * The OpenTelemetry SDK and the few helpers our seams use. Loaded by startTracing only when
+ * tracing is on (a dynamic import: the bundle keeps it in a chunk of its own), so a process
+ * without tracing loads none of it. Spans are made by hand at our own seams: instrumentation
+ * that patches `require` sees nothing inside the bundle.
+ */
+export { SpanKind };
+export type { Context, Span };
+
+/** W3C trace context as it travels in headers, frames and `_meta`. */
+export interface TraceCarrier {
+  traceparent?: string;
+  tracestate?: string;
+}
+
+let provider: TracerProvider | undefined;
+let tracer: Tracer = trace.getTracer('plant-store');
+let contextManager: AsyncLocalStorageContextManager | undefined;
+
+/** Starts the SDK; `dropped` counts each span dropped because too many wait to be sent. */
+export function start(config: TracingConfig, version: string, dropped: () => void): void {
+  contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  // OTEL_RESOURCE_ATTRIBUTES first, so our service name and version win over it.
+  const resource = detectResources({ detectors: [envDetector] }).merge(
+    resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: config.serviceName,
+      [ATTR_SERVICE_VERSION]: version,
+    }),
+  );
+  const processor = new BoundedSpanProcessor(
+    (exporter) =>
+      new BatchSpanProcessor({
+        exporter,
+        scheduledDelayMillis: config.exportDelayMs,
+        maxQueueSize: config.maxQueueSize,
+        maxExportBatchSize: Math.min(512, config.maxQueueSize),
+      }),
+    // The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
+    new OTLPTraceExporter(),
+    config.maxQueueSize,
+    dropped,
+  );
+  provider = new TracerProvider({
+    resource,
+    sampler: samplerOf(config),
+    spanProcessors: [processor],
+  });
+  trace.setGlobalTracerProvider(provider);
+  tracer = provider.getTracer('plant-store', version);
+}
+
+/** Exports the spans still queued; at shutdown. */
+export async function shutdown(): Promise<void> {
+  await provider?.shutdown();
+}
+
+function samplerOf({ sampler, samplerRatio }: TracingConfig): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(samplerRatio);
+  switch (sampler) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+  }
+}
+
+/**
+ * The SERVER span of one HTTP request, child of the request's `traceparent` header if any.
+ * `run` continues the request in the span's context: the request's and the response's events
+ * are bound to it too, since a body read ends in a stream event, outside the caller's context.
+ */
+export function serverSpan(
+  request: IncomingMessage,
+  response: ServerResponse,
+  attributes: Attributes,
+): { span: Span; run: (next: () => void) => void } {
+  const parent = propagation.extract(context.active(), request.headers);
+  const span = tracer.startSpan(
+    request.method ?? 'HTTP',
+    { kind: SpanKind.SERVER, attributes },
+    parent,
+  );
+  const active = trace.setSpan(parent, span);
+  contextManager?.bind(active, request);
+  contextManager?.bind(active, response);
+  return { span, run: (next) => context.with(active, next) };
+}
+
+/** A span, child of `parent` (the active context by default). */
+export function startSpan(
+  name: string,
+  kind: SpanKind,
+  attributes: Attributes,
+  parent: Context = context.active(),
+  links?: Link[],
+): Span {
+  return tracer.startSpan(name, { kind, attributes, ...(links ? { links } : {}) }, parent);
+}
+
+/** Runs `fn` with `span` as the active span. */
+export function withSpan<T>(span: Span, fn: () => T): T {
+  return context.with(trace.setSpan(context.active(), span), fn);
+}
+
+/** Ends `span`, marked failed with `error` (a short reason, never a secret) when given. */
+export function endSpan(span: Span, error?: string): void {
+  if (error !== undefined) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+    span.setAttribute('error.type', error);
+  }
+  span.end();
+}
+
+/** The trace context of `span` (the active one by default), to send along. */
+export function carrierOf(span?: Span): TraceCarrier {
+  const carrier: TraceCarrier = {};
+  const ctx = span ? trace.setSpan(context.active(), span) : context.active();
+  propagation.inject(ctx, carrier);
+  return carrier;
+}
+
+/** The context a received trace context continues; the active one when it carries none. */
+export function contextFrom(carrier: TraceCarrier | undefined): Context {
+  return carrier ? propagation.extract(context.active(), carrier) : context.active();
+}
+
+/** The active context, to continue later (a queued write, a stored notice). */
+export function activeContext(): Context {
+  return context.active();
+}
+
+/** A link to the span of `ctx`, if it has one. */
+export function linkTo(ctx: Context): Link | undefined {
+  const spanContext = trace.getSpanContext(ctx);
+  return spanContext ? { context: spanContext } : undefined;
+}
+
+/** trace_id and span_id of the active span, for the log line being written. */
+export function logIds(): { trace_id: string; span_id: string } | Record<string, never> {
+  const spanContext = trace.getActiveSpan()?.spanContext();
+  if (!spanContext) return {};
+  return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+}

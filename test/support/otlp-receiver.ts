@@ -1,0 +1,131 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One span as an OTLP/HTTP JSON export carried it, with the service that sent it. */
+export interface ReceivedSpan {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  /** OTLP's SpanKind: 1 internal, 2 server, 3 client. */
+  kind: number;
+  attributes: Record<string, string | number | boolean>;
+  links: { traceId: string; spanId: string }[];
+  status: { code?: number; message?: string };
+}
+
+interface AnyValue {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
+}
+interface KeyValue {
+  key: string;
+  value: AnyValue;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: KeyValue[];
+  links?: { traceId: string; spanId: string }[];
+  status?: { code?: number; message?: string };
+}
+interface ExportRequest {
+  resourceSpans: {
+    resource: { attributes: KeyValue[] };
+    scopeSpans: { spans: OtlpSpan[] }[];
+  }[];
+}
+
+/**
+ * A real OTLP/HTTP receiver on loopback (the JSON encoding of the OTLP specification): it
+ * decodes every POST /v1/traces and keeps the spans, as a collector would receive them.
+ */
+export class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+  private readonly server: Server;
+
+  constructor() {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        if (
+          request.url !== '/v1/traces' ||
+          request.headers['content-type'] !== 'application/json'
+        ) {
+          response.writeHead(415).end();
+          return;
+        }
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest;
+        this.spans.push(...spansOf(body));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+  }
+
+  async listen(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return this;
+  }
+
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: the exporter adds /v1/traces. */
+  get endpoint(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/** The environment that turns tracing on towards `receiver`, sending spans every 100 ms. */
+export function tracingEnv(receiver: OtlpReceiver, serviceName: string): Record<string, string> {
+  return {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+    OTEL_SERVICE_NAME: serviceName,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+  };
+}
+
+function spansOf(body: ExportRequest): ReceivedSpan[] {
+  return body.resourceSpans.flatMap(({ resource, scopeSpans }) => {
+    const service = String(attributesOf(resource.attributes)['service.name']);
+    return scopeSpans.flatMap(({ spans }) =>
+      spans.map((span) => ({
+        service,
+        traceId: hex(span.traceId),
+        spanId: hex(span.spanId),
+        parentSpanId: span.parentSpanId ? hex(span.parentSpanId) : '',
+        name: span.name,
+        kind: span.kind,
+        attributes: attributesOf(span.attributes ?? []),
+        links: (span.links ?? []).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId) })),
+        status: span.status ?? {},
+      })),
+    );
+  });
+}
+
+function attributesOf(list: KeyValue[]): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const { key, value } of list) {
+    out[key] =
+      value.stringValue ??
+      value.boolValue ??
+      value.doubleValue ??
+      (value.intValue !== undefined ? Number(value.intValue) : '');
+  }
+  return out;
+}
+
+/** OTLP JSON ids are hex; base64 (protobuf's JSON mapping) is accepted too. */
+function hex(id: string): string {
+  return /^[0-9a-f]+$/.test(id) ? id : Buffer.from(id, 'base64').toString('hex');
+}
