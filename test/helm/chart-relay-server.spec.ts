@@ -215,6 +215,19 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       );
     });
 
+    it('passes extraEnv to the relay container, e.g. for tracing', () => {
+      const set = {
+        ...minimal,
+        'relayServer.extraEnv[0].name': 'OTEL_EXPORTER_OTLP_ENDPOINT',
+        'relayServer.extraEnv[0].value': 'http://collector:4318',
+      };
+      const deployment = named(render({ set }), 'Deployment', RELAY)[0] as Deployment;
+      expect(relayContainer(deployment).env).toContainEqual({
+        name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+        value: 'http://collector:4318',
+      });
+    });
+
     it('leaves the app Deployment as it was', () => {
       const without = oneOfKind<Deployment>(render(), 'Deployment');
       const withRelay = named(render({ set: minimal }), 'Deployment', 'plants-plant-store')[0];

@@ -107,21 +107,7 @@ export class AgentConnection {
         resolve(congestedError(id, this.agent, waiting));
         return;
       }
-      const timer = setTimeout(() => {
-        if (!this.finish(id)) return;
-        this.onRequestTimeout();
-        this.notify(server, {
-          method: 'notifications/cancelled',
-          params: { requestId: id, reason: 'relay request timeout' },
-        });
-        resolve(
-          jsonRpcError(
-            id,
-            RelayErrorCode.RequestTimeout,
-            `agent "${this.agent}" did not answer within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
+      const timer = setTimeout(() => this.timedOut(id, server, timeoutMs, resolve), timeoutMs);
       const pending: Pending = { server, resolve, timer };
       const clientToken = progressTokenOf(message);
       let sent = message;
@@ -141,6 +127,23 @@ export class AgentConnection {
       }
     });
     return { id, response };
+  }
+
+  /** No answer in time: the MCP server is told to stop, and the client gets `-32003`. */
+  private timedOut(
+    id: number,
+    server: string,
+    timeoutMs: number,
+    resolve: (response: JsonRpcResponse) => void,
+  ): void {
+    if (!this.finish(id)) return;
+    this.onRequestTimeout();
+    this.notify(server, {
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: 'relay request timeout' },
+    });
+    const message = `agent "${this.agent}" did not answer within ${timeoutMs} ms`;
+    resolve(jsonRpcError(id, RelayErrorCode.RequestTimeout, message));
   }
 
   /** Ends a request the client cancelled: its waiter is answered, a late answer is dropped. */
