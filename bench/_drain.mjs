@@ -1,0 +1,40 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { createServer, Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+const N = Number(process.argv[2] ?? 10000);
+const nodePath = process.env.NODE24 ?? process.execPath;
+const bundle = join(import.meta.dirname, '../dist/bundle');
+const pgUrl = process.env.TEST_DATABASE_URL;
+const freePort = () => new Promise((r) => { const s = createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => r(port)); }); });
+const receiver = spawn(process.execPath, [join(import.meta.dirname, 'lib/webhook-receiver.mjs')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+const ask = (m) => new Promise((r) => { receiver.once('message', r); receiver.send(m); });
+const rport = await new Promise((r) => receiver.once('message', (m) => r(m.port)));
+const name = `drain_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: pgUrl }); await admin.connect(); await admin.query(`CREATE DATABASE ${name}`);
+const url = new URL(pgUrl); url.pathname = `/${name}`;
+const dir = mkdtempSync(join(tmpdir(), 'drain-')); mkdirSync(join(dir, 'config')); writeFileSync(join(dir, 'config/mcp-servers.json'), '{"mcpServers":{}}');
+const token = randomBytes(24).toString('hex');
+const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', HOST: '127.0.0.1', SERVICE_CONFIG_DIR: join(dir, 'config'), SERVICE_LOG_LEVEL: 'warn', DATA_DIR: join(dir, 'data'), API_TOKENS: token, DATABASE_URL: url.toString(), WEBHOOK_URLS: `http://127.0.0.1:${rport}/hook`, WEBHOOK_SECRETS: `whsec_${randomBytes(32).toString('base64')}`, WEBHOOK_DELIVERY: 'external' };
+async function start(entry, extra = {}) {
+  const [h, m, p] = [await freePort(), await freePort(), await freePort()];
+  const child = spawn(nodePath, [...(process.env.PROF && entry==='webhook-worker' ? ['--cpu-prof','--cpu-prof-dir=/tmp/drain'] : []), join(bundle, `${entry}.js`)], { env: { ...env, ...extra, PORT: String(p), SERVICE_HEALTH_CHECK_PORT: String(h), SERVICE_METRICS_PORT: String(m) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  for (;;) { if (await fetch(`http://127.0.0.1:${h}/health`).then((r) => r.status === 200, () => false)) return { child, port: p }; await sleep(100); }
+}
+const cpu = (pid) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) / 100; };
+const api = await start('main');
+const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+let next = 1; const post = () => new Promise((res) => { const id = next++; const body = `{"id": ${id}, "name": "p"}`; const q = request({ host: '127.0.0.1', port: api.port, path: '/plants', method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => { r.resume(); r.on('end', res); }); q.end(body); });
+await Promise.all(Array.from({ length: 32 }, async () => { while (next <= N) await post(); }));
+console.log('posted', N);
+const d0 = (await ask('stats')).distinct; const t0 = performance.now();
+const w = await start('webhook-worker');
+const c0 = 0;
+while ((await ask('stats')).distinct - d0 < N) await sleep(20);
+const secs = (performance.now() - t0) / 1000; const used = cpu(w.child.pid) - c0 - Number(process.env.STARTUP_CPU ?? 0);
+console.log(`drained ${N} in ${secs.toFixed(2)} s = ${(N / secs).toFixed(0)}/s; worker ${(used * 1e6 / N).toFixed(0)} us CPU per notice`);
+w.child.kill('SIGTERM'); api.child.kill('SIGKILL'); await sleep(1000); receiver.kill(); await admin.query(`DROP DATABASE ${name} WITH (FORCE)`); await admin.end(); process.exit(0);
