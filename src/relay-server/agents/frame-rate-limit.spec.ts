@@ -18,12 +18,16 @@ describe('FrameRateLimit', () => {
   });
 
   it('lets one frame of the largest size through even when the byte rate is lower', () => {
-    const limit = new FrameRateLimit({
-      framesPerSecond: 0,
-      bytesPerSecond: 1024,
-      inventoryBytesPerMinute: 0,
-      maxFrameBytes: 4 * MiB,
-    });
+    // A clock that stands still: a real one refills a byte every millisecond between the calls.
+    const limit = new FrameRateLimit(
+      {
+        framesPerSecond: 0,
+        bytesPerSecond: 1024,
+        inventoryBytesPerMinute: 0,
+        maxFrameBytes: 4 * MiB,
+      },
+      () => 0,
+    );
     expect(limit.unasked(4 * MiB)).toBeUndefined();
     expect(limit.unasked(1)).toBe('more than 1024 bytes a second');
   });
