@@ -16,6 +16,7 @@ import {
   render,
   renderError,
   skipWhenMissing,
+  minimalRelay as minimal,
 } from './helm-tools.js';
 
 const RELAY = 'plants-plant-store-relay';
@@ -26,13 +27,6 @@ const relayPods = {
     'app.kubernetes.io/instance': 'plants',
     'app.kubernetes.io/component': 'relay-server',
   },
-};
-const sha = (digit: string) => `sha256:${digit.repeat(64)}`;
-const minimal = {
-  'relayServer.enabled': true,
-  'relayServer.agents.shop[0]': sha('1'),
-  'relayServer.clients.alice.tokens[0]': sha('2'),
-  'relayServer.clients.alice.agents[0]': 'shop',
 };
 const redisUrl = 'redis://:s3cret@redis.data:6379/0';
 const threeWithRedis = { ...minimal, 'relayServer.replicas': 3, 'relayServer.redis.url': redisUrl };

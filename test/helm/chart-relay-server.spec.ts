@@ -20,6 +20,7 @@ import {
   render,
   renderError,
   skipWhenMissing,
+  minimalRelay as minimal,
 } from './helm-tools.js';
 
 const relayValues = path.join(chartDir, 'ci', 'relay-server-values.yaml');
@@ -28,14 +29,6 @@ const named = (docs: Manifest[], kind: string, name: string) =>
   docs.filter((doc) => doc.kind === kind && doc.metadata.name === name);
 const relayContainer = (deployment: Deployment): Container =>
   deployment.spec.template.spec.containers.find((c) => c.name === 'relay-server')!;
-
-const sha = (digit: string) => `sha256:${digit.repeat(64)}`;
-const minimal = {
-  'relayServer.enabled': true,
-  'relayServer.agents.shop[0]': sha('1'),
-  'relayServer.clients.alice.tokens[0]': sha('2'),
-  'relayServer.clients.alice.agents[0]': 'shop',
-};
 
 describe.skipIf(skipWhenMissing(helmMissing))(
   `chart relay server${helmMissing ? ` (skipped: ${helmMissing})` : ''}`,

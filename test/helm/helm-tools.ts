@@ -211,3 +211,12 @@ export const appContainer = (deployment: Deployment): Container =>
 
 export const envOf = (container: Container, name: string): EnvVar | undefined =>
   container.env.find((e) => e.name === name);
+
+const sha = (digit: string) => `sha256:${digit.repeat(64)}`;
+/** The fewest values that deploy the relay server: one agent, one client of it. */
+export const minimalRelay = {
+  'relayServer.enabled': true,
+  'relayServer.agents.shop[0]': sha('1'),
+  'relayServer.clients.alice.tokens[0]': sha('2'),
+  'relayServer.clients.alice.agents[0]': 'shop',
+};
