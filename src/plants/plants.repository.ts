@@ -38,6 +38,7 @@ export class PlantsRepository {
   /** Grouped INSERTs compiled once per row count (compiling costs more than running). */
   private readonly insertQueries = new Map<number, CompiledQuery<{ id: bigint }>>();
   private readonly selectByIdQuery: CompiledQuery<PlantRow>;
+  private readonly postgres: boolean;
 
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<Database>,
@@ -48,6 +49,7 @@ export class PlantsRepository {
     @InjectMetric('store_commit_duration_seconds') private readonly commitSeconds: Histogram,
     @InjectMetric('store_commit_batch_size') private readonly commitBatchSize: Histogram,
   ) {
+    this.postgres = config.database.kind === 'postgres';
     this.inserts = new GroupCommitQueue({
       flush: (plants) => this.timedInsertBatch(plants),
       key: (plant) => plant.id.toString(),
@@ -148,6 +150,13 @@ export class PlantsRepository {
       if (!this.outbox.enabled) {
         const { rows } = await this.db.executeQuery(query);
         created = new Set(rows.map((row) => BigInt(row.id)));
+      } else if (this.postgres) {
+        created = await this.outbox.insertWithNotices(
+          (count) => this.insertBuilderFor(count),
+          query.parameters as unknown[],
+          plants,
+        );
+        this.outbox.committed();
       } else {
         // The webhook's notices ride in the plants' own transaction (one commit, one fsync):
         // every committed plant has them, and no notice exists for a plant that was not.
@@ -190,16 +199,19 @@ export class PlantsRepository {
   private insertQueryFor(count: number): CompiledQuery<{ id: bigint }> {
     let query = this.insertQueries.get(count);
     if (!query) {
-      const placeholder = { id: 0n, name: '', tag: null };
-      query = this.db
-        .insertInto('plants')
-        .values(Array.from({ length: count }, () => placeholder))
-        .onConflict((conflict) => conflict.column('id').doNothing())
-        .returning('id')
-        .compile();
+      query = this.insertBuilderFor(count).compile();
       this.insertQueries.set(count, query);
     }
     return query;
+  }
+
+  private insertBuilderFor(count: number) {
+    const placeholder = { id: 0n, name: '', tag: null };
+    return this.db
+      .insertInto('plants')
+      .values(Array.from({ length: count }, () => placeholder))
+      .onConflict((conflict) => conflict.column('id').doNothing())
+      .returning('id');
   }
 
   /**

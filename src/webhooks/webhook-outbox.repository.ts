@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { type Kysely, sql } from 'kysely';
+import { type CompiledQuery, type InsertQueryBuilder, type Kysely, sql } from 'kysely';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
+import { valuesTable } from '../database/values-table.js';
 
 /** What a notice carries: the upstream document's NewPlant. */
 export interface NewPlant {
@@ -25,6 +26,21 @@ export interface ClaimedNotice {
   traceContext: string | null;
 }
 
+/** A notice row, with the id of the plant it tells of (the statement keeps it if created). */
+type Notice = {
+  plant_id: bigint;
+  event_id: string;
+  receiver: string;
+  payload: string;
+  state: 'pending';
+  created_at: number;
+  trace_context: string | null;
+};
+const NOTICE_COLUMNS = ['plant_id', 'event_id', 'receiver', 'payload', 'state', 'created_at', 'trace_context'] as const;
+
+/** The plants feature's INSERT, returning the ids it created. */
+export type PlantsInsert = InsertQueryBuilder<Database, 'plants', { id: bigint }>;
+
 /** The PostgreSQL channel a commit that wrote notices signals on (LISTEN/NOTIFY). */
 export const OUTBOX_CHANNEL = 'webhook_outbox';
 
@@ -38,6 +54,7 @@ export class WebhookOutboxRepository {
   /** Receivers stopped by a 410 (a copy of `webhook_receivers`): no notices are written for them. */
   private stopped = new Set<string>();
   private readonly postgres: boolean;
+  private readonly statements = new Map<string, CompiledQuery<{ id: bigint }>>();
   /** Set by delivery in a process that delivers: called once a commit wrote notices. */
   onCommitted: (() => void) | undefined;
 
@@ -60,24 +77,77 @@ export class WebhookOutboxRepository {
 
   /** One notice per plant and receiver (one event id per plant), in the caller's transaction. */
   async addNotices(trx: Kysely<Database>, plants: NewPlant[], now = Date.now()): Promise<void> {
+    const rows = this.noticesOf(plants, now).map(({ plant_id: _, ...row }) => ({
+      ...row,
+      next_attempt_at: now,
+    }));
+    if (rows.length === 0) return;
+    await trx.insertInto('webhook_outbox').values(rows).execute();
+    // Delivered to listeners (other processes) only if and when the transaction commits.
+    if (this.postgres) await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+  }
+
+  /**
+   * PostgreSQL: the plants' INSERT and their notices as one statement: one round trip instead of
+   * five (BEGIN, two INSERTs, NOTIFY, COMMIT), which cost the API 1.4x the CPU per plant. The
+   * statement is compiled once per shape (plants, receivers); its parameters are the INSERT's
+   * (`plantsParameters`), then each notice's in `NOTICE_COLUMNS` order. Returns the created ids.
+   */
+  async insertWithNotices(
+    plantsInsert: (count: number) => PlantsInsert,
+    plantsParameters: unknown[],
+    plants: NewPlant[],
+    now = Date.now(),
+  ): Promise<Set<bigint>> {
+    const notices = this.noticesOf(plants, now);
+    const shape = `${plants.length}x${notices.length}`;
+    let compiled = this.statements.get(shape);
+    if (!compiled) {
+      compiled = this.withNotices(plantsInsert(plants.length), notices).compile();
+      this.statements.set(shape, compiled);
+    }
+    const parameters = [
+      ...plantsParameters,
+      ...notices.flatMap((notice) => NOTICE_COLUMNS.map((column) => notice[column])),
+    ];
+    const { rows } = await this.db.executeQuery<{ id: bigint }>({ ...compiled, parameters });
+    return new Set(rows.map((row) => BigInt(row.id)));
+  }
+
+  /** `with created as (<plantsInsert>), notices as (insert ... join created) select id`. */
+  withNotices(plantsInsert: PlantsInsert, notices: Notice[]) {
+    return this.db
+      .with('created', () => plantsInsert)
+      .with('notices', (db) =>
+        db
+          .insertInto('webhook_outbox')
+          .columns(['event_id', 'receiver', 'payload', 'state', 'created_at', 'next_attempt_at', 'trace_context'])
+          .expression((eb) =>
+            eb
+              .selectFrom(valuesTable(notices, 'n', { plant_id: 'bigint', created_at: 'bigint' }))
+              .innerJoin('created', 'created.id', 'n.plant_id')
+              .select(['n.event_id', 'n.receiver', 'n.payload', 'n.state', 'n.created_at', 'n.created_at as next_attempt_at', 'n.trace_context']),
+          ),
+      )
+      .selectFrom('created')
+      .select('id');
+  }
+
+  noticesOf(plants: NewPlant[], now: number): Notice[] {
     const receivers = this.receivers();
-    if (plants.length === 0 || receivers.length === 0) return;
-    const rows = plants.flatMap((plant) => {
+    return plants.flatMap((plant) => {
       const eventId = `msg_${randomBytes(16).toString('base64url')}`;
       const payload = payloadOf(plant);
       return receivers.map((receiver) => ({
+        plant_id: plant.id,
         event_id: eventId,
         receiver: receiver.id,
         payload,
         state: 'pending' as const,
         created_at: now,
-        next_attempt_at: now,
         trace_context: plant.traceparent ?? null,
       }));
     });
-    await trx.insertInto('webhook_outbox').values(rows).execute();
-    // Delivered to listeners (other processes) only if and when the transaction commits.
-    if (this.postgres) await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
   }
 
   /** Called once a transaction that added notices committed: wakes this process's delivery. */

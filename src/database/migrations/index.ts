@@ -4,6 +4,7 @@ import { createWebhookOutbox } from './2026-11-23-002-create-webhook-outbox.js';
 import { createWebhookReceivers } from './2026-11-23-003-create-webhook-receivers.js';
 import { indexDueNotices } from './2026-11-25-001-index-due-notices.js';
 import { addOutboxTraceContext } from './2026-11-25-002-add-outbox-trace-context.js';
+import { notifyOutboxInserts } from './2026-11-27-001-notify-outbox-inserts.js';
 
 /**
  * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-003-create-webhook-receivers': createWebhookReceivers,
   '2026-11-25-001-index-due-notices': indexDueNotices,
   '2026-11-25-002-add-outbox-trace-context': addOutboxTraceContext,
+  '2026-11-27-001-notify-outbox-inserts': notifyOutboxInserts,
 };
 
 export const migrationProvider: MigrationProvider = {

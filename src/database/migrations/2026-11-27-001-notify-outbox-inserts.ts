@@ -1,0 +1,21 @@
+import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
+
+/**
+ * PostgreSQL: every statement that adds notices signals delivery (LISTEN webhook_outbox, in any
+ * process) when it commits, so the writer needs no NOTIFY of its own: a plant and its notices
+ * stay one statement, one round trip. SQLite has one process per store: nothing to signal.
+ */
+export const notifyOutboxInserts: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    if (db.getExecutor().adapter instanceof SqliteAdapter) return;
+    await sql`create function webhook_outbox_notify() returns trigger language plpgsql as $$
+      begin perform pg_notify('webhook_outbox', ''); return null; end $$`.execute(db);
+    await sql`create trigger webhook_outbox_notify after insert on webhook_outbox
+      for each statement execute function webhook_outbox_notify()`.execute(db);
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    if (db.getExecutor().adapter instanceof SqliteAdapter) return;
+    await sql`drop trigger webhook_outbox_notify on webhook_outbox`.execute(db);
+    await sql`drop function webhook_outbox_notify()`.execute(db);
+  },
+};
