@@ -204,11 +204,9 @@ export class WebhookOutboxRepository {
       .where('state', '=', 'pending')
       .groupBy('receiver')
       .execute();
-    const entry = (r: (typeof rows)[0]) => ({
-      pending: Number(r.pending),
-      oldest: Number(r.oldest),
-    });
-    return new Map(rows.map((row) => [row.receiver, entry(row)]));
+    return new Map(
+      rows.map((r) => [r.receiver, { pending: Number(r.pending), oldest: Number(r.oldest) }]),
+    );
   }
 
   /** Deletes a batch of finished (or unconfigured receivers') notices older than `before`. */

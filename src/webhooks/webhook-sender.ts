@@ -5,11 +5,7 @@ import { type Answer, timedOut, WebhookPoster } from './webhook-http.js';
 import type { ClaimedNotice } from './webhook-outbox.repository.js';
 import { signWebhook } from './webhook-signature.js';
 
-interface Tried {
-  seconds: number;
-  answerCut: boolean;
-  status?: number;
-}
+type Tried = { seconds: number; answerCut: boolean; status?: number };
 
 /** An attempt's outcome: a 2xx is delivered, a 410 gone, anything else retried. */
 export type Attempt =
@@ -20,10 +16,7 @@ export type Attempt =
 
 /** Signs and POSTs notices to the configured receivers, per Standard Webhooks. */
 export class WebhookSender {
-  private readonly targets = new Map<
-    string,
-    { poster: WebhookPoster; keys: KeyObject[]; host: string }
-  >();
+  private readonly targets = new Map<string, { poster: WebhookPoster; keys: KeyObject[] }>();
 
   constructor(config: WebhookConfig, timeoutMs: number) {
     const { maxInFlightPerReceiver: maxSockets, maxAnswerBytes } = config;
@@ -33,18 +26,21 @@ export class WebhookSender {
         poster: new WebhookPoster(url, { maxSockets, maxAnswerBytes, timeoutMs }),
         // KeyObjects made once: a Buffer key builds one per HMAC.
         keys: receiver.keys.reveal().map((key) => createSecretKey(key)),
-        host: receiver.host,
       });
     }
   }
 
-  async attempt(receiver: string, notice: ClaimedNotice, signal: AbortSignal): Promise<Attempt> {
-    const target = this.targets.get(receiver);
+  async attempt(
+    receiver: WebhookReceiver,
+    notice: ClaimedNotice,
+    signal: AbortSignal,
+  ): Promise<Attempt> {
+    const target = this.targets.get(receiver.id);
     if (!target) return { kind: 'retry', error: 'unknown receiver', seconds: 0, answerCut: false };
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     const timestamp = Math.floor(Date.now() / 1000);
-    const span = startAttemptSpan(receiver, target.host, notice);
+    const span = startAttemptSpan(receiver, notice);
     const headers = {
       'content-type': 'application/json',
       'webhook-id': notice.eventId,
@@ -82,12 +78,12 @@ function attemptOf(answer: Answer, seconds: number): Attempt {
  * notice; its `traceparent` header lets the receiver continue the trace. Receiver id and host
  * only: never the URL (it may carry credentials) nor the payload.
  */
-function startAttemptSpan(receiver: string, host: string, notice: ClaimedNotice) {
+function startAttemptSpan(receiver: WebhookReceiver, notice: ClaimedNotice) {
   const parent = notice.traceContext === null ? undefined : { traceparent: notice.traceContext };
   const attributes = {
     'http.request.method': 'POST',
-    'server.address': host,
-    'plant_store.webhook.receiver': receiver,
+    'server.address': receiver.host,
+    'plant_store.webhook.receiver': receiver.id,
     'plant_store.webhook.attempt': notice.attempts + 1,
   };
   return tracing()?.startClientSpan('POST', attributes, parent);
