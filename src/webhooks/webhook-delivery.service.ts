@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -14,7 +15,7 @@ import { LOGGER } from '../common/logging/logger.token.js';
 import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
-import { OutboxListener } from './outbox-listener.js';
+import { listenForNotices } from './outbox-listener.js';
 import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 import { type Attempt, describe, reasonOf, retryAfterMs, WebhookSender } from './webhook-sender.js';
 import { WebhookUpkeep } from './webhook-upkeep.service.js';
@@ -33,6 +34,9 @@ const POLL_MS = 2_000;
 const GATHER_MS = 25;
 const RESULT_LABEL = { delivered: '2xx', gone: '410', retry: 'retry' } as const;
 
+type Sent = { notice: ClaimedNotice; attempt: Attempt };
+type Retry = Extract<Attempt, { kind: 'retry' }>;
+
 /**
  * Claims each receiver's due notices with a lease (at most `maxInFlightPerReceiver` at once),
  * POSTs them and records each outcome: 2xx delivered, 410 stops the receiver, anything else is
@@ -46,9 +50,8 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
   private readonly tasks = new Set<Promise<unknown>>();
   private readonly sender: WebhookSender;
   private readonly dbLog: RateLimitedLog;
-  private listener: OutboxListener | undefined;
   private woken = false;
-  private wakeUp: (() => void) | undefined;
+  private wakeUp = () => {};
   private readonly delivering: boolean;
 
   constructor(
@@ -79,21 +82,18 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     this.outbox.onCommitted = () => this.wake();
     if (this.config.database.kind === 'postgres') {
       const url = this.config.database.url.reveal();
-      this.listener = new OutboxListener(url, () => this.wake(), this.dbLog, POLL_MS);
-      this.listener.start();
+      this.track(listenForNotices(url, this.abort.signal, () => this.wake(), this.dbLog, POLL_MS));
     }
     this.track(this.run());
-    this.logger.info(
-      { receivers: this.config.webhooks.receivers.map(describe) },
-      'plant webhook delivery started',
-    );
+    const receivers = this.config.webhooks.receivers.map(describe);
+    this.logger.info({ receivers }, 'plant webhook delivery started');
   }
 
   /** Attempts in flight are cut (no retry charged) and their leases handed back. */
   async beforeApplicationShutdown(): Promise<void> {
     this.outbox.onCommitted = undefined;
     this.abort.abort();
-    await this.listener?.close();
+    this.wake();
     await Promise.all(this.tasks);
     this.sender.close();
     if (!this.delivering) return;
@@ -104,7 +104,7 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
 
   private wake(): void {
     this.woken = true;
-    this.wakeUp?.();
+    this.wakeUp();
   }
 
   private async run(): Promise<void> {
@@ -118,15 +118,12 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
       } catch (error) {
         this.dbLog.warn({ reason: reasonOf(error) }, 'plant webhook: cannot read the outbox');
       }
-      const gatherMs = backlog ? 0 : GATHER_MS;
-      await this.sleep(this.woken ? gatherMs : POLL_MS, gatherMs);
+      if (!this.woken) await this.pause(POLL_MS);
+      if (this.woken && !backlog) await delay(GATHER_MS);
     }
   }
 
-  /**
-   * Claims as many of the receiver's due notices as it has free attempts, and sends them.
-   * True when it got as many as it asked for: more may be waiting.
-   */
+  /** Claims the receiver's due notices it has room for, and sends them; true if it filled it. */
   private async claimFor(receiver: WebhookReceiver): Promise<boolean> {
     if (this.outbox.isStopped(receiver.id) || this.abort.signal.aborted) return false;
     const busy = this.inFlight.get(receiver.id) ?? 0;
@@ -145,11 +142,14 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
 
   private async send(receiver: WebhookReceiver, notices: ClaimedNotice[]): Promise<void> {
     const signal = this.abort.signal;
-    const attempts = await Promise.all(
-      notices.map((notice) => this.sender.attempt(receiver.id, notice, signal)),
+    const sent = await Promise.all(
+      notices.map(async (notice) => ({
+        notice,
+        attempt: await this.sender.attempt(receiver, notice, signal),
+      })),
     );
     try {
-      await this.record(receiver, notices, attempts);
+      await this.record(receiver, sent);
     } catch (error) {
       // Their leases run out and they are attempted again: at least once holds.
       const reason = reasonOf(error);
@@ -157,50 +157,45 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     }
   }
 
-  private async record(receiver: WebhookReceiver, notices: ClaimedNotice[], attempts: Attempt[]) {
+  private async record(receiver: WebhookReceiver, sent: Sent[]): Promise<void> {
     const labels = { receiver: receiver.id };
-    for (const attempt of attempts) {
+    for (const { attempt } of sent) {
       if (attempt.kind === 'aborted') continue;
       this.attempts.inc({ ...labels, result: RESULT_LABEL[attempt.kind] });
       this.duration.observe(labels, attempt.seconds);
       if (attempt.answerCut) this.answersCut.inc(labels);
     }
-    const delivered = notices.filter((_, i) => attempts[i]!.kind === 'delivered');
-    const ids = delivered.map((notice) => notice.id);
-    if (ids.length > 0) await this.outbox.record(ids, this.owner, { delivered: true });
-    if (delivered.length > 0)
+    const delivered = sent.filter((s) => s.attempt.kind === 'delivered').map((s) => s.notice.id);
+    if (delivered.length > 0) {
+      await this.outbox.record(delivered, this.owner, { delivered: true });
       this.finished.inc({ ...labels, outcome: 'delivered' }, delivered.length);
-    if (attempts.some((attempt) => attempt.kind === 'gone')) {
+    }
+    if (sent.some((s) => s.attempt.kind === 'gone')) {
       await this.outbox.stopReceiver(receiver);
       this.finished.inc({ ...labels, outcome: 'stopped' });
       const message = 'plant webhook receiver answered 410 Gone: no more notices are sent to it';
       this.logger.warn(describe(receiver), message);
       return;
     }
-    for (const [i, notice] of notices.entries()) {
-      const attempt = attempts[i]!;
+    for (const { notice, attempt } of sent) {
       if (attempt.kind === 'retry') await this.recordRetry(receiver, notice, attempt);
     }
   }
 
-  private async recordRetry(
-    receiver: WebhookReceiver,
-    notice: ClaimedNotice,
-    attempt: Extract<Attempt, { kind: 'retry' }>,
-  ): Promise<void> {
+  /** Due again after the schedule's next delay (or the receiver's Retry-After); else failed. */
+  private async recordRetry(receiver: WebhookReceiver, notice: ClaimedNotice, attempt: Retry) {
     const attempts = notice.attempts + 1;
     const delaySeconds = this.config.webhooks.retrySchedule[attempts - 1];
-    const log = { receiver: receiver.id, event: notice.eventId, attempts, reason: attempt.error };
+    const { error } = attempt;
+    const log = { receiver: receiver.id, event: notice.eventId, attempts, reason: error };
     if (delaySeconds === undefined) {
-      const error = attempt.error;
       await this.outbox.record([notice.id], this.owner, { error, retryAt: undefined });
       this.finished.inc({ receiver: receiver.id, outcome: 'failed' });
       this.logger.warn(log, 'plant webhook notice failed: retries exhausted');
       return;
     }
     const delayMs = retryAfterMs(attempt.retryAfter) ?? delaySeconds * 1000;
-    const retryAt = Date.now() + delayMs;
-    await this.outbox.record([notice.id], this.owner, { error: attempt.error, retryAt });
+    await this.outbox.record([notice.id], this.owner, { error, retryAt: Date.now() + delayMs });
     // A retry due before the next poll is woken for, not left to wait for it.
     if (delayMs < POLL_MS) setTimeout(() => this.wake(), delayMs).unref();
     this.logger.info({ ...log, retryInMs: delayMs }, 'plant webhook attempt failed; retrying');
@@ -211,24 +206,14 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     void task.finally(() => this.tasks.delete(task));
   }
 
-  /** Until `ms` pass, `gatherMs` after `wake` is called, or the stop. */
-  private sleep(ms: number, gatherMs: number): Promise<void> {
-    const { signal } = this.abort;
-    if (signal.aborted) return Promise.resolve();
+  /** Until `wake()` (the stop wakes too) or `ms`, whichever comes first. */
+  private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const done = () => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeUp = () => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.wakeUp = undefined;
         resolve();
       };
-      let timer = setTimeout(done, ms);
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        clearTimeout(timer);
-        timer = setTimeout(done, gatherMs);
-      };
-      signal.addEventListener('abort', done);
     });
   }
 }

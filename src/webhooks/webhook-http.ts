@@ -1,10 +1,6 @@
-import {
-  Agent as HttpAgent,
-  type IncomingMessage,
-  request as httpRequest,
-  type RequestOptions,
-} from 'node:http';
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 
 export interface Answer {
   status: number;
@@ -26,43 +22,30 @@ const endedEarly = Object.assign(new Error('the answer ended early'), { code: 'E
 export class WebhookPoster {
   private readonly agent: HttpAgent;
   private readonly send: typeof httpRequest;
-  private readonly target: RequestOptions;
-
-  private readonly maxAnswerBytes: number;
-  private readonly timeoutMs: number;
+  /** Host (an IPv6 literal unbracketed), port, path and decoded credentials, read once. */
+  private readonly target: ReturnType<typeof urlToHttpOptions>;
 
   constructor(
     url: URL,
-    { maxSockets, ...limits }: { maxSockets: number; maxAnswerBytes: number; timeoutMs: number },
+    private readonly limits: { maxSockets: number; maxAnswerBytes: number; timeoutMs: number },
   ) {
-    ({ maxAnswerBytes: this.maxAnswerBytes, timeoutMs: this.timeoutMs } = limits);
     const https = url.protocol === 'https:';
-    this.agent = https
-      ? new HttpsAgent({ keepAlive: true, maxSockets })
-      : new HttpAgent({ keepAlive: true, maxSockets });
+    const agentOptions = { keepAlive: true, maxSockets: limits.maxSockets };
+    this.agent = https ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
     this.send = https ? httpsRequest : httpRequest;
-    this.target = {
-      protocol: url.protocol,
-      // An IPv6 literal comes bracketed in a URL, and without brackets in the options.
-      hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-      port: url.port || undefined,
-      path: `${url.pathname}${url.search}`,
-      ...(url.username || url.password
-        ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
-        : {}),
-      method: 'POST',
-      agent: this.agent,
-    };
+    this.target = urlToHttpOptions(url);
   }
 
   post(headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const request = this.send({
         ...this.target,
+        method: 'POST',
+        agent: this.agent,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         signal,
       });
-      const timer = setTimeout(() => request.destroy(timedOut), this.timeoutMs);
+      const timer = setTimeout(() => request.destroy(timedOut), this.limits.timeoutMs);
       const settle = (outcome: Answer | Error) => {
         clearTimeout(timer);
         if (outcome instanceof Error) reject(outcome);
@@ -80,16 +63,16 @@ export class WebhookPoster {
 
   /** Reads at most `maxAnswerBytes` of the answer; the first outcome settles (a Promise's). */
   private read(response: IncomingMessage, settle: (outcome: Answer | Error) => void): void {
-    let bytes = 0;
     const answer = (cut: boolean) =>
       settle({
         status: response.statusCode ?? 0,
         retryAfter: response.headers['retry-after'],
         cut,
       });
+    let bytes = 0;
     response.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes <= this.maxAnswerBytes) return;
+      if (bytes <= this.limits.maxAnswerBytes) return;
       answer(true);
       response.destroy();
     });

@@ -180,15 +180,10 @@ export class WebhookOutboxRepository {
       .updateTable('webhook_outbox')
       .set({ lease_until: sql<number>`${this.now()} + ${leaseMs}`, leased_by: owner })
       .where('id', 'in', due)
-      .returning(['id', 'event_id', 'payload', 'attempts', 'trace_context'])
+      .returning(['id', 'event_id as eventId', 'payload', 'attempts'])
+      .returning('trace_context as traceContext')
       .execute();
-    const notice = (r: (typeof rows)[0]) => ({
-      ...r,
-      eventId: r.event_id,
-      attempts: Number(r.attempts),
-      traceContext: r.trace_context,
-    });
-    return rows.map(notice);
+    return rows.map((row) => ({ ...row, attempts: Number(row.attempts) }));
   }
 
   /** Delivered, due again at `retryAt`, or `failed`: only while `owner` still holds the lease. */
@@ -198,14 +193,13 @@ export class WebhookOutboxRepository {
     outcome: { delivered: true } | { error: string; retryAt: number | undefined },
     now = Date.now(),
   ): Promise<void> {
-    const finished = 'delivered' in outcome || outcome.retryAt === undefined;
+    const { error = null, retryAt } = 'delivered' in outcome ? {} : outcome;
     await this.db
       .updateTable('webhook_outbox')
       .set({
-        ...('delivered' in outcome
-          ? { state: 'delivered', last_error: null }
-          : { state: finished ? 'failed' : 'pending', last_error: outcome.error }),
-        ...(finished ? { finished_at: now } : { next_attempt_at: outcome.retryAt }),
+        state: retryAt !== undefined ? 'pending' : error === null ? 'delivered' : 'failed',
+        last_error: error,
+        ...(retryAt === undefined ? { finished_at: now } : { next_attempt_at: retryAt }),
         attempts: sql<number>`attempts + 1`,
         lease_until: null,
         leased_by: null,
@@ -280,11 +274,9 @@ export class WebhookOutboxRepository {
       .where('state', '=', 'pending')
       .groupBy('receiver')
       .execute();
-    const entry = (r: (typeof rows)[0]) => ({
-      pending: Number(r.pending),
-      oldest: Number(r.oldest),
-    });
-    return new Map(rows.map((row) => [row.receiver, entry(row)]));
+    return new Map(
+      rows.map((r) => [r.receiver, { pending: Number(r.pending), oldest: Number(r.oldest) }]),
+    );
   }
 
   /** Deletes a batch of finished (or unconfigured receivers') notices older than `before`. */

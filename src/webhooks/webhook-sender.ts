@@ -1,29 +1,22 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { tracing } from '../common/tracing/tracing.js';
 import type { WebhookConfig, WebhookReceiver } from '../config/webhook-receivers.js';
-import { timedOut, WebhookPoster } from './webhook-http.js';
+import { type Answer, timedOut, WebhookPoster } from './webhook-http.js';
 import type { ClaimedNotice } from './webhook-outbox.repository.js';
 import { signWebhook } from './webhook-signature.js';
 
+type Tried = { seconds: number; answerCut: boolean; status?: number };
+
+/** An attempt's outcome: a 2xx is delivered, a 410 gone, anything else retried. */
 export type Attempt =
-  | { kind: 'delivered' | 'gone'; seconds: number; answerCut: boolean; status?: number }
-  | {
-      kind: 'retry';
-      error: string;
-      retryAfter?: string | undefined;
-      seconds: number;
-      answerCut: boolean;
-      status?: number;
-    }
+  | (Tried & { kind: 'delivered' | 'gone' })
+  | (Tried & { kind: 'retry'; error: string; retryAfter?: string | undefined })
   /** Not an attempt: the process is stopping; no retry is charged. */
   | { kind: 'aborted' };
 
 /** Signs and POSTs notices to the configured receivers, per Standard Webhooks. */
 export class WebhookSender {
-  private readonly targets = new Map<
-    string,
-    { poster: WebhookPoster; keys: KeyObject[]; host: string }
-  >();
+  private readonly targets = new Map<string, { poster: WebhookPoster; keys: KeyObject[] }>();
 
   constructor(config: WebhookConfig, timeoutMs: number) {
     const { maxInFlightPerReceiver: maxSockets, maxAnswerBytes } = config;
@@ -33,52 +26,39 @@ export class WebhookSender {
         poster: new WebhookPoster(url, { maxSockets, maxAnswerBytes, timeoutMs }),
         // KeyObjects made once: a Buffer key builds one per HMAC.
         keys: receiver.keys.reveal().map((key) => createSecretKey(key)),
-        host: receiver.host,
       });
     }
   }
 
-  async attempt(receiver: string, notice: ClaimedNotice, signal: AbortSignal): Promise<Attempt> {
-    const target = this.targets.get(receiver);
+  async attempt(
+    receiver: WebhookReceiver,
+    notice: ClaimedNotice,
+    signal: AbortSignal,
+  ): Promise<Attempt> {
+    const target = this.targets.get(receiver.id);
     if (!target) return { kind: 'retry', error: 'unknown receiver', seconds: 0, answerCut: false };
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     const timestamp = Math.floor(Date.now() / 1000);
-    const span = startAttemptSpan(receiver, target.host, notice);
+    const span = startAttemptSpan(receiver, notice);
     const headers = {
       'content-type': 'application/json',
       'webhook-id': notice.eventId,
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signWebhook(target.keys, notice.eventId, timestamp, notice.payload),
-      ...span?.headers,
+      ...span?.carrier,
     };
-    const attempt = await this.post(target.poster, headers, notice.payload, signal, seconds);
-    span?.end(attempt);
+    const attempt: Attempt = await target.poster.post(headers, notice.payload, signal).then(
+      (answer) => attemptOf(answer, seconds()),
+      (error: unknown) =>
+        signal.aborted
+          ? { kind: 'aborted' }
+          : { kind: 'retry', error: reasonOf(error), seconds: seconds(), answerCut: false },
+    );
+    const status = 'status' in attempt ? { 'http.response.status_code': attempt.status } : {};
+    const outcome = { 'plant_store.webhook.outcome': attempt.kind, ...status };
+    span?.end(attempt.kind === 'retry' ? attempt.error : undefined, outcome);
     return attempt;
-  }
-
-  private async post(
-    poster: WebhookPoster,
-    headers: Record<string, string>,
-    payload: string,
-    signal: AbortSignal,
-    seconds: () => number,
-  ): Promise<Attempt> {
-    try {
-      const answer = await poster.post(headers, payload, signal);
-      const common = { seconds: seconds(), answerCut: answer.cut, status: answer.status };
-      if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered', ...common };
-      if (answer.status === 410) return { kind: 'gone', ...common };
-      return {
-        kind: 'retry',
-        error: `HTTP ${answer.status}`,
-        retryAfter: answer.retryAfter,
-        ...common,
-      };
-    } catch (error) {
-      if (signal.aborted) return { kind: 'aborted' };
-      return { kind: 'retry', error: reasonOf(error), seconds: seconds(), answerCut: false };
-    }
   }
 
   close(): void {
@@ -86,42 +66,27 @@ export class WebhookSender {
   }
 }
 
+function attemptOf(answer: Answer, seconds: number): Attempt {
+  const tried = { seconds, answerCut: answer.cut, status: answer.status };
+  if (answer.status >= 200 && answer.status < 300) return { kind: 'delivered', ...tried };
+  if (answer.status === 410) return { kind: 'gone', ...tried };
+  return { kind: 'retry', error: `HTTP ${answer.status}`, retryAfter: answer.retryAfter, ...tried };
+}
+
 /**
  * With tracing on, one attempt as an HTTP CLIENT span, a child of the request that created the
  * notice; its `traceparent` header lets the receiver continue the trace. Receiver id and host
  * only: never the URL (it may carry credentials) nor the payload.
  */
-function startAttemptSpan(receiver: string, host: string, notice: ClaimedNotice) {
-  const otel = tracing();
-  if (!otel) return undefined;
-  const parent = otel.contextFrom(
-    notice.traceContext === null ? undefined : { traceparent: notice.traceContext },
-  );
-  const span = otel.startSpan(
-    'POST',
-    otel.SpanKind.CLIENT,
-    {
-      'http.request.method': 'POST',
-      'server.address': host,
-      'plant_store.webhook.receiver': receiver,
-      'plant_store.webhook.attempt': notice.attempts + 1,
-    },
-    parent,
-  );
-  const headers: Record<string, string> = {};
-  const carrier = otel.carrierOf(span);
-  if (carrier.traceparent) headers.traceparent = carrier.traceparent;
-  if (carrier.tracestate) headers.tracestate = carrier.tracestate;
-  return {
-    headers,
-    end(attempt: Attempt) {
-      span.setAttribute('plant_store.webhook.outcome', attempt.kind);
-      if ('status' in attempt && attempt.status !== undefined) {
-        span.setAttribute('http.response.status_code', attempt.status);
-      }
-      otel.endSpan(span, attempt.kind === 'retry' ? attempt.error : undefined);
-    },
+function startAttemptSpan(receiver: WebhookReceiver, notice: ClaimedNotice) {
+  const parent = notice.traceContext === null ? undefined : { traceparent: notice.traceContext };
+  const attributes = {
+    'http.request.method': 'POST',
+    'server.address': receiver.host,
+    'plant_store.webhook.receiver': receiver.id,
+    'plant_store.webhook.attempt': notice.attempts + 1,
   };
+  return tracing()?.startClientSpan('POST', attributes, parent);
 }
 
 /** An error's code or name, never its message (which may hold the URL and its credentials). */

@@ -77,8 +77,7 @@ export class WebhookUpkeep {
     const backlog = await this.outbox.backlog();
     const now = Date.now();
     for (const { id } of this.config.webhooks.receivers) {
-      const pending = backlog.get(id)?.pending ?? 0;
-      const oldest = backlog.get(id)?.oldest ?? now;
+      const { pending, oldest } = backlog.get(id) ?? { pending: 0, oldest: now };
       const oldestAgeSeconds = Math.max(0, (now - oldest) / 1000);
       this.pending.set({ receiver: id }, pending);
       this.oldestAge.set({ receiver: id }, oldestAgeSeconds);

@@ -21,16 +21,12 @@ export function startCallSpan(
   const otel = tracing();
   if (!otel) return { message };
   const { name, attributes } = mcpSpan(message);
-  const span = otel.startSpan(
+  const span = otel.startClientSpan(
     name,
-    otel.SpanKind.CLIENT,
     { ...attributes, 'plant_store.mcp_server': server },
-    otel.contextFrom(trace),
+    trace,
   );
   const params = message.params ?? {};
-  const meta = { ...(params._meta ?? {}), ...otel.carrierOf(span) };
-  return {
-    span: { end: (error) => otel.endSpan(span, error) },
-    message: { ...message, params: { ...params, _meta: meta } },
-  };
+  const meta = { ...(params._meta ?? {}), ...span.carrier };
+  return { span, message: { ...message, params: { ...params, _meta: meta } } };
 }

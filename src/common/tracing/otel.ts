@@ -137,6 +137,29 @@ export function startSpan(
   return tracer.startSpan(name, { kind, attributes, ...(links ? { links } : {}) }, parent);
 }
 
+/** A CLIENT span and the trace context to send with its request, so the peer continues it. */
+export interface ClientSpan {
+  carrier: TraceCarrier;
+  /** Ends it, with `attributes` of the answer; failed with `error` (a short reason) when given. */
+  end(error?: string, attributes?: Attributes): void;
+}
+
+/** A CLIENT span, child of the trace context `parent` carries (the active one without). */
+export function startClientSpan(
+  name: string,
+  attributes: Attributes,
+  parent?: TraceCarrier,
+): ClientSpan {
+  const span = startSpan(name, SpanKind.CLIENT, attributes, contextFrom(parent));
+  return {
+    carrier: carrierOf(span),
+    end(error, answer) {
+      if (answer) span.setAttributes(answer);
+      endSpan(span, error);
+    },
+  };
+}
+
 /** Runs `fn` with `span` as the active span. */
 export function withSpan<T>(span: Span, fn: () => T): T {
   return context.with(trace.setSpan(context.active(), span), fn);
