@@ -151,9 +151,10 @@ export class PlantsRepository {
         const { rows } = await this.db.executeQuery(query);
         created = new Set(rows.map((row) => BigInt(row.id)));
       } else if (this.postgres) {
+        // One statement, the plants with their notices: no transaction to open and commit.
         created = await this.outbox.insertWithNotices(
           (count) => this.insertBuilderFor(count),
-          query.parameters as unknown[],
+          query.parameters,
           plants,
         );
         this.outbox.committed();

@@ -16,9 +16,15 @@ import { PlantsRepository } from '../plants/plants.repository.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import { stringifyJson } from '../common/json/lossless-json.js';
 import { parseWebhookReceivers } from '../config/webhook-receivers.js';
-import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
+import pg from 'pg';
+import {
+  type ClaimedNotice,
+  OUTBOX_CHANNEL,
+  WebhookOutboxRepository,
+} from './webhook-outbox.repository.js';
 
 const logger = pino({ level: 'silent' });
+let postgresUrl = '';
 const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const stores = [
   {
@@ -32,7 +38,10 @@ const stores = [
     ? [
         {
           kind: 'postgres' as const,
-          open: async () => openPostgres({ url: await createTestDatabase(), logger }),
+          open: async () => {
+            postgresUrl = await createTestDatabase();
+            return openPostgres({ url: postgresUrl, logger });
+          },
         },
       ]
     : []),
@@ -114,21 +123,16 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     expect(written.every((r) => r.state === 'pending')).toBe(true);
   });
 
-  it('writes bodies exact as lossless JSON writes them (escapes, int64), only when committed', async () => {
+  it('writes bodies exact as lossless JSON writes them (escapes, int64)', async () => {
     const tricky = [
       { id: 9223372036854775807n, name: 'a "quoted" \\ name\u0001\u2028 é 😀', tag: 'x\ny' },
       { id: -5n, name: '</script>', tag: undefined },
     ];
-    const rollback = new Error('rolled back by the test');
     const before = (await rows()).length;
-    await expect(
-      db.transaction().execute(async (trx) => {
-        await outbox.addNotices(trx, tricky);
-        throw rollback;
-      }),
-    ).rejects.toBe(rollback);
-    expect(await rows()).toHaveLength(before);
-    await db.transaction().execute((trx) => outbox.addNotices(trx, tricky));
+    expect(await Promise.all(tricky.map((plant) => plants.insert(plant)))).toEqual([
+      'created',
+      'created',
+    ]);
     const written = (await rows()).slice(before);
     expect(written).toHaveLength(4);
     for (const plant of tricky) {
@@ -141,15 +145,76 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
       expect(mine.map((n) => n.receiver).sort()).toEqual([a!.id, b!.id].sort());
       expect(new Set(mine.map((n) => n.event_id)).size).toBe(1);
     }
-    await db
-      .deleteFrom('webhook_outbox')
-      .where(
-        'id',
-        'in',
-        written.map((r) => r.id),
-      )
-      .execute();
   });
+
+  it.runIf(store.kind === 'sqlite')('adds notices only if the transaction commits', async () => {
+    const plant = { id: 77n, name: 'Rolled back', tag: undefined };
+    const rollback = new Error('rolled back by the test');
+    const before = (await rows()).length;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await outbox.addNotices(trx, [plant]);
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(await rows()).toHaveLength(before);
+  });
+
+  it.runIf(store.kind === 'postgres')(
+    'writes plants and notices in one statement, every column in its place, and NOTIFYs',
+    async () => {
+      const listener = new pg.Client({ connectionString: postgresUrl });
+      await listener.connect();
+      const notified = new Promise((resolve) => listener.on('notification', resolve));
+      await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      const insertFor = (count: number) =>
+        db
+          .insertInto('plants')
+          .values(Array.from({ length: count }, () => ({ id: 0n, name: '', tag: null })))
+          .onConflict((conflict) => conflict.column('id').doNothing())
+          .returning('id');
+      const batch = [
+        {
+          id: 901n,
+          name: 'Traced',
+          tag: 't',
+          traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+        },
+        { id: 2n, name: 'A duplicate', tag: undefined },
+        { id: 902n, name: 'Untraced', tag: undefined },
+      ];
+      const before = Date.now();
+      // Twice: the second run reuses the statement compiled for this shape.
+      for (const round of [0n, 100n]) {
+        const plants = batch.map((p) => (p.id === 2n ? p : { ...p, id: p.id + round }));
+        const parameters = plants.flatMap((p) => [p.id, p.name, p.tag ?? null]);
+        const created = await outbox.insertWithNotices(insertFor, parameters, plants);
+        expect([...created].sort()).toEqual([901n + round, 902n + round]);
+      }
+      await expect(notified).resolves.toBeDefined();
+      await listener.end();
+      const written = await db
+        .selectFrom('webhook_outbox')
+        .selectAll()
+        .where('payload', 'like', '%"Traced"%')
+        .execute();
+      expect(written).toHaveLength(4);
+      for (const row of written) {
+        expect(row.state).toBe('pending');
+        expect(row.trace_context).toBe(batch[0]!.traceparent);
+        expect(row.event_id).toMatch(/^msg_[\w-]{22}$/);
+        expect(Number(row.next_attempt_at)).toBe(Number(row.created_at));
+        expect(Number(row.created_at)).toBeGreaterThanOrEqual(before);
+      }
+      const untraced = await db
+        .selectFrom('webhook_outbox')
+        .select(['trace_context', 'receiver'])
+        .where('payload', 'like', '%"Untraced"%')
+        .execute();
+      expect(untraced.map((r) => r.trace_context)).toEqual([null, null, null, null]);
+      expect(untraced.map((r) => r.receiver).sort()).toEqual([a!.id, a!.id, b!.id, b!.id].sort());
+    },
+  );
 
   it('stores nothing when no receiver is configured', async () => {
     const config = {
