@@ -14,6 +14,8 @@ import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
 import { PEER_AGENTS, PEER_CLIENT, PEER_SECRET, passedHeaders } from './peer-headers.js';
+import { PEER_PING_PATH } from './peer-ping.controller.js';
+import { PeerProbe } from './peer-probe.js';
 import { type PeerOutcome, requestPeer } from './peer-request.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
@@ -35,6 +37,7 @@ export class PeerForwarder implements OnModuleDestroy {
     https: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }),
   };
   private readonly log: RateLimitedLog;
+  private readonly probe: PeerProbe;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -42,8 +45,24 @@ export class PeerForwarder implements OnModuleDestroy {
     private readonly cluster: RelayCluster,
     @InjectMetric('relay_forwarded_requests_total') private readonly forwarded: Counter<'outcome'>,
     @InjectMetric('relay_redis_refusals_total') private readonly refusals: Counter,
+    @InjectMetric('relay_unresponsive_peers_total') unresponsive: Counter,
   ) {
     this.log = new RateLimitedLog(logger);
+    this.probe = new PeerProbe({
+      requestTimeoutMs: config.requestTimeoutMs,
+      pingTimeoutMs: config.agentProbeTimeoutMs,
+      pingUrl: (peer) => new URL(`${config.basePath}/${PEER_PING_PATH}`, peer),
+      pingHeaders: () => ({ [PEER_SECRET]: this.cluster.peerSecret ?? '' }),
+      agents: this.agents,
+      onFrozen: (peer, cut) => {
+        this.cluster.suspect(peer);
+        unresponsive.inc();
+        this.log.warn(
+          { peer, cut },
+          'a replica answers no ping: out of rotation, its requests cut',
+        );
+      },
+    });
   }
 
   onModuleDestroy(): void {
@@ -82,23 +101,29 @@ export class PeerForwarder implements OnModuleDestroy {
     return true;
   }
 
-  private forward(
+  private async forward(
     peer: string,
     request: ClientRequest,
     response: Response,
     message: unknown,
   ): Promise<PeerOutcome> {
-    return requestPeer(
-      {
-        url: new URL(request.originalUrl, peer),
-        method: request.method,
-        headers: this.peerHeaders(request),
-        body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
-        agents: this.agents,
-        headersTimeoutMs: this.config.requestTimeoutMs + 5000,
-      },
-      response,
-    );
+    const waiting = this.probe.track(peer, () => response.headersSent);
+    try {
+      return await requestPeer(
+        {
+          url: new URL(request.originalUrl, peer),
+          method: request.method,
+          headers: this.peerHeaders(request),
+          body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
+          agents: this.agents,
+          headersTimeoutMs: this.config.requestTimeoutMs + 5000,
+          signal: waiting.signal,
+        },
+        response,
+      );
+    } finally {
+      waiting.done();
+    }
   }
 
   /** Records a session opened here so every replica finds it; false while Redis is down. */
