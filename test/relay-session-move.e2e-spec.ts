@@ -120,7 +120,9 @@ describe.skipIf(!redisAvailable)('2025-11-25 sessions move between relay replica
     const workers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect('shop/echo')));
     const sessions = workers.map(sessionOf);
     let killedAt = 0;
-    const failures: { worker: number; startedBeforeKill: boolean; code?: number }[] = [];
+    type Failure = { worker: number; startedBeforeKill: boolean; code?: number; why: string };
+    const failures: Failure[] = [];
+    const ok = workers.map(() => 0);
     const okAfterKill = workers.map(() => 0);
     const loop = async (client: Client, worker: number) => {
       const until = Date.now() + 5000;
@@ -128,29 +130,34 @@ describe.skipIf(!redisAvailable)('2025-11-25 sessions move between relay replica
         const startedBeforeKill = killedAt === 0;
         try {
           await client.callTool({ name: 'wait', arguments: { ms: 100 } });
+          ok[worker] = (ok[worker] ?? 0) + 1;
           if (killedAt > 0) okAfterKill[worker] = (okAfterKill[worker] ?? 0) + 1;
         } catch (error) {
           const code = error instanceof ProtocolError ? error.code : undefined;
-          failures.push({ worker, startedBeforeKill, ...(code !== undefined && { code }) });
-          // A session that keeps failing is lost: one failure past the limit shows it.
-          if (failures.filter((f) => f.worker === worker).length > 1) return;
+          const why = String(error).slice(0, 160);
+          failures.push({ worker, startedBeforeKill, ...(code !== undefined && { code }), why });
+          // A call sent once the replica was gone failed: the session did not move.
+          if (!startedBeforeKill) return;
         }
       }
     };
     const loops = workers.map((client, worker) => loop(client, worker));
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    killedAt = Date.now();
+    await waitFor(() => ok.every((n) => n >= 2), 'every loop under way');
     victim.child.kill('SIGKILL');
+    // Calls sent before the process was gone may have reached it: those are in flight on it.
+    await victim.exited;
+    killedAt = Date.now();
     await Promise.all(loops);
     const seen = JSON.stringify({ okAfterKill, failures });
-    // Only a call already sent when the replica died failed, at most one per session...
+    // Only calls sent while the replica was dying failed (a few at most), and every session
+    // went on, the same one (no new initialize).
+    expect(failures.length, seen).toBeGreaterThan(0);
+    expect(failures.length, seen).toBeLessThanOrEqual(2 * workers.length);
     expect(
-      failures.every((f) => f.startedBeforeKill),
+      failures.filter((f) => !f.startedBeforeKill),
       seen,
-    ).toBe(true);
+    ).toEqual([]);
     for (let worker = 0; worker < workers.length; worker++) {
-      expect(failures.filter((f) => f.worker === worker).length, seen).toBeLessThanOrEqual(1);
-      // ...and every session went on, the same one (no new initialize).
       expect(okAfterKill[worker] ?? 0, seen).toBeGreaterThanOrEqual(5);
       expect(sessionOf(workers[worker] as Client)).toBe(sessions[worker]);
     }
