@@ -80,24 +80,32 @@ export class PeerForwarder implements OnModuleDestroy {
     target: RelayTarget,
     message?: unknown,
   ): Promise<boolean> {
-    if (!this.cluster.enabled || request.fromPeer) return false;
-    // A peer that refuses the connection got nothing: the request may go to another one.
+    if (!this.cluster.enabled) return false;
+    if (request.fromPeer) {
+      const placement = await this.cluster.placeForPeer(target);
+      return placement.kind !== 'here' && this.refused(response, placement.kind, message);
+    }
+    // A peer that refuses the connection got nothing: the request may go to another one (a
+    // session's too: it moves off the replica that refused).
     for (let attempt = 0; attempt < 3; attempt++) {
       const placement = await this.cluster.place(target);
       if (placement.kind === 'here') return false;
-      if (placement.kind === 'unavailable') {
-        const answer = this.unavailable(message);
-        writeJson(response.status(answer.status).set(answer.headers), answer.body);
-        return true;
-      }
+      if (placement.kind !== 'peer') return this.refused(response, placement.kind, message);
       const outcome = await this.forward(placement.url, request, response, message);
       this.forwarded.inc({ outcome });
       if (outcome === 'answered') return true;
       this.cluster.suspect(placement.url);
       this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
-      if (outcome !== 'refused' || target.sessionId !== undefined) break;
+      if (outcome !== 'refused') break;
     }
     answerLost(response, idOf(message), !response.headersSent);
+    return true;
+  }
+
+  /** 503 + Retry-After: Redis is unreachable, or the session's agent is reconnecting. */
+  private refused(response: Response, why: 'unavailable' | 'waiting', message: unknown): true {
+    const answer = why === 'waiting' ? agentAway(message) : this.unavailable(message);
+    writeJson(response.status(answer.status).set(answer.headers), answer.body);
     return true;
   }
 
@@ -160,6 +168,17 @@ export class PeerForwarder implements OnModuleDestroy {
 
 const REDIS_DOWN = 'the relay cannot reach its shared state (Redis); retry later';
 const PEER_LOST = 'the relay replica serving this request went away; retry';
+const AGENT_AWAY =
+  "the session's agent is not connected to a live relay replica (yet); retry later";
+
+/** A session whose replica went, while no live replica holds a connection of its agent. */
+function agentAway(message: unknown): RelayAnswer & { headers: Record<string, string> } {
+  return {
+    status: 503,
+    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+    body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, AGENT_AWAY),
+  };
+}
 
 /**
  * The peer died before or while answering: a request is answered -32001 at once (in the event
