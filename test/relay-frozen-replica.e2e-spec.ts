@@ -15,7 +15,7 @@ import { RoundRobinProxy } from './support/round-robin-proxy.js';
  * freezes (SIGSTOP: its sockets stay open, nothing answers) while calls run through the other
  * two. The calls they passed to it are answered -32001 within a ping of the first one that
  * timed out there, not each after its own timeout; the agent reconnects through another
- * replica by itself, and calls go on.
+ * replica by itself, and calls go on, those of a 2025-11-25 session the frozen replica held too.
  */
 const REQUEST_TIMEOUT_MS = 2000;
 const PROBE_TIMEOUT_MS = 1000;
@@ -49,11 +49,14 @@ const connections = async (relay: RunningRelay) => {
   return body.details.agents?.agents.shop?.connections ?? 0;
 };
 
-/** The official SDK client through the proxy, stateless (2026-07-28): each call is placed anew. */
-async function connect(port = proxy.port): Promise<Client> {
+/**
+ * The official SDK client through the proxy, stateless (2026-07-28) unless `legacy`: then with a
+ * 2025-11-25 session, held by the replica holding the agent connection.
+ */
+async function connect(port = proxy.port, mode: 'legacy' | 'stateless' = 'stateless') {
   const client = new Client(
     { name: 'relay-frozen-e2e', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    { versionNegotiation: { mode: mode === 'legacy' ? 'legacy' : { pin: '2026-07-28' } } },
   );
   const transport = new StreamableHTTPClientTransport(
     new URL(`http://127.0.0.1:${port}/mcp/shop/echo`),
@@ -66,6 +69,7 @@ async function connect(port = proxy.port): Promise<Client> {
   clients.push(client);
   return client;
 }
+const sessionOf = (client: Client) => (client.transport as StreamableHTTPClientTransport).sessionId;
 
 const whoami = async (client: Client) =>
   firstText(await client.callTool({ name: 'whoami', arguments: {} }));
@@ -181,7 +185,12 @@ describe.skipIf(!redisAvailable)('a frozen relay replica (e2e)', () => {
     const others = relays.filter((r) => r !== victim);
     // Clients reach only the other replicas; what reaches the frozen one, they pass to it.
     outOfService.add(victim);
-    const workers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect()));
+    const stateless = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect()));
+    // Its session lives on the replica about to freeze; it must move, not wait there.
+    const inSession = await connect(proxy.port, 'legacy');
+    const sessionId = sessionOf(inSession);
+    expect(sessionId).toBeDefined();
+    const workers = [...stateless, inSession];
     const bound = REQUEST_TIMEOUT_MS + PROBE_TIMEOUT_MS + MARGIN_MS;
     const loops = new CallLoops(workers, bound, 9000);
     await waitFor(() => loops.ok.every((n) => n >= 2), 'every loop under way');
@@ -203,10 +212,12 @@ describe.skipIf(!redisAvailable)('a frozen relay replica (e2e)', () => {
       expect(failure.lastedMs, seen).toBeLessThan(bound);
       expect(failure.endedAfterFreezeMs, seen).toBeLessThan(bound);
     }
-    // The agent reconnected through another replica, and every loop kept calling it there.
+    // The agent reconnected through another replica, and every loop kept calling it there:
+    // the session's too, moved there (same id) well before the frozen owner's record expired.
     expect(agent?.connects, seen).toBe(2);
     expect(await Promise.all(others.map(connections))).toContain(1);
     for (const n of loops.okLater) expect(n, seen).toBeGreaterThanOrEqual(5);
+    expect(sessionOf(inSession)).toBe(sessionId);
     const outs = await Promise.all(
       others.map((r) => metric(r.metricsUrl, 'relay_unresponsive_peers_total')),
     );
