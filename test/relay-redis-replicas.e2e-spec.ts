@@ -307,7 +307,8 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
         } catch (error) {
           const code = error instanceof ProtocolError ? error.code : undefined;
           failures.push({ worker, afterKill: Date.now() - killedAt, code });
-          // The session was on the dead replica's agent connection: it is gone, as with one.
+          // A second failure: the session did not go on (test/relay-session-move checks that
+          // every session moves off a killed replica).
           if (failures.filter((f) => f.worker === worker).length > 1) return;
         }
       }

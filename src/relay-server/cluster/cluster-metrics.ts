@@ -12,6 +12,10 @@ export const clusterMetricProviders = [
     labelNames: ['outcome'],
   }),
   makeCounterProvider({
+    name: 'relay_unresponsive_peers_total',
+    help: 'Replicas taken out of rotation here: a request passed to one got no answer in time, nor did a ping.',
+  }),
+  makeCounterProvider({
     name: 'relay_redis_refusals_total',
     help: 'Client requests answered 503 because Redis (the shared state) was unreachable.',
   }),

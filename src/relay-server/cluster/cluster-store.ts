@@ -9,12 +9,26 @@ export interface ReplicaEntry {
   until: number;
 }
 
-/** A 2025-11-25 session, as the other replicas read it: who holds it and for whom. */
+/**
+ * A 2025-11-25 session, as the other replicas read it: who holds it and for whom, and what a
+ * replica taking it over needs (the agent pod it was on, whether its client asked for logs).
+ */
 export interface SessionRecord {
   owner: string;
   client: string;
   agent: string;
   server: string | null;
+  /** The agent pod (`hello`'s id) of a per-server session, preferred when it moves. */
+  pod?: string;
+  logging?: boolean;
+  /** Epoch ms after which the owner counts as gone (it stopped refreshing the record). */
+  until: number;
+}
+
+/** A session's record with its exact text in Redis, which a move compares and swaps. */
+export interface SessionEntry {
+  record: SessionRecord;
+  text: string;
 }
 
 /** An entry outlives three refreshes: one or two missed under load do not drop it. */
@@ -24,12 +38,50 @@ const agentKey = (agent: string) => `relay:agent:${agent}`;
 const sessionKey = (id: string) => `relay:session:${id}`;
 
 /**
+ * Writes each session's record unless another replica took the session over meanwhile (its
+ * owner is not ARGV[1]); returns the 1-based indexes of those taken over.
+ */
+const PUBLISH_SESSIONS = `
+local moved = {}
+for i, key in ipairs(KEYS) do
+  local current = redis.call('GET', key)
+  local ok, record = pcall(cjson.decode, current or '{}')
+  if current and ok and type(record) == 'table' and record.owner ~= ARGV[1] then
+    table.insert(moved, i)
+  else
+    redis.call('SET', key, ARGV[i + 2], 'PX', ARGV[2])
+  end
+end
+return moved`;
+/** Compare and swap: the record is replaced only if it is still the text the caller read. */
+const MOVE_SESSION = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+return 0`;
+/** Deletes a session's record only while ARGV[1] owns it. */
+const FORGET_SESSION = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local ok, record = pcall(cjson.decode, current)
+if ok and type(record) == 'table' and record.owner == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+/**
  * The relay's keys in Redis. Agents: one hash per agent, a field per replica holding a
- * connection of it. Sessions: one key each, with a TTL the owner refreshes. Peer secret: one
- * random value, set once by whichever replica comes first (SET NX).
+ * connection of it. Sessions: one key each, refreshed by its owner; it outlives its owner by
+ * the session idle time, so another replica can take over the session of a replica that went.
+ * Peer secret: one random value, set once by whichever replica comes first (SET NX).
  */
 export class ClusterStore {
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: Redis,
+    /** A session's record lives this long after its owner last refreshed it. */
+    private readonly sessionTtlMs: number,
+  ) {}
 
   async peerSecret(): Promise<string> {
     await this.redis.set(SECRET_KEY, randomBytes(32).toString('base64url'), 'NX');
@@ -38,22 +90,37 @@ export class ClusterStore {
     return secret;
   }
 
-  /** Writes this replica's agents (servers up; none: removed) and sessions, in one round trip. */
+  /**
+   * Writes this replica's agents (servers up; none: removed) and sessions, in one round trip.
+   * Returns the ids of the sessions another replica took over (this one must let them go).
+   */
   async publish(
     replica: string,
     agents: Map<string, string[]>,
-    sessions: Map<string, SessionRecord>,
-  ): Promise<void> {
+    sessions: Map<string, Omit<SessionRecord, 'owner' | 'until'>>,
+  ): Promise<string[]> {
     const until = Date.now() + ENTRY_TTL_MS;
     const batch = this.redis.multi();
     for (const [agent, servers] of agents) {
       batch.hset(agentKey(agent), replica, JSON.stringify({ servers, until }));
       batch.pexpire(agentKey(agent), ENTRY_TTL_MS * 4);
     }
-    for (const [id, record] of sessions) {
-      batch.set(sessionKey(id), JSON.stringify(record), 'PX', ENTRY_TTL_MS);
-    }
-    await batch.exec();
+    const ids = [...sessions.keys()];
+    const texts = [...sessions.values()].map((r) =>
+      JSON.stringify({ ...r, owner: replica, until }),
+    );
+    batch.eval(
+      PUBLISH_SESSIONS,
+      ids.length,
+      ...ids.map(sessionKey),
+      replica,
+      this.sessionTtlMs,
+      ...texts,
+    );
+    const results = await batch.exec();
+    const [error, moved] = results?.at(-1) ?? [new Error('the publish batch was discarded')];
+    if (error) throw error;
+    return (moved as number[]).map((index) => ids[index - 1] as string);
   }
 
   async withdraw(replica: string, agents: string[]): Promise<void> {
@@ -75,13 +142,22 @@ export class ClusterStore {
     return live;
   }
 
-  async session(id: string): Promise<SessionRecord | undefined> {
+  async session(id: string): Promise<SessionEntry | undefined> {
     const text = await this.redis.get(sessionKey(id));
-    return text === null ? undefined : (parseJson(text) as SessionRecord | undefined);
+    const record = text === null ? undefined : (parseJson(text) as SessionRecord | undefined);
+    return text !== null && record ? { record, text } : undefined;
   }
 
-  async forgetSession(id: string): Promise<void> {
-    await this.redis.del(sessionKey(id));
+  /** Makes `owner` the session's owner, unless its record changed since `seen` was read. */
+  async moveSession(id: string, seen: SessionEntry, owner: string): Promise<boolean> {
+    const moved = { ...seen.record, owner, until: Date.now() + ENTRY_TTL_MS };
+    const args = [seen.text, JSON.stringify(moved), this.sessionTtlMs];
+    return (await this.redis.eval(MOVE_SESSION, 1, sessionKey(id), ...args)) === 1;
+  }
+
+  /** Deletes the session's record while `owner` owns it (a session ended for good). */
+  async forgetSession(id: string, owner: string): Promise<void> {
+    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner);
   }
 }
 

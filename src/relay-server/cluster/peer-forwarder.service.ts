@@ -14,6 +14,8 @@ import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
 import { PEER_AGENTS, PEER_CLIENT, PEER_SECRET, passedHeaders } from './peer-headers.js';
+import { PEER_PING_PATH } from './peer-ping.controller.js';
+import { PeerProbe } from './peer-probe.js';
 import { type PeerOutcome, requestPeer } from './peer-request.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
@@ -35,6 +37,7 @@ export class PeerForwarder implements OnModuleDestroy {
     https: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }),
   };
   private readonly log: RateLimitedLog;
+  private readonly probe: PeerProbe;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -42,8 +45,24 @@ export class PeerForwarder implements OnModuleDestroy {
     private readonly cluster: RelayCluster,
     @InjectMetric('relay_forwarded_requests_total') private readonly forwarded: Counter<'outcome'>,
     @InjectMetric('relay_redis_refusals_total') private readonly refusals: Counter,
+    @InjectMetric('relay_unresponsive_peers_total') unresponsive: Counter,
   ) {
     this.log = new RateLimitedLog(logger);
+    this.probe = new PeerProbe({
+      requestTimeoutMs: config.requestTimeoutMs,
+      pingTimeoutMs: config.agentProbeTimeoutMs,
+      pingUrl: (peer) => new URL(`${config.basePath}/${PEER_PING_PATH}`, peer),
+      pingHeaders: () => ({ [PEER_SECRET]: this.cluster.peerSecret ?? '' }),
+      agents: this.agents,
+      onFrozen: (peer, cut) => {
+        this.cluster.suspect(peer);
+        unresponsive.inc();
+        this.log.warn(
+          { peer, cut },
+          'a replica answers no ping: out of rotation, its requests cut',
+        );
+      },
+    });
   }
 
   onModuleDestroy(): void {
@@ -61,44 +80,58 @@ export class PeerForwarder implements OnModuleDestroy {
     target: RelayTarget,
     message?: unknown,
   ): Promise<boolean> {
-    if (!this.cluster.enabled || request.fromPeer) return false;
-    // A peer that refuses the connection got nothing: the request may go to another one.
+    if (!this.cluster.enabled) return false;
+    if (request.fromPeer) {
+      const placement = await this.cluster.placeForPeer(target);
+      return placement.kind !== 'here' && this.refused(response, placement.kind, message);
+    }
+    // A peer that refuses the connection got nothing: the request may go to another one (a
+    // session's too: it moves off the replica that refused).
     for (let attempt = 0; attempt < 3; attempt++) {
       const placement = await this.cluster.place(target);
       if (placement.kind === 'here') return false;
-      if (placement.kind === 'unavailable') {
-        const answer = this.unavailable(message);
-        writeJson(response.status(answer.status).set(answer.headers), answer.body);
-        return true;
-      }
+      if (placement.kind !== 'peer') return this.refused(response, placement.kind, message);
       const outcome = await this.forward(placement.url, request, response, message);
       this.forwarded.inc({ outcome });
       if (outcome === 'answered') return true;
       this.cluster.suspect(placement.url);
       this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
-      if (outcome !== 'refused' || target.sessionId !== undefined) break;
+      if (outcome !== 'refused') break;
     }
     answerLost(response, idOf(message), !response.headersSent);
     return true;
   }
 
-  private forward(
+  /** 503 + Retry-After: Redis is unreachable, or the session's agent is reconnecting. */
+  private refused(response: Response, why: 'unavailable' | 'waiting', message: unknown): true {
+    const answer = why === 'waiting' ? agentAway(message) : this.unavailable(message);
+    writeJson(response.status(answer.status).set(answer.headers), answer.body);
+    return true;
+  }
+
+  private async forward(
     peer: string,
     request: ClientRequest,
     response: Response,
     message: unknown,
   ): Promise<PeerOutcome> {
-    return requestPeer(
-      {
-        url: new URL(request.originalUrl, peer),
-        method: request.method,
-        headers: this.peerHeaders(request),
-        body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
-        agents: this.agents,
-        headersTimeoutMs: this.config.requestTimeoutMs + 5000,
-      },
-      response,
-    );
+    const waiting = this.probe.track(peer, () => response.headersSent);
+    try {
+      return await requestPeer(
+        {
+          url: new URL(request.originalUrl, peer),
+          method: request.method,
+          headers: this.peerHeaders(request),
+          body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
+          agents: this.agents,
+          headersTimeoutMs: this.config.requestTimeoutMs + 5000,
+          signal: waiting.signal,
+        },
+        response,
+      );
+    } finally {
+      waiting.done();
+    }
   }
 
   /** Records a session opened here so every replica finds it; false while Redis is down. */
@@ -135,6 +168,17 @@ export class PeerForwarder implements OnModuleDestroy {
 
 const REDIS_DOWN = 'the relay cannot reach its shared state (Redis); retry later';
 const PEER_LOST = 'the relay replica serving this request went away; retry';
+const AGENT_AWAY =
+  "the session's agent is not connected to a live relay replica (yet); retry later";
+
+/** A session whose replica went, while no live replica holds a connection of its agent. */
+function agentAway(message: unknown): RelayAnswer & { headers: Record<string, string> } {
+  return {
+    status: 503,
+    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
+    body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, AGENT_AWAY),
+  };
+}
 
 /**
  * The peer died before or while answering: a request is answered -32001 at once (in the event

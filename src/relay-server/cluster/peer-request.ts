@@ -11,6 +11,8 @@ export interface PeerCall {
   agents: { http: HttpAgent; https: HttpsAgent };
   /** The peer must have sent its answer's headers by then (it times out requests itself). */
   headersTimeoutMs: number;
+  /** Cuts the exchange (the peer was found frozen): it ends as lost. */
+  signal: AbortSignal;
 }
 
 /**
@@ -32,6 +34,7 @@ export function requestPeer(call: PeerCall, response: Response): Promise<PeerOut
       method: call.method,
       headers: call.headers,
       agent: secure ? call.agents.https : call.agents.http,
+      signal: call.signal,
     });
     outgoing.setTimeout(call.headersTimeoutMs, () => outgoing.destroy(new Error('peer timeout')));
     outgoing.on('response', (incoming) => {

@@ -8,12 +8,16 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { SessionStore } from '../mcp/session-store.service.js';
+import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
 import { ClusterStore, ENTRY_TTL_MS, type SessionRecord } from './cluster-store.js';
 import { connectRedis } from './redis-client.js';
+import { SessionMover, type SessionPlacement } from './session-mover.js';
 
-/** Where a client's request is served: here, on another replica, or nowhere while Redis is down. */
-export type Placement = { kind: 'here' } | { kind: 'peer'; url: string } | { kind: 'unavailable' };
+/**
+ * Where a client's request is served: here, on another replica, nowhere while Redis is down,
+ * or nowhere yet while the agent of a session whose replica went reconnects (`waiting`).
+ */
+export type Placement = SessionPlacement | { kind: 'unavailable' };
 
 export interface PlacementTarget {
   client: string;
@@ -34,6 +38,7 @@ const REFRESH_MS = ENTRY_TTL_MS / 3;
 export class RelayCluster implements OnModuleDestroy {
   private redis: Redis | undefined;
   private store: ClusterStore | undefined;
+  private mover: SessionMover | undefined;
   private secret: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
   private published = new Set<string>();
@@ -57,6 +62,7 @@ export class RelayCluster implements OnModuleDestroy {
     const changed = () => this.refreshSoon();
     registry.onInventoryChange(changed);
     registry.onDisconnect(changed);
+    sessions.onEnd((id) => this.forgetSession(id));
   }
 
   get enabled(): boolean {
@@ -75,7 +81,15 @@ export class RelayCluster implements OnModuleDestroy {
     this.replicaUrl = cluster.replicaUrl ?? `${scheme}://127.0.0.1:${boundPort}`;
     this.redis = await connectRedis(cluster, this.logger, () => this.refreshSoon());
     this.redis.on('close', () => this.up.set(0));
-    this.store = new ClusterStore(this.redis);
+    this.store = new ClusterStore(this.redis, this.config.sessionIdleMs);
+    this.mover = new SessionMover({
+      store: this.store,
+      replica: this.replicaUrl,
+      registry: this.registry,
+      sessions: this.sessions,
+      waitMs: cluster.sessionMoveMs,
+      suspected: (url) => (this.suspects.get(url) ?? 0) >= Date.now(),
+    });
     this.timer = setInterval(() => this.refreshSoon(), REFRESH_MS);
     this.timer.unref();
   }
@@ -90,7 +104,7 @@ export class RelayCluster implements OnModuleDestroy {
   /** Where `target` is served (a request a peer forwarded is served here: the caller knows). */
   async place(target: PlacementTarget): Promise<Placement> {
     const { sessionId } = target;
-    if (!this.store) return { kind: 'here' };
+    if (!this.store || !this.mover) return { kind: 'here' };
     if (sessionId !== undefined ? this.sessions.holds(sessionId) : this.holds(target)) {
       return { kind: 'here' };
     }
@@ -98,18 +112,35 @@ export class RelayCluster implements OnModuleDestroy {
     if (!this.secret) return { kind: 'unavailable' };
     try {
       return sessionId !== undefined
-        ? await this.placeSession(this.store, target, sessionId)
+        ? await this.mover.place({ ...target, sessionId })
         : await this.placeNew(this.store, target);
     } catch {
       return { kind: 'unavailable' };
     }
   }
 
+  /**
+   * A request another replica passed here: served here, but a session the sender just moved
+   * here is taken over first (or the request waits, 503, if it cannot be).
+   */
+  async placeForPeer(
+    target: PlacementTarget,
+  ): Promise<{ kind: 'here' | 'waiting' | 'unavailable' }> {
+    const { sessionId } = target;
+    if (!this.mover || sessionId === undefined || this.sessions.holds(sessionId)) {
+      return { kind: 'here' };
+    }
+    return this.mover.placeForPeer({ ...target, sessionId }).catch(() => ({
+      kind: 'unavailable' as const,
+    }));
+  }
+
   /** Records a session this replica just opened, before its id reaches the client. */
-  async recordSession(id: string, record: Omit<SessionRecord, 'owner'>): Promise<boolean> {
+  async recordSession(id: string, record: HeldRecord): Promise<boolean> {
     if (!this.store) return true;
-    const sessions = new Map([[id, { ...record, owner: this.replicaUrl }]]);
-    return this.store.publish(this.replicaUrl, new Map(), sessions).then(
+    const session = this.sessions.list().find((s) => s.id === id);
+    const full = session ? recordOf(session) : record;
+    return this.store.publish(this.replicaUrl, new Map(), new Map([[id, full]])).then(
       () => true,
       () => false,
     );
@@ -123,8 +154,9 @@ export class RelayCluster implements OnModuleDestroy {
     this.suspects.set(url, Date.now() + ENTRY_TTL_MS);
   }
 
+  /** A session ended for good: its record goes, unless another replica took it over. */
   forgetSession(id: string): void {
-    void this.store?.forgetSession(id).catch(() => undefined);
+    void this.store?.forgetSession(id, this.replicaUrl).catch(() => undefined);
   }
 
   /** A forwarded request's secret, compared in constant time. */
@@ -137,19 +169,6 @@ export class RelayCluster implements OnModuleDestroy {
 
   get peerSecret(): string | undefined {
     return this.secret?.toString();
-  }
-
-  private async placeSession(
-    store: ClusterStore,
-    target: PlacementTarget,
-    id: string,
-  ): Promise<Placement> {
-    const record = await store.session(id);
-    // Unknown, or another client's: answered here, with the same 404 as with one replica.
-    if (!record || record.client !== target.client || record.owner === this.replicaUrl) {
-      return { kind: 'here' };
-    }
-    return { kind: 'peer', url: record.owner };
   }
 
   /** A request that opens no session yet: to a replica holding a connection that serves it. */
@@ -192,7 +211,9 @@ export class RelayCluster implements OnModuleDestroy {
     this.secret = Buffer.from(await store.peerSecret());
     const agents = this.heldAgents();
     const gone = [...this.published].filter((agent) => !agents.has(agent));
-    await store.publish(this.replicaUrl, agents, this.sessionRecords());
+    const moved = await store.publish(this.replicaUrl, agents, this.sessionRecords());
+    // Taken over by another replica while this one could not refresh them (it was frozen).
+    for (const id of moved) this.sessions.drop(id);
     await store.withdraw(this.replicaUrl, gone);
     this.published = new Set(agents.keys());
     this.reachedOnce = true;
@@ -210,18 +231,23 @@ export class RelayCluster implements OnModuleDestroy {
     return held;
   }
 
-  private sessionRecords(): Map<string, SessionRecord> {
-    const records = new Map<string, SessionRecord>();
-    for (const session of this.sessions.list()) {
-      records.set(session.id, {
-        owner: this.replicaUrl,
-        client: session.client,
-        agent: session.agent,
-        server: session.pinned?.server ?? null,
-      });
-    }
-    return records;
+  private sessionRecords(): Map<string, HeldRecord> {
+    return new Map(this.sessions.list().map((session) => [session.id, recordOf(session)]));
   }
+}
+
+type HeldRecord = Omit<SessionRecord, 'owner' | 'until'>;
+
+/** What another replica needs to take the session over, should this one go. */
+function recordOf({ client, agent, pinned, wantsLogging }: RelaySession): HeldRecord {
+  const pod = pinned?.connection.agentId;
+  return {
+    client,
+    agent,
+    server: pinned?.server ?? null,
+    ...(pod !== undefined && { pod }),
+    ...(wantsLogging && { logging: true }),
+  };
 }
 
 /** The aggregate endpoint takes any connection of the agent; a per-server one, that server up. */

@@ -34,6 +34,7 @@ describe('the relay cluster settings', () => {
       redisUrl: 'rediss://:pw@redis.example:6380/2',
       replicaUrl: 'http://10.0.0.7:8443',
       redisTimeoutMs: 1000,
+      sessionMoveMs: 10_000,
     });
   });
 
@@ -43,6 +44,7 @@ describe('the relay cluster settings', () => {
     ['RELAY_REPLICA_URL', 'http://10.0.0.7', 'RELAY_REPLICA_URL must be http(s)://<host>:<port>'],
     ['RELAY_REPLICA_URL', 'http://10.0.0.7:8443/x', 'RELAY_REPLICA_URL must be http(s)://'],
     ['RELAY_REDIS_TIMEOUT_MS', '10', 'RELAY_REDIS_TIMEOUT_MS must be a whole number from 50'],
+    ['RELAY_SESSION_MOVE_SECONDS', '0', 'RELAY_SESSION_MOVE_SECONDS must be a whole number from 1'],
   ])('refuse %s=%s without echoing it', (name, value, message) => {
     const found = problems({ [name]: value });
     expect(found.join('\n')).toContain(message);

@@ -41,6 +41,11 @@ export interface RelayClusterConfig {
   replicaUrl: string | undefined;
   /** A Redis command not answered by then fails (the request gets 503 + Retry-After). */
   redisTimeoutMs: number;
+  /**
+   * A request of a session whose replica went waits this long for a connection of the
+   * session's agent on a live replica to take the session over; none by then: 503.
+   */
+  sessionMoveMs: number;
 }
 
 /** The relay server's one typed, validated configuration. Code reads this, never process.env. */

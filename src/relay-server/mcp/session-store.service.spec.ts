@@ -23,6 +23,30 @@ describe('SessionStore', () => {
     expect(store.find(session.id, 'alice', 'shop', undefined)).toBeUndefined();
   });
 
+  it('tells only of sessions ended for good, not of those that merely left this replica', () => {
+    const ended: string[] = [];
+    store.onEnd((id) => ended.push(id));
+    const kept = store.create('alice', 'shop', pin);
+    const gone = store.create('alice', 'shop', pin);
+    store.drop(kept.id);
+    store.delete(gone.id);
+    store.delete(gone.id);
+    expect(ended).toEqual([gone.id]);
+    expect(store.holds(kept.id)).toBe(false);
+  });
+
+  it('takes over a session with its id and logging wish, once', () => {
+    const taken = store.adopt(
+      'a-moved-id',
+      { client: 'alice', agent: 'shop', wantsLogging: true },
+      pin,
+    );
+    expect(store.find('a-moved-id', 'alice', 'shop', 'echo')).toBe(taken);
+    expect(taken.wantsLogging).toBe(true);
+    expect(store.adopt('a-moved-id', { client: 'alice', agent: 'shop' }, pin)).toBe(taken);
+    expect(store.size).toBe(1);
+  });
+
   it('counts open sessions per agent, the agents named included with 0', () => {
     const first = store.create('alice', 'shop', pin);
     store.create('bob', 'shop');

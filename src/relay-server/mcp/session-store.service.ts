@@ -33,8 +33,9 @@ export interface RelaySession {
 /**
  * The sessions the relay handed out. A session lives on one agent connection because the MCP
  * session state (initialize, subscriptions) is that pod's; when the connection closes the
- * session is gone, and the client's next request gets 404, which tells an MCP client to start
- * a new session (Streamable HTTP, 2025-11-25).
+ * session is gone here, and the client's next request gets 404, which tells an MCP client to
+ * start a new session (Streamable HTTP, 2025-11-25). With several replicas (RelayCluster) the
+ * session's record outlives it, and a replica holding a connection of its agent takes it over.
  *
  * Bounded two ways, since clients often never send DELETE: a session idle (no request, none
  * in flight) for RELAY_SESSION_IDLE_SECONDS ends, and a client holding
@@ -45,6 +46,7 @@ export interface RelaySession {
 export class SessionStore implements OnModuleInit, OnModuleDestroy {
   /** Map order is use order: a session used is moved to the end. */
   private readonly sessions = new Map<string, RelaySession>();
+  private readonly endListeners: ((id: string) => void)[] = [];
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(@Inject(RELAY_CONFIG) private readonly config: RelayConfig) {}
@@ -61,13 +63,43 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
 
   /** A new session; without `pinned`, one of the agent's aggregate endpoint. */
   create(client: string, agent: string, pinned?: RelaySession['pinned']): RelaySession {
+    return this.add(randomUUID(), client, agent, pinned);
+  }
+
+  /**
+   * A session another replica held, taken over with its id (that replica went); the one held
+   * here already when two requests took it over at once.
+   */
+  adopt(
+    id: string,
+    { client, agent, wantsLogging }: Pick<RelaySession, 'client' | 'agent' | 'wantsLogging'>,
+    pinned?: RelaySession['pinned'],
+  ): RelaySession {
+    const held = this.sessions.get(id);
+    if (held) return held;
+    const session = this.add(id, client, agent, pinned);
+    if (wantsLogging) session.wantsLogging = true;
+    return session;
+  }
+
+  /** Called for each session that ends for good (not when it merely leaves this replica). */
+  onEnd(listener: (id: string) => void): void {
+    this.endListeners.push(listener);
+  }
+
+  private add(
+    id: string,
+    client: string,
+    agent: string,
+    pinned: RelaySession['pinned'] | undefined,
+  ): RelaySession {
     const mine = [...this.sessions.values()].filter((s) => s.client === client);
     if (mine.length >= this.config.maxSessionsPerClient) {
       const oldest = mine.find((s) => s.inFlight.size === 0) ?? mine[0];
       if (oldest) this.delete(oldest.id);
     }
     const session: RelaySession = {
-      id: randomUUID(),
+      id,
       client,
       agent,
       ...(pinned && { pinned }),
@@ -93,7 +125,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     if (!session || session.client !== client || session.agent !== agent) return undefined;
     if (session.pinned?.server !== server) return undefined;
     if (session.pinned && !session.pinned.connection.open) {
-      this.sessions.delete(id);
+      this.drop(id);
       return undefined;
     }
     session.lastUsed = Date.now();
@@ -111,7 +143,18 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return [...this.sessions.values()];
   }
 
+  /** Ends the session for good (the client's DELETE, idle, pushed out by a newer one). */
   delete(id: string): void {
+    if (!this.sessions.has(id)) return;
+    this.drop(id);
+    for (const listener of this.endListeners) listener(id);
+  }
+
+  /**
+   * Lets the session go from this replica only: with several replicas its record stays in
+   * Redis, and a replica with a connection of its agent may take it over.
+   */
+  drop(id: string): void {
     const session = this.sessions.get(id);
     this.sessions.delete(id);
     session?.stream?.end();
@@ -120,7 +163,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   /** Drops every session of a closed connection (called when an agent pod disconnects). */
   dropConnection(connection: AgentConnection): void {
     for (const [id, session] of this.sessions) {
-      if (session.pinned?.connection === connection) this.delete(id);
+      if (session.pinned?.connection === connection) this.drop(id);
     }
   }
 

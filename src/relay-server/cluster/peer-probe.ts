@@ -1,0 +1,88 @@
+import { type Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+export interface PeerProbeOptions {
+  /** A peer answers every request by then, if only with -32003. */
+  requestTimeoutMs: number;
+  /** How long a ping may take before the peer counts as frozen. */
+  pingTimeoutMs: number;
+  /** The ping's URL on a peer (its relay port). */
+  pingUrl: (peer: string) => URL;
+  /** The ping's headers: the replicas' shared secret. */
+  pingHeaders: () => Record<string, string>;
+  agents: { http: HttpAgent; https: HttpsAgent };
+  /** A peer that did not answer its ping; `cut`: the requests that were waiting on it. */
+  onFrozen: (peer: string, cut: number) => void;
+}
+
+/** One forwarded request while it waits: cut through `signal`, `done` once it is over. */
+export interface WaitingRequest {
+  signal: AbortSignal;
+  done: () => void;
+}
+
+/**
+ * Finds a peer that froze (SIGSTOP, a stuck node: its sockets stay open, nothing answers).
+ * A forwarded request still without an answer at the request timeout gets its peer pinged at
+ * once, one ping per peer at a time; without an answer to that either, every request waiting
+ * on the peer is cut, so each is answered at once rather than after its own timeout.
+ */
+export class PeerProbe {
+  private readonly waiting = new Map<string, Set<AbortController>>();
+  private readonly pinging = new Set<string>();
+
+  constructor(private readonly options: PeerProbeOptions) {}
+
+  /** Starts watching a request sent to `peer`; `answered` says whether its answer began. */
+  track(peer: string, answered: () => boolean): WaitingRequest {
+    const controller = new AbortController();
+    const onPeer = this.waiting.get(peer) ?? new Set();
+    this.waiting.set(peer, onPeer.add(controller));
+    const late = setTimeout(() => {
+      if (!answered()) this.ping(peer);
+    }, this.options.requestTimeoutMs);
+    const done = () => {
+      clearTimeout(late);
+      onPeer.delete(controller);
+      if (onPeer.size === 0 && this.waiting.get(peer) === onPeer) this.waiting.delete(peer);
+    };
+    return { signal: controller.signal, done };
+  }
+
+  private ping(peer: string): void {
+    if (this.pinging.has(peer)) return;
+    this.pinging.add(peer);
+    void this.answers(peer)
+      .then((alive) => {
+        if (!alive) this.cut(peer);
+      })
+      .finally(() => this.pinging.delete(peer));
+  }
+
+  private cut(peer: string): void {
+    const onPeer = this.waiting.get(peer) ?? new Set();
+    this.waiting.delete(peer);
+    for (const controller of onPeer) controller.abort();
+    this.options.onFrozen(peer, onPeer.size);
+  }
+
+  /** Any HTTP answer shows the peer's process is running; no answer in time, that it is not. */
+  private answers(peer: string): Promise<boolean> {
+    const url = this.options.pingUrl(peer);
+    const secure = url.protocol === 'https:';
+    return new Promise((resolve) => {
+      const ping = (secure ? httpsRequest : httpRequest)(url, {
+        method: 'GET',
+        headers: this.options.pingHeaders(),
+        agent: secure ? this.options.agents.https : this.options.agents.http,
+        signal: AbortSignal.timeout(this.options.pingTimeoutMs),
+      });
+      ping.on('response', (incoming) => {
+        incoming.on('error', () => undefined).resume();
+        resolve(true);
+      });
+      ping.on('error', () => resolve(false));
+      ping.end();
+    });
+  }
+}

@@ -1,0 +1,117 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AgentRegistry } from '../agents/agent-registry.service.js';
+import type { SessionStore } from '../mcp/session-store.service.js';
+import type { ClusterStore, SessionRecord } from './cluster-store.js';
+
+/** Where a session's request is served; `waiting`: nowhere yet (its agent is reconnecting). */
+export type SessionPlacement =
+  { kind: 'here' } | { kind: 'peer'; url: string } | { kind: 'waiting' };
+
+export interface SessionTarget {
+  client: string;
+  agent: string;
+  server: string | undefined;
+  sessionId: string;
+}
+
+export interface SessionMoverDeps {
+  store: ClusterStore;
+  /** This replica's URL, its id in Redis. */
+  replica: string;
+  registry: AgentRegistry;
+  sessions: SessionStore;
+  /** How long a request waits for a connection of the session's agent on a live replica. */
+  waitMs: number;
+  suspected: (url: string) => boolean;
+}
+
+/** How often a waiting request looks again for a connection of the session's agent. */
+const POLL_MS = 200;
+const HERE = { kind: 'here' } as const;
+
+/**
+ * Moves a 2025-11-25 session off a replica that went (killed, frozen, or it lost the session's
+ * agent connection) to one holding a connection of the session's agent. The relay holds a
+ * session's state in memory, but the agent keeps none per relay connection (it initialized its
+ * MCP servers itself), so what moves is the record in Redis: client, agent, server, the pod it
+ * was on (preferred) and whether the client asked for logs. One replica wins the move: a
+ * compare-and-set of the owner in Redis.
+ */
+export class SessionMover {
+  constructor(private readonly deps: SessionMoverDeps) {}
+
+  /** Where a request of a session not held here is served (the session moved if need be). */
+  async place(target: SessionTarget): Promise<SessionPlacement> {
+    const { store, replica } = this.deps;
+    const deadline = Date.now() + this.deps.waitMs;
+    for (;;) {
+      const entry = await store.session(target.sessionId);
+      // Unknown, or not this client's, agent's or server's: the same 404 as with one replica.
+      if (!entry || !belongsTo(entry.record, target)) return HERE;
+      const { owner } = entry.record;
+      if (owner !== replica && !this.gone(entry.record)) return { kind: 'peer', url: owner };
+      const home = await this.newHome(entry.record);
+      if (home !== undefined && (await store.moveSession(target.sessionId, entry, home))) {
+        if (home !== replica) return { kind: 'peer', url: home };
+        return this.takeOver(target.sessionId, entry.record) ? HERE : { kind: 'waiting' };
+      }
+      // No connection of the agent yet (it is reconnecting), or another replica moved it first.
+      if (Date.now() >= deadline) return { kind: 'waiting' };
+      if (home === undefined) await delay(POLL_MS);
+    }
+  }
+
+  /**
+   * A request another replica passed here for a session this one does not hold: served when
+   * the record names this replica (the sender just moved the session here).
+   */
+  async placeForPeer(target: SessionTarget): Promise<{ kind: 'here' | 'waiting' }> {
+    const entry = await this.deps.store.session(target.sessionId);
+    if (!entry || !belongsTo(entry.record, target)) return HERE;
+    if (entry.record.owner !== this.deps.replica) return { kind: 'waiting' };
+    return this.takeOver(target.sessionId, entry.record) ? HERE : { kind: 'waiting' };
+  }
+
+  /** The owner stopped refreshing the record, or refused (or lost) a request lately. */
+  private gone(record: SessionRecord): boolean {
+    return record.until < Date.now() || this.deps.suspected(record.owner);
+  }
+
+  /** This replica when it holds a connection that serves the session; else a live peer that does. */
+  private async newHome(record: SessionRecord): Promise<string | undefined> {
+    if (this.connectionFor(record)) return this.deps.replica;
+    const replicas = await this.deps.store.replicas(record.agent);
+    const homes = [...replicas]
+      .filter(([url]) => url !== this.deps.replica && url !== record.owner)
+      .filter(([url]) => !this.deps.suspected(url))
+      .filter(([, entry]) => record.server === null || entry.servers.includes(record.server))
+      .map(([url]) => url);
+    return homes[Math.floor(Math.random() * homes.length)];
+  }
+
+  /** Holds the session here, on a connection of its agent (its pod's when there is one). */
+  private takeOver(id: string, record: SessionRecord): boolean {
+    const { client, agent, server } = record;
+    const connection = server === null ? undefined : this.connectionFor(record);
+    if (server !== null && !connection) return false;
+    const pinned = server !== null && connection ? { server, connection } : undefined;
+    this.deps.sessions.adopt(id, { client, agent, wantsLogging: record.logging === true }, pinned);
+    return true;
+  }
+
+  private connectionFor(record: SessionRecord) {
+    const { server } = record;
+    const open = this.deps.registry
+      .of(record.agent)
+      .filter((c) => c.open && (server === null || c.serves(server)));
+    return open.find((c) => c.agentId === record.pod) ?? open[0];
+  }
+}
+
+function belongsTo(record: SessionRecord, target: SessionTarget): boolean {
+  return (
+    record.client === target.client &&
+    record.agent === target.agent &&
+    record.server === (target.server ?? null)
+  );
+}
