@@ -20,6 +20,7 @@ import { ProtectedResourceController } from './auth/oauth/protected-resource.con
 import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
 import { clusterMetricProviders } from './cluster/cluster-metrics.js';
 import { PeerForwarder } from './cluster/peer-forwarder.service.js';
+import { PeerMcpClient } from './cluster/peer-mcp-client.service.js';
 import { PeerPingController } from './cluster/peer-ping.controller.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { AgentsHealthIndicator } from './health/agents.health.js';
@@ -57,6 +58,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     ...clusterMetricProviders,
     RelayCluster,
     PeerForwarder,
+    PeerMcpClient,
   ],
   exports: [RelayCluster],
 })
