@@ -11,6 +11,7 @@ import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
 import { CoreModule } from '../common/core/core.module.js';
 import { RequestLogMiddleware } from '../common/logging/request-log.middleware.js';
 import { AggregateService } from './aggregate/aggregate.service.js';
+import { OtherReplicas } from './aggregate/other-replicas.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
 import { ClientAuthGuard } from './auth/client-auth.guard.js';
@@ -59,6 +60,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     RelayCluster,
     PeerForwarder,
     PeerMcpClient,
+    { provide: OtherReplicas, useExisting: PeerMcpClient },
   ],
   exports: [RelayCluster],
 })

@@ -6,12 +6,12 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { APP_VERSION } from '../../config/version.js';
 import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
-import { PeerMcpClient } from '../cluster/peer-mcp-client.service.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
 import { RelayForwarder } from '../mcp/relay-forwarder.service.js';
 import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
 import { offeredDigest } from './offered-tools.js';
+import { OtherReplicas } from './other-replicas.js';
 import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
 
@@ -42,7 +42,7 @@ const TOOL_LIST_LIMITS: ToolListLimits = {
  * a connection that has it up, through the same RelayForwarder as the per-server endpoints
  * (ids, progress tokens, timeouts, caps and cancellation alike). With several replicas, the
  * servers up only on another replica's connections are listed and called through that replica
- * (PeerMcpClient), so every replica offers the same tools. It offers tools only:
+ * (OtherReplicas), so every replica offers the same tools. It offers tools only:
  * resources, prompts, completions and logging stay on `/mcp/<agent>/<server>`.
  *
  * It also tells the agent's aggregate sessions when their list changes
@@ -62,7 +62,7 @@ export class AggregateService {
     private readonly registry: AgentRegistry,
     private readonly sessions: SessionStore,
     private readonly forwarder: RelayForwarder,
-    private readonly peers: PeerMcpClient,
+    private readonly peers: OtherReplicas,
   ) {
     this.failureLog = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
     registry.onInventoryChange((connection) => this.refresh(connection.agent));

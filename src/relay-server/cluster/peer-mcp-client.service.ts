@@ -5,6 +5,7 @@ import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/client';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+import { OtherReplicas, type ReplicaRequest } from '../aggregate/other-replicas.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { jsonRpcError, type JsonRpcResponse, stringifyMessage } from '../mcp/json-rpc.js';
 import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
@@ -19,16 +20,6 @@ const REQUEST_CANCELLED = -32800;
 /** Fields a 2026-07-28 result carries that a 2025 one does not (stateless-wire.ts). */
 const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
 
-/** One request to one MCP server of an agent, on the replica that has it up. */
-export interface PeerMcpRequest {
-  peer: string;
-  client: string;
-  agent: string;
-  server: string;
-  message: Message;
-  signal: AbortSignal;
-}
-
 /**
  * The aggregate endpoint's way to the agent's MCP servers that are up only on other replicas:
  * one 2026-07-28 (stateless) request to `<base>/mcp/<agent>/<server>` of a replica that has the
@@ -37,7 +28,7 @@ export interface PeerMcpRequest {
  * there, as a 2026 client cancels. The answer comes back as a 2025 answer.
  */
 @Injectable()
-export class PeerMcpClient implements OnModuleDestroy {
+export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
   private readonly agents = {
     http: new HttpAgent({ keepAlive: true }),
     // Replicas are reached by pod address, which their certificate does not name (as in
@@ -56,12 +47,11 @@ export class PeerMcpClient implements OnModuleDestroy {
     this.agents.https.destroy();
   }
 
-  /** `agent`'s servers up on other replicas and on no connection here, each with one replica. */
   serversElsewhere(agent: string): Promise<Map<string, string>> {
     return this.cluster.serversElsewhere(agent);
   }
 
-  async send(request: PeerMcpRequest): Promise<JsonRpcResponse> {
+  async send(request: ReplicaRequest): Promise<JsonRpcResponse> {
     const { peer, agent, server, message, signal } = request;
     const id = (message.id ?? null) as JsonRpcResponse['id'];
     const path = `${this.config.basePath}/mcp/${encodeURIComponent(agent)}/${encodeURIComponent(server)}`;
@@ -79,11 +69,12 @@ export class PeerMcpClient implements OnModuleDestroy {
     if ('failed' in reply && (reply.failed === 'refused' || reply.failed === 'timeout')) {
       this.cluster.suspect(peer);
     }
-    this.forwarded.inc({ outcome: 'failed' in reply ? reply.failed : 'answered' });
+    const outcome = outcomeOf(reply);
+    if (outcome !== undefined) this.forwarded.inc({ outcome });
     return { ...answerOf(reply, server), id };
   }
 
-  private headers({ message, client, agent }: PeerMcpRequest): Record<string, string> {
+  private headers({ message, client, agent }: ReplicaRequest): Record<string, string> {
     return {
       'content-type': 'application/json',
       accept: 'application/json',
@@ -98,7 +89,7 @@ export class PeerMcpClient implements OnModuleDestroy {
 }
 
 /** The 2025 request as a 2026-07-28 one: the envelope's protocol version in `_meta`. */
-function withEnvelope(message: Message): Message {
+export function withEnvelope(message: Message): Message {
   const params = isObject(message.params) ? message.params : {};
   const meta = isObject(params._meta) ? params._meta : {};
   return {
@@ -108,7 +99,7 @@ function withEnvelope(message: Message): Message {
 }
 
 /** The peer's JSON-RPC answer without its 2026 result fields, or an error saying what failed. */
-function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
+export function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
   if ('failed' in reply) {
     if (reply.failed === 'aborted') {
       return jsonRpcError(null, REQUEST_CANCELLED, 'request cancelled by the client');
@@ -133,6 +124,13 @@ function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
   const result = { ...(body.result as Message) };
   for (const field of STATELESS_RESULT_FIELDS) delete result[field];
   return { jsonrpc: '2.0', id: null, result };
+}
+
+/** The outcome as PeerForwarder counts it; none for a request its client cancelled. */
+function outcomeOf(reply: PeerReply): string | undefined {
+  if (!('failed' in reply)) return 'answered';
+  if (reply.failed === 'aborted') return undefined;
+  return reply.failed === 'refused' ? 'refused' : 'lost_before_answer';
 }
 
 function unreachable(server: string, why: string): string {
