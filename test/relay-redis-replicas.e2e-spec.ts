@@ -1,4 +1,5 @@
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
@@ -16,7 +17,7 @@ import { RoundRobinProxy } from './support/round-robin-proxy.js';
  * replicas by the proxy. Every client request opens a new TCP connection, so consecutive
  * requests of one MCP session reach different replicas.
  */
-const tokens = { shop: newToken(), garden: newToken(), alice: newToken() };
+const tokens = { shop: newToken(), garden: newToken(), orchard: newToken(), alice: newToken() };
 const redis = new TestRedis();
 const relays: RunningRelay[] = [];
 const agents: EchoAgent[] = [];
@@ -28,9 +29,10 @@ const relayEnv = () => ({
   RELAY_AGENTS: JSON.stringify({
     shop: sha256Entry(tokens.shop),
     garden: sha256Entry(tokens.garden),
+    orchard: sha256Entry(tokens.orchard),
   }),
   RELAY_CLIENTS: JSON.stringify({
-    alice: { tokens: sha256Entry(tokens.alice), agents: ['shop', 'garden'] },
+    alice: { tokens: sha256Entry(tokens.alice), agents: ['shop', 'garden', 'orchard'] },
   }),
 });
 
@@ -58,13 +60,16 @@ const forwarded = async () => {
   return counts.reduce<number>((a, b) => a + (b ?? 0), 0);
 };
 
-/** The official SDK client through the proxy; `modern` pins MCP 2026-07-28 (stateless). */
-async function connect(path: string, modern = false): Promise<Client> {
+/**
+ * The official SDK client through the proxy, or straight to the replica on `port`; `modern`
+ * pins MCP 2026-07-28 (stateless).
+ */
+async function connect(path: string, modern = false, port = proxy.port): Promise<Client> {
   const client = new Client(
     { name: 'relay-redis-e2e', version: '1.0.0' },
     modern ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {},
   );
-  const url = new URL(`http://127.0.0.1:${proxy.port}/mcp/${path}`);
+  const url = new URL(`http://127.0.0.1:${port}/mcp/${path}`);
   const transport = new StreamableHTTPClientTransport(url, {
     fetch: freshConnectionFetch,
     requestInit: { headers: { Authorization: `Bearer ${tokens.alice}` } },
@@ -170,6 +175,42 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
       expect(names).toEqual(expect.arrayContaining(['echo__whoami', 'echo__wait']));
     }
     expect(['garden-a', 'garden-b']).toContain(await whoami(aggregate, 'echo__whoami'));
+  });
+
+  it('offers the servers of all pods on the aggregate endpoint of every replica', async () => {
+    const [first, second] = relays;
+    if (!first || !second) throw new Error('no relays');
+    // Two pods of one agent with different servers (a rollout), each on a replica of its own.
+    const podOn = (relay: RunningRelay, label: string, server: string) =>
+      new EchoAgent(() => `ws://127.0.0.1:${relay.port}/agent/v1/connect`, tokens.orchard, label, [
+        server,
+      ]);
+    const pods = [podOn(first, 'orchard-a', 'apples'), podOn(second, 'orchard-b', 'pears')];
+    const directory = new Redis(redis.url);
+    try {
+      for (const pod of pods) await pod.start();
+      await waitFor(async () => {
+        const entries = Object.values(await directory.hgetall('relay:agent:orchard'));
+        const servers = entries.flatMap(
+          (text) => (JSON.parse(text) as { servers: string[] }).servers,
+        );
+        return servers.includes('apples') && servers.includes('pears');
+      }, 'both pods published in Redis');
+      const tools = ['whoami', 'wait', 'changed'];
+      const union = ['apples', 'pears'].flatMap((server) => tools.map((t) => `${server}__${t}`));
+      for (const relay of relays) {
+        for (const modern of [false, true]) {
+          const client = await connect('orchard', modern, relay.port);
+          const names = (await client.listTools()).tools.map((t) => t.name);
+          expect(names.sort(), `replica ${relay.port}, modern ${modern}`).toEqual(union.sort());
+          expect(await whoami(client, 'apples__whoami')).toBe('orchard-a');
+          expect(await whoami(client, 'pears__whoami')).toBe('orchard-b');
+        }
+      }
+    } finally {
+      for (const pod of pods) pod.stop();
+      directory.disconnect();
+    }
   });
 
   it('lists and calls tools with the MCP Inspector CLI through the proxy', async () => {

@@ -11,6 +11,7 @@ import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
 import { CoreModule } from '../common/core/core.module.js';
 import { RequestLogMiddleware } from '../common/logging/request-log.middleware.js';
 import { AggregateService } from './aggregate/aggregate.service.js';
+import { OtherReplicas } from './aggregate/other-replicas.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
 import { ClientAuthGuard } from './auth/client-auth.guard.js';
@@ -20,6 +21,7 @@ import { ProtectedResourceController } from './auth/oauth/protected-resource.con
 import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
 import { clusterMetricProviders } from './cluster/cluster-metrics.js';
 import { PeerForwarder } from './cluster/peer-forwarder.service.js';
+import { PeerMcpClient } from './cluster/peer-mcp-client.service.js';
 import { PeerPingController } from './cluster/peer-ping.controller.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { AgentsHealthIndicator } from './health/agents.health.js';
@@ -57,6 +59,8 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     ...clusterMetricProviders,
     RelayCluster,
     PeerForwarder,
+    PeerMcpClient,
+    { provide: OtherReplicas, useExisting: PeerMcpClient },
   ],
   exports: [RelayCluster],
 })

@@ -11,7 +11,8 @@ import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-
 import { RelayForwarder } from '../mcp/relay-forwarder.service.js';
 import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
 import { offeredDigest } from './offered-tools.js';
-import { listAllTools, type ToolListLimits } from './tool-lists.js';
+import { OtherReplicas } from './other-replicas.js';
+import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
 
 type Message = Record<string, unknown>;
@@ -39,7 +40,9 @@ const TOOL_LIST_LIMITS: ToolListLimits = {
  * answers `initialize` and `ping`, builds `tools/list` by asking every server that is up on
  * some connection of the agent, and passes `tools/call` on to the server its prefix names, on
  * a connection that has it up, through the same RelayForwarder as the per-server endpoints
- * (ids, progress tokens, timeouts, caps and cancellation alike). It offers tools only:
+ * (ids, progress tokens, timeouts, caps and cancellation alike). With several replicas, the
+ * servers up only on another replica's connections are listed and called through that replica
+ * (OtherReplicas), so every replica offers the same tools. It offers tools only:
  * resources, prompts, completions and logging stay on `/mcp/<agent>/<server>`.
  *
  * It also tells the agent's aggregate sessions when their list changes
@@ -59,6 +62,7 @@ export class AggregateService {
     private readonly registry: AgentRegistry,
     private readonly sessions: SessionStore,
     private readonly forwarder: RelayForwarder,
+    private readonly peers: OtherReplicas,
   ) {
     this.failureLog = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
     registry.onInventoryChange((connection) => this.refresh(connection.agent));
@@ -124,7 +128,7 @@ export class AggregateService {
     params: unknown,
     signal: AbortSignal,
   ): Promise<JsonRpcResponse> {
-    const { agent, client } = session;
+    const { agent } = session;
     if (isObject(params) && params.cursor !== undefined) {
       return jsonRpcError(
         id,
@@ -132,22 +136,10 @@ export class AggregateService {
         'the aggregate endpoint answers tools/list in one page: it has no cursors',
       );
     }
-    // A cursor is the server instance's own: every page of a server comes from one pod.
-    const pods = new Map<string, AgentConnection | undefined>();
+    const elsewhere = await this.peers.serversElsewhere(agent);
     const merged = await listAllTools(
-      this.serversUp(agent),
-      (server, cursor) => {
-        if (!pods.has(server)) pods.set(server, this.registry.pick(agent, server));
-        const connection = pods.get(server);
-        if (!connection) return Promise.resolve(notUp(id, agent, server));
-        const page = {
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/list',
-          ...(cursor !== undefined && { params: { cursor } }),
-        };
-        return this.forwarder.send(client, connection, server, page, signal);
-      },
+      [...this.serversUp(agent), ...elsewhere.keys()],
+      this.pageFetcher(session, id, elsewhere, signal),
       TOOL_LIST_LIMITS,
     );
     if (signal.aborted)
@@ -165,6 +157,36 @@ export class AggregateService {
       );
     }
     return { jsonrpc: '2.0', id, result: { tools: merged.tools } };
+  }
+
+  /**
+   * How a listing asks each server for a page: on a connection here, else through the replica
+   * `elsewhere` names. A cursor is the server instance's own: every page of a server comes
+   * from one pod (here) or one replica.
+   */
+  private pageFetcher(
+    { agent, client }: RelaySession,
+    id: JsonRpcId,
+    elsewhere: Map<string, string>,
+    signal: AbortSignal,
+  ): FetchToolsPage {
+    const pods = new Map<string, AgentConnection | undefined>();
+    return (server, cursor) => {
+      const page = {
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/list',
+        ...(cursor !== undefined && { params: { cursor } }),
+      };
+      const peer = elsewhere.get(server);
+      if (peer !== undefined) {
+        return this.peers.send({ peer, client, agent, server, message: page, signal });
+      }
+      if (!pods.has(server)) pods.set(server, this.registry.pick(agent, server));
+      const connection = pods.get(server);
+      if (!connection) return Promise.resolve(notUp(id, agent, server));
+      return this.forwarder.send(client, connection, server, page, signal);
+    };
   }
 
   private async callTool(
@@ -185,16 +207,13 @@ export class AggregateService {
         `unknown tool "${name.slice(0, 200)}": aggregate tool names are <server>__<tool>`,
       );
     }
+    const call = { ...message, params: { ...params, name: target.tool } };
     const connection = this.registry.pick(agent, target.server);
-    if (!connection) return notUp(id, agent, target.server);
-    return this.forwarder.send(
-      client,
-      connection,
-      target.server,
-      { ...message, params: { ...params, name: target.tool } },
-      signal,
-      sink,
-    );
+    if (connection)
+      return this.forwarder.send(client, connection, target.server, call, signal, sink);
+    const peer = (await this.peers.serversElsewhere(agent)).get(target.server);
+    if (peer === undefined) return notUp(id, agent, target.server);
+    return this.peers.send({ peer, client, agent, server: target.server, message: call, signal });
   }
 
   /** The servers up on some open connection of `agent`, in inventory order, each once. */

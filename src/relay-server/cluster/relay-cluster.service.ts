@@ -9,7 +9,12 @@ import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
-import { ClusterStore, ENTRY_TTL_MS, type SessionRecord } from './cluster-store.js';
+import {
+  ClusterStore,
+  ENTRY_TTL_MS,
+  type ReplicaEntry,
+  type SessionRecord,
+} from './cluster-store.js';
 import { connectRedis } from './redis-client.js';
 import { SessionMover, type SessionPlacement } from './session-mover.js';
 
@@ -171,6 +176,30 @@ export class RelayCluster implements OnModuleDestroy {
     return this.secret?.toString();
   }
 
+  /**
+   * For the aggregate endpoint: the MCP servers of `agent` up on other live replicas and on no
+   * open connection here, each with one of those replicas (at random). Empty without Redis or
+   * while it is unreachable: the aggregate then offers what is up here.
+   */
+  async serversElsewhere(agent: string): Promise<Map<string, string>> {
+    const elsewhere = new Map<string, string[]>();
+    if (!this.store || !this.secret) return new Map();
+    const replicas = await this.store.replicas(agent).catch(() => new Map<string, ReplicaEntry>());
+    const now = Date.now();
+    for (const [url, { servers }] of replicas) {
+      if (url === this.replicaUrl || (this.suspects.get(url) ?? 0) >= now) continue;
+      for (const server of servers) {
+        if (typeof server !== 'string' || this.holds({ agent, server })) continue;
+        elsewhere.set(server, [...(elsewhere.get(server) ?? []), url]);
+      }
+    }
+    const chosen = new Map<string, string>();
+    for (const [server, urls] of elsewhere) {
+      chosen.set(server, urls[Math.floor(Math.random() * urls.length)] ?? '');
+    }
+    return chosen;
+  }
+
   /** A request that opens no session yet: to a replica holding a connection that serves it. */
   private async placeNew(store: ClusterStore, target: PlacementTarget): Promise<Placement> {
     const replicas = await store.replicas(target.agent);
@@ -183,7 +212,7 @@ export class RelayCluster implements OnModuleDestroy {
     return url === undefined ? { kind: 'here' } : { kind: 'peer', url };
   }
 
-  private holds({ agent, server }: PlacementTarget): boolean {
+  private holds({ agent, server }: Pick<PlacementTarget, 'agent' | 'server'>): boolean {
     return this.registry
       .of(agent)
       .some((c) => c.open && (server === undefined || c.serves(server)));

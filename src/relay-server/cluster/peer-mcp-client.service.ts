@@ -1,0 +1,142 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/client';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
+import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+import { OtherReplicas, type ReplicaRequest } from '../aggregate/other-replicas.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { jsonRpcError, type JsonRpcResponse, stringifyMessage } from '../mcp/json-rpc.js';
+import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
+import { PEER_AGENTS, PEER_CLIENT, PEER_SECRET } from './peer-headers.js';
+import { type PeerReply, postToPeer } from './peer-post.js';
+import { RelayCluster } from './relay-cluster.service.js';
+
+type Message = Record<string, unknown>;
+
+/** JSON-RPC's "request cancelled", as RelayForwarder answers a cancelled request. */
+const REQUEST_CANCELLED = -32800;
+/** Fields a 2026-07-28 result carries that a 2025 one does not (stateless-wire.ts). */
+const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
+
+/**
+ * The aggregate endpoint's way to the agent's MCP servers that are up only on other replicas:
+ * one 2026-07-28 (stateless) request to `<base>/mcp/<agent>/<server>` of a replica that has the
+ * server up, as the client authenticated here and vouched for by the replicas' secret, so the
+ * peer serves it itself (its caps, timeout and pod choice). Closing the request cancels it
+ * there, as a 2026 client cancels. The answer comes back as a 2025 answer.
+ */
+@Injectable()
+export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
+  private readonly agents = {
+    http: new HttpAgent({ keepAlive: true }),
+    // Replicas are reached by pod address, which their certificate does not name (as in
+    // PeerForwarder): the peer is found through Redis, and the traffic stays encrypted.
+    https: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }),
+  };
+
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    private readonly cluster: RelayCluster,
+    @InjectMetric('relay_forwarded_requests_total') private readonly forwarded: Counter<'outcome'>,
+  ) {}
+
+  onModuleDestroy(): void {
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  serversElsewhere(agent: string): Promise<Map<string, string>> {
+    return this.cluster.serversElsewhere(agent);
+  }
+
+  async send(request: ReplicaRequest): Promise<JsonRpcResponse> {
+    const { peer, agent, server, message, signal } = request;
+    const id = (message.id ?? null) as JsonRpcResponse['id'];
+    const path = `${this.config.basePath}/mcp/${encodeURIComponent(agent)}/${encodeURIComponent(server)}`;
+    const reply = await postToPeer({
+      url: new URL(path, peer),
+      headers: this.headers(request),
+      body: stringifyMessage(withEnvelope(message)),
+      agents: this.agents,
+      // The peer answers -32003 itself at the request timeout; this bounds a peer that froze.
+      timeoutMs: this.config.requestTimeoutMs + 5000,
+      // The peer's answer came to it in one agent frame; twice that leaves room for re-encoding.
+      maxBytes: 2 * this.config.maxFrameBytes,
+      signal,
+    });
+    if ('failed' in reply && (reply.failed === 'refused' || reply.failed === 'timeout')) {
+      this.cluster.suspect(peer);
+    }
+    const outcome = outcomeOf(reply);
+    if (outcome !== undefined) this.forwarded.inc({ outcome });
+    return { ...answerOf(reply, server), id };
+  }
+
+  private headers({ message, client, agent }: ReplicaRequest): Record<string, string> {
+    return {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'mcp-protocol-version': MODERN_VERSION,
+      'mcp-method': String(message.method),
+      [PEER_SECRET]: this.cluster.peerSecret ?? '',
+      [PEER_CLIENT]: encodeURIComponent(client),
+      // Only the agent asked for: the peer needs no more of the client's rights.
+      [PEER_AGENTS]: agent,
+    };
+  }
+}
+
+/** The 2025 request as a 2026-07-28 one: the envelope's protocol version in `_meta`. */
+export function withEnvelope(message: Message): Message {
+  const params = isObject(message.params) ? message.params : {};
+  const meta = isObject(params._meta) ? params._meta : {};
+  return {
+    ...message,
+    params: { ...params, _meta: { ...meta, [PROTOCOL_VERSION_META_KEY]: MODERN_VERSION } },
+  };
+}
+
+/** The peer's JSON-RPC answer without its 2026 result fields, or an error saying what failed. */
+export function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
+  if ('failed' in reply) {
+    if (reply.failed === 'aborted') {
+      return jsonRpcError(null, REQUEST_CANCELLED, 'request cancelled by the client');
+    }
+    const code =
+      reply.failed === 'timeout' ? RelayErrorCode.RequestTimeout : RelayErrorCode.ServerUnavailable;
+    return jsonRpcError(null, code, unreachable(server, reply.failed));
+  }
+  const body = reply.body;
+  const error = isObject(body) ? body.error : undefined;
+  const wellFormed = isObject(error)
+    ? typeof error.code === 'number' && typeof error.message === 'string'
+    : error === undefined && isObject(body) && isObject(body.result);
+  if (!isObject(body) || !wellFormed) {
+    return jsonRpcError(
+      null,
+      RelayErrorCode.ServerUnavailable,
+      unreachable(server, `HTTP ${reply.status}`),
+    );
+  }
+  if (error !== undefined) return body as unknown as JsonRpcResponse;
+  const result = { ...(body.result as Message) };
+  for (const field of STATELESS_RESULT_FIELDS) delete result[field];
+  return { jsonrpc: '2.0', id: null, result };
+}
+
+/** The outcome as PeerForwarder counts it; none for a request its client cancelled. */
+function outcomeOf(reply: PeerReply): string | undefined {
+  if (!('failed' in reply)) return 'answered';
+  if (reply.failed === 'aborted') return undefined;
+  return reply.failed === 'refused' ? 'refused' : 'lost_before_answer';
+}
+
+function unreachable(server: string, why: string): string {
+  return `MCP server "${server.slice(0, 64)}" is up on another relay replica, which did not answer (${why})`;
+}
+
+function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
