@@ -11,6 +11,7 @@ import { GroupCommitQueue } from '../database/group-commit-queue.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { tracing } from '../common/tracing/tracing.js';
 import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
+import { type NoticedPlant, PlantNotices } from './plant-notices.js';
 import type { InsertOutcome, Plant } from './plant.js';
 
 /**
@@ -20,9 +21,6 @@ import type { InsertOutcome, Plant } from './plant.js';
  * acknowledges 128 requests.
  */
 const MAX_BATCH = 128;
-
-/** A plant waiting for its commit, with the W3C trace context of its request when tracing. */
-type QueuedPlant = Plant & { traceparent?: string };
 
 /**
  * The only place with SQL for plants. The same Kysely queries run on SQLite and PostgreSQL.
@@ -34,11 +32,12 @@ type QueuedPlant = Plant & { traceparent?: string };
  */
 @Injectable()
 export class PlantsRepository {
-  private readonly inserts: GroupCommitQueue<QueuedPlant, InsertOutcome | FailedInsert>;
+  private readonly inserts: GroupCommitQueue<NoticedPlant, InsertOutcome | FailedInsert>;
   /** Grouped INSERTs compiled once per row count (compiling costs more than running). */
   private readonly insertQueries = new Map<number, CompiledQuery<{ id: bigint }>>();
   private readonly selectByIdQuery: CompiledQuery<PlantRow>;
   private readonly postgres: boolean;
+  private readonly notices: PlantNotices;
 
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<Database>,
@@ -50,6 +49,7 @@ export class PlantsRepository {
     @InjectMetric('store_commit_batch_size') private readonly commitBatchSize: Histogram,
   ) {
     this.postgres = config.database.kind === 'postgres';
+    this.notices = new PlantNotices(db, outbox);
     this.inserts = new GroupCommitQueue({
       flush: (plants) => this.timedInsertBatch(plants),
       key: (plant) => plant.id.toString(),
@@ -121,7 +121,7 @@ export class PlantsRepository {
    * (a row the database refuses), each plant is retried alone, so one bad request never fails
    * the requests it happened to be grouped with.
    */
-  private async insertBatch(plants: QueuedPlant[]): Promise<(InsertOutcome | FailedInsert)[]> {
+  private async insertBatch(plants: NoticedPlant[]): Promise<(InsertOutcome | FailedInsert)[]> {
     try {
       return await this.insertRows(plants);
     } catch (error) {
@@ -137,7 +137,7 @@ export class PlantsRepository {
     }
   }
 
-  private insertRows(plants: QueuedPlant[]): Promise<InsertOutcome[]> {
+  private insertRows(plants: NoticedPlant[]): Promise<InsertOutcome[]> {
     return this.run(async () => {
       // Looked at before the commit too: a write to a file already replaced would still be
       // found by a restart (its WAL is at the path) after it was answered 503.
@@ -152,7 +152,7 @@ export class PlantsRepository {
         created = new Set(rows.map((row) => BigInt(row.id)));
       } else if (this.postgres) {
         // One statement, the plants with their notices: no transaction to open and commit.
-        created = await this.outbox.insertWithNotices(
+        created = await this.notices.insertWith(
           (count) => this.insertBuilderFor(count),
           query.parameters,
           plants,
@@ -164,7 +164,7 @@ export class PlantsRepository {
         created = await this.inTransaction(async (trx) => {
           const { rows } = await trx.executeQuery(query);
           const ids = new Set(rows.map((row) => BigInt(row.id)));
-          await this.outbox.addNotices(
+          await this.notices.add(
             trx,
             plants.filter((p) => ids.has(p.id)),
           );

@@ -12,6 +12,7 @@ import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
+import { PlantNotices } from '../plants/plant-notices.js';
 import { PlantsRepository } from '../plants/plants.repository.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import { stringifyJson } from '../common/json/lossless-json.js';
@@ -153,7 +154,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     const before = (await rows()).length;
     await expect(
       db.transaction().execute(async (trx) => {
-        await outbox.addNotices(trx, [plant]);
+        await new PlantNotices(db, outbox).add(trx, [plant]);
         throw rollback;
       }),
     ).rejects.toBe(rollback);
@@ -188,7 +189,11 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
       for (const round of [0n, 100n]) {
         const plants = batch.map((p) => (p.id === 2n ? p : { ...p, id: p.id + round }));
         const parameters = plants.flatMap((p) => [p.id, p.name, p.tag ?? null]);
-        const created = await outbox.insertWithNotices(insertFor, parameters, plants);
+        const created = await new PlantNotices(db, outbox).insertWith(
+          insertFor,
+          parameters,
+          plants,
+        );
         expect([...created].sort()).toEqual([901n + round, 902n + round]);
       }
       await expect(notified).resolves.toBeDefined();

@@ -1,20 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { type CompiledQuery, type InsertQueryBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
-import { valuesTable } from '../database/values-table.js';
-
-/** What a notice carries: the upstream document's NewPlant. */
-export interface NewPlant {
-  id: bigint;
-  name: string;
-  tag?: string | undefined;
-  /** The W3C trace context of the request that created it (tracing on), kept for delivery. */
-  traceparent?: string | undefined;
-}
 
 /** A pending notice leased to this process for one attempt. */
 export interface ClaimedNotice {
@@ -26,27 +15,13 @@ export interface ClaimedNotice {
   traceContext: string | null;
 }
 
-/** A notice's row, with the plant it tells of (kept only if the statement created that). */
-type Notice = ReturnType<WebhookOutboxRepository['noticesOf']>[number];
-const NOTICE_COLUMNS = [
-  'event_id',
-  'receiver',
-  'payload',
-  'state',
-  'created_at',
-  'next_attempt_at',
-  'trace_context',
-] as const;
-
-/** The plants feature's INSERT, returning the ids it created. */
-export type PlantsInsert = InsertQueryBuilder<Database, 'plants', { id: bigint }>;
-
 /** The PostgreSQL channel a commit that wrote notices signals on (LISTEN/NOTIFY). */
 export const OUTBOX_CHANNEL = 'webhook_outbox';
 
 /**
- * The plant webhook's outbox, the table that is the queue: the plants feature adds notices in its
- * own transaction; delivery claims due rows with a lease and records outcomes while it holds it.
+ * The plant webhook's outbox, the table that is the queue: the plants feature adds notices with
+ * its plants (src/plants/plant-notices.ts) for the receivers this names; delivery claims due rows
+ * with a lease and records outcomes while it holds it.
  * Leases are the database's clock on PostgreSQL (replicas' clocks may disagree), ours on SQLite.
  */
 @Injectable()
@@ -54,7 +29,6 @@ export class WebhookOutboxRepository {
   /** Receivers stopped by a 410 (a copy of `webhook_receivers`): no notices are written for them. */
   private stopped = new Set<string>();
   private readonly postgres: boolean;
-  private readonly statements = new Map<string, CompiledQuery<{ id: bigint }>>();
   /** Set by delivery in a process that delivers: called once a commit wrote notices. */
   onCommitted: (() => void) | undefined;
 
@@ -73,73 +47,6 @@ export class WebhookOutboxRepository {
   /** False without receivers: then nothing is written and plants commit as before. */
   get enabled(): boolean {
     return this.receivers().length > 0;
-  }
-
-  /** SQLite: one notice per plant and receiver, in the caller's transaction. */
-  async addNotices(trx: Kysely<Database>, plants: NewPlant[], now = Date.now()): Promise<void> {
-    const rows = this.noticesOf(plants, now).map(({ plant_id: _, ...row }) => row);
-    if (rows.length > 0) await trx.insertInto('webhook_outbox').values(rows).execute();
-  }
-
-  /**
-   * PostgreSQL: the plants' INSERT and their notices as one statement, one round trip (a
-   * transaction took five, and 1.4x the API's CPU per plant); a trigger NOTIFYs. Compiled once
-   * per shape; the parameters are the INSERT's, then each notice's. Returns the created ids.
-   */
-  async insertWithNotices(
-    insertFor: (count: number) => PlantsInsert,
-    insertParameters: readonly unknown[],
-    plants: NewPlant[],
-  ): Promise<Set<bigint>> {
-    const notices = this.noticesOf(plants, Date.now());
-    const shape = `${plants.length}x${notices.length}`;
-    const query =
-      this.statements.get(shape) ?? this.withNotices(insertFor(plants.length), notices).compile();
-    this.statements.set(shape, query);
-    const parameters = [...insertParameters, ...notices.flatMap((notice) => Object.values(notice))];
-    const { rows } = await this.db.executeQuery<{ id: bigint }>({ ...query, parameters });
-    return new Set(rows.map((row) => BigInt(row.id)));
-  }
-
-  /** `with created as (<insert>), notices as (insert ... join created) select id from created`. */
-  private withNotices(insert: PlantsInsert, notices: Notice[]) {
-    const casts = { plant_id: 'bigint', created_at: 'bigint', next_attempt_at: 'bigint' } as const;
-    const columns = NOTICE_COLUMNS.map((column) => `n.${column}` as const);
-    return this.db
-      .with('created', () => insert)
-      .with('notices', (db) =>
-        db
-          .insertInto('webhook_outbox')
-          .columns(NOTICE_COLUMNS)
-          .expression((eb) =>
-            eb
-              .selectFrom(valuesTable(notices, 'n', casts))
-              .innerJoin('created', 'created.id', 'n.plant_id')
-              .select(columns),
-          ),
-      )
-      .selectFrom('created')
-      .select('id');
-  }
-
-  /** `plants`' notices, one per receiver (one event id per plant), in the statement's order. */
-  private noticesOf(plants: NewPlant[], now: number) {
-    const receivers = this.receivers();
-    return plants.flatMap((plant) => {
-      const event_id = `msg_${randomBytes(16).toString('base64url')}`;
-      const payload = payloadOf(plant);
-      const trace_context = plant.traceparent ?? null;
-      return receivers.map(({ id: receiver }) => ({
-        plant_id: plant.id,
-        event_id,
-        receiver,
-        payload,
-        state: 'pending' as const,
-        created_at: now,
-        next_attempt_at: now,
-        trace_context,
-      }));
-    });
   }
 
   /** Called once a transaction that added notices committed: wakes this process's delivery. */
@@ -297,13 +204,6 @@ export class WebhookOutboxRepository {
   private now() {
     return this.postgres ? databaseNowMs : sql<number>`${Date.now()}`;
   }
-}
-
-/** The NewPlant body (three flat fields; JSON.stringify escapes strings as lossless-json does). */
-export function payloadOf(plant: NewPlant): string {
-  return `{"id":${plant.id},"name":${JSON.stringify(plant.name)}${
-    plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`
-  }}`;
 }
 
 /** clock_timestamp(), not now(): the statement's time, not its transaction's start. */
