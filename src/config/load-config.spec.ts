@@ -170,6 +170,16 @@ describe('loadConfig: each environment problem names its variable, without its v
       'WEBHOOK_URLS entry 1 must be an absolute http(s) URL',
     ],
     [
+      'WEBHOOK_URLS',
+      {
+        WEBHOOK_URLS: Array.from({ length: 33 }, (_, i) => `https://h.example.com/${i}`).join(),
+        WEBHOOK_SECRETS: Array(33)
+          .fill(`whsec_${Buffer.alloc(32).toString('base64')}`)
+          .join(),
+      },
+      'WEBHOOK_URLS holds at most 32 receivers (33 given)',
+    ],
+    [
       'WEBHOOK_RETRY_SCHEDULE_SECONDS',
       { WEBHOOK_RETRY_SCHEDULE_SECONDS: '5,soon' },
       'WEBHOOK_RETRY_SCHEDULE_SECONDS must be comma-separated whole numbers of seconds',

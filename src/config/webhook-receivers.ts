@@ -42,6 +42,12 @@ const list = (value: string | undefined): string[] =>
  * entry one or more space-separated `whsec_<base64>` secrets). Returns the receivers or the
  * problems, naming the variable and entry, never a secret's value.
  */
+/**
+ * A group commit of 128 plants writes a notice per plant and receiver in one statement: 32
+ * receivers keep its parameters under the stores' limits (SQLite 32,766, PostgreSQL 65,535).
+ */
+export const MAX_RECEIVERS = 32;
+
 export function parseWebhookReceivers(
   urls: string | undefined,
   secrets: string | undefined,
@@ -52,6 +58,11 @@ export function parseWebhookReceivers(
   if (urlEntries.length !== secretEntries.length) {
     problems.push(
       `WEBHOOK_SECRETS must have one entry per WEBHOOK_URLS entry (${urlEntries.length} URLs, ${secretEntries.length} secrets)`,
+    );
+  }
+  if (urlEntries.length > MAX_RECEIVERS) {
+    problems.push(
+      `WEBHOOK_URLS holds at most ${MAX_RECEIVERS} receivers (${urlEntries.length} given)`,
     );
   }
   const receivers: WebhookReceiver[] = [];
