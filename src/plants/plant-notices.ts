@@ -32,8 +32,8 @@ export class PlantNotices {
   }
 
   /**
-   * PostgreSQL: the plants' INSERT and their notices as one statement, one round trip (a
-   * transaction took five, and 1.4x the API's CPU per plant); a trigger NOTIFYs delivery. The
+   * PostgreSQL: the plants' INSERT and their notices as one statement, one round trip where a
+   * transaction takes five (1.4x the API's CPU per plant); a trigger NOTIFYs delivery. The
    * parameters are the INSERT's, then each notice's. Returns the ids the INSERT created.
    */
   async insertWith(

@@ -56,6 +56,15 @@ async function until(what: string, condition: () => Promise<boolean>, ms = 10_00
   }
 }
 
+/** A PostgreSQL connection LISTENing on the outbox's channel; `notified` at the first NOTIFY. */
+async function listen(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const notified = new Promise((resolve) => client.on('notification', resolve));
+  await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+  return { client, notified };
+}
+
 /** The plants repository that writes the outbox; the file-identity check is not under test. */
 function plantsRepository(
   db: Kysely<Database>,
@@ -164,10 +173,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
   it.runIf(store.kind === 'postgres')(
     'writes plants and notices in one statement, every column in its place, and NOTIFYs',
     async () => {
-      const listener = new pg.Client({ connectionString: postgresUrl });
-      await listener.connect();
-      const notified = new Promise((resolve) => listener.on('notification', resolve));
-      await listener.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      const listener = await listen(postgresUrl);
       const insertFor = (count: number) =>
         db
           .insertInto('plants')
@@ -196,8 +202,8 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
         );
         expect([...created].sort()).toEqual([901n + round, 902n + round]);
       }
-      await expect(notified).resolves.toBeDefined();
-      await listener.end();
+      await expect(listener.notified).resolves.toBeDefined();
+      await listener.client.end();
       const written = await db
         .selectFrom('webhook_outbox')
         .selectAll()
