@@ -93,10 +93,12 @@ export class PeerForwarder implements OnModuleDestroy {
       if (placement.kind !== 'peer') return this.refused(response, placement.kind, message);
       const outcome = await this.forward(placement.url, request, response, message);
       this.forwarded.inc({ outcome });
-      if (outcome === 'answered') return true;
-      this.cluster.suspect(placement.url);
+      if (outcome === 'answered' || outcome === 'client_gone') return true;
       this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
       if (outcome !== 'refused') break;
+      // Only a refused connection proves the peer gone; a frozen one is found by the probe. A
+      // suspect's sessions move on their next request, so a live peer must not become one.
+      this.cluster.suspect(placement.url);
     }
     answerLost(response, idOf(message), !response.headersSent);
     return true;

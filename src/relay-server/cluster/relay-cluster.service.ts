@@ -47,7 +47,7 @@ export class RelayCluster implements OnModuleDestroy {
   private secret: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
   private published = new Set<string>();
-  /** Peers that refused or timed out lately, by the time they may be tried again. */
+  /** Peers that refused a connection or froze lately, by the time they may be tried again. */
   private readonly suspects = new Map<string, number>();
   private readonly log: RateLimitedLog;
   /** How other replicas reach this one; known once RELAY_PORT is bound. */
@@ -152,8 +152,8 @@ export class RelayCluster implements OnModuleDestroy {
   }
 
   /**
-   * A peer that refused a connection or did not answer in time: no new request goes to it
-   * until its entries would have expired anyway (it stopped, or it froze).
+   * A peer that refused a connection or answered no ping: no new request goes to it, and its
+   * sessions move, until its entries would have expired anyway (it stopped, or it froze).
    */
   suspect(url: string): void {
     this.suspects.set(url, Date.now() + ENTRY_TTL_MS);

@@ -72,7 +72,7 @@ export class SessionMover {
     return this.takeOver(target.sessionId, entry.record) ? HERE : { kind: 'waiting' };
   }
 
-  /** The owner stopped refreshing the record, or refused (or lost) a request lately. */
+  /** The owner stopped refreshing the record, refused a connection or answered no ping. */
   private gone(record: SessionRecord): boolean {
     return record.until < Date.now() || this.deps.suspected(record.owner);
   }
