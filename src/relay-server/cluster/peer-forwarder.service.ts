@@ -85,10 +85,13 @@ export class PeerForwarder implements OnModuleDestroy {
       const placement = await this.cluster.placeForPeer(target);
       return placement.kind !== 'here' && this.refused(response, placement.kind, message);
     }
+    const hungUp = new AbortController();
+    response.once('close', () => hungUp.abort());
     // A peer that refuses the connection got nothing: the request may go to another one (a
     // session's too: it moves off the replica that refused).
     for (let attempt = 0; attempt < 3; attempt++) {
-      const placement = await this.cluster.place(target);
+      const placement = await this.cluster.place(target, hungUp.signal);
+      if (hungUp.signal.aborted) return true;
       if (placement.kind === 'here') return false;
       if (placement.kind !== 'peer') return this.refused(response, placement.kind, message);
       const outcome = await this.forward(placement.url, request, response, message);

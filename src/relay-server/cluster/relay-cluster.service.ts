@@ -93,6 +93,7 @@ export class RelayCluster implements OnModuleDestroy {
       registry: this.registry,
       sessions: this.sessions,
       waitMs: cluster.sessionMoveMs,
+      maxWaitingPerClient: this.config.maxInFlightPerClient,
       suspected: (url) => (this.suspects.get(url) ?? 0) >= Date.now(),
     });
     this.timer = setInterval(() => this.refreshSoon(), REFRESH_MS);
@@ -106,8 +107,11 @@ export class RelayCluster implements OnModuleDestroy {
     this.redis?.disconnect();
   }
 
-  /** Where `target` is served (a request a peer forwarded is served here: the caller knows). */
-  async place(target: PlacementTarget): Promise<Placement> {
+  /**
+   * Where `target` is served (a request a peer forwarded is served here: the caller knows).
+   * `signal`: its client hung up (a session's request then stops waiting for a move).
+   */
+  async place(target: PlacementTarget, signal: AbortSignal): Promise<Placement> {
     const { sessionId } = target;
     if (!this.store || !this.mover) return { kind: 'here' };
     if (sessionId !== undefined ? this.sessions.holds(sessionId) : this.holds(target)) {
@@ -117,7 +121,7 @@ export class RelayCluster implements OnModuleDestroy {
     if (!this.secret) return { kind: 'unavailable' };
     try {
       return sessionId !== undefined
-        ? await this.mover.place({ ...target, sessionId })
+        ? await this.mover.place({ ...target, sessionId }, signal)
         : await this.placeNew(this.store, target);
     } catch {
       return { kind: 'unavailable' };
