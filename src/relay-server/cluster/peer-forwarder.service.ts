@@ -144,10 +144,6 @@ export class PeerForwarder implements OnModuleDestroy {
     return this.cluster.recordSession(sessionId, { client, agent, server: server ?? null });
   }
 
-  forgetSession(sessionId: string): void {
-    this.cluster.forgetSession(sessionId);
-  }
-
   /** 503 + Retry-After: the shared state is unreachable (counted, logged at a limited rate). */
   unavailable(message: unknown): RelayAnswer & { headers: Record<string, string> } {
     this.refusals.inc();
