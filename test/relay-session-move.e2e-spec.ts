@@ -119,59 +119,86 @@ describe.skipIf(!redisAvailable)('2025-11-25 sessions move between relay replica
     await podOn(victim, 'shop', 'shop-a');
     const workers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect('shop/echo')));
     const sessions = workers.map(sessionOf);
-    let killedAt = 0;
-    type Failure = { worker: number; startedBeforeKill: boolean; code?: number; why: string };
-    const failures: Failure[] = [];
-    const ok = workers.map(() => 0);
-    const okAfterKill = workers.map(() => 0);
-    const loop = async (client: Client, worker: number) => {
-      const until = Date.now() + 5000;
-      while (Date.now() < until) {
-        const startedBeforeKill = killedAt === 0;
-        try {
-          await client.callTool({ name: 'wait', arguments: { ms: 100 } });
-          ok[worker] = (ok[worker] ?? 0) + 1;
-          if (killedAt > 0) okAfterKill[worker] = (okAfterKill[worker] ?? 0) + 1;
-        } catch (error) {
-          const code = error instanceof ProtocolError ? error.code : undefined;
-          const why = String(error).slice(0, 160);
-          failures.push({ worker, startedBeforeKill, ...(code !== undefined && { code }), why });
-          // A call sent once the replica was gone failed: the session did not move.
-          if (!startedBeforeKill) return;
-        }
-      }
-    };
-    const loops = workers.map((client, worker) => loop(client, worker));
-    await waitFor(() => ok.every((n) => n >= 2), 'every loop under way');
+    const calls = callInLoops(workers);
+    await waitFor(() => calls.ok.every((n) => n >= 2), 'every loop under way');
     victim.child.kill('SIGKILL');
     // Calls sent before the process was gone may have reached it: those are in flight on it.
     await victim.exited;
-    killedAt = Date.now();
-    await Promise.all(loops);
-    const seen = JSON.stringify({ okAfterKill, failures });
+    calls.killedAt = Date.now();
+    await calls.done;
+    const seen = JSON.stringify({ okAfterKill: calls.okAfterKill, failures: calls.failures });
     // Only calls sent while the replica was dying failed (a few at most), and every session
     // went on, the same one (no new initialize).
-    expect(failures.length, seen).toBeGreaterThan(0);
-    expect(failures.length, seen).toBeLessThanOrEqual(2 * workers.length);
+    expect(calls.failures.length, seen).toBeGreaterThan(0);
+    expect(calls.failures.length, seen).toBeLessThanOrEqual(2 * workers.length);
     expect(
-      failures.filter((f) => !f.startedBeforeKill),
+      calls.failures.filter((f) => !f.startedBeforeKill),
       seen,
     ).toEqual([]);
     for (let worker = 0; worker < workers.length; worker++) {
-      expect(okAfterKill[worker] ?? 0, seen).toBeGreaterThanOrEqual(5);
+      expect(calls.okAfterKill[worker] ?? 0, seen).toBeGreaterThanOrEqual(5);
       expect(sessionOf(workers[worker] as Client)).toBe(sessions[worker]);
     }
-    // Notifications for a moved session reach its GET stream, re-opened on its new replica.
     const [watched] = workers;
     if (!watched) throw new Error('no worker');
-    let changes = 0;
-    watched.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
-    await waitFor(async () => {
-      await watched.callTool({ name: 'changed', arguments: {} });
-      return changes > 0;
-    }, 'list_changed on the moved session');
+    await listChangedReaches(watched);
   });
 });
+
+interface Failure {
+  worker: number;
+  startedBeforeKill: boolean;
+  code?: number;
+  why: string;
+}
+
+/**
+ * Each client calls `wait` (100 ms) over and over for 5 s, counting its answers (those after
+ * `killedAt`, once set, apart) and failures; a call sent after the kill that fails ends its
+ * loop (the session did not move).
+ */
+function callInLoops(workers: Client[]) {
+  const calls = {
+    killedAt: 0,
+    failures: [] as Failure[],
+    ok: workers.map(() => 0),
+    okAfterKill: workers.map(() => 0),
+    done: Promise.resolve() as Promise<unknown>,
+  };
+  const loop = async (client: Client, worker: number) => {
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      const startedBeforeKill = calls.killedAt === 0;
+      try {
+        await client.callTool({ name: 'wait', arguments: { ms: 100 } });
+        calls.ok[worker] = (calls.ok[worker] ?? 0) + 1;
+        if (calls.killedAt > 0) calls.okAfterKill[worker] = (calls.okAfterKill[worker] ?? 0) + 1;
+      } catch (error) {
+        const code = error instanceof ProtocolError ? error.code : undefined;
+        const why = String(error).slice(0, 160);
+        calls.failures.push({
+          worker,
+          startedBeforeKill,
+          ...(code !== undefined && { code }),
+          why,
+        });
+        if (!startedBeforeKill) return;
+      }
+    }
+  };
+  calls.done = Promise.all(workers.map((client, worker) => loop(client, worker)));
+  return calls;
+}
+
+/** Notifications for a moved session reach its GET stream, re-opened on its new replica. */
+async function listChangedReaches(watched: Client): Promise<void> {
+  let changes = 0;
+  watched.setNotificationHandler('notifications/tools/list_changed', () => void changes++);
+  await waitFor(async () => {
+    await watched.callTool({ name: 'changed', arguments: {} });
+    return changes > 0;
+  }, 'list_changed on the moved session');
+}
 
 function postTo(relay: RunningRelay, sessionId: string | undefined, tool: string) {
   return fetch(`http://127.0.0.1:${relay.port}/mcp/garden/echo`, {

@@ -161,8 +161,9 @@ export class AggregateService {
 
   /**
    * How a listing asks each server for a page: on a connection here, else through the replica
-   * `elsewhere` names. A cursor is the server instance's own: every page of a server comes
-   * from one pod (here) or one replica.
+   * `elsewhere` names. A cursor is the server instance's own, so every page asked here comes
+   * from one pod; through a peer each page is a request of its own, which the peer may serve
+   * from another pod of the agent (a cursor then holds only if the pods' servers agree on it).
    */
   private pageFetcher(
     { agent, client }: RelaySession,

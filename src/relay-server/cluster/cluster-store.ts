@@ -39,7 +39,8 @@ const sessionKey = (id: string) => `relay:session:${id}`;
 
 /**
  * Writes each session's record unless another replica took the session over meanwhile (its
- * owner is not ARGV[1]); returns the 1-based indexes of those taken over.
+ * owner is not ARGV[1]: another replica, or none for an ended session's tombstone); returns
+ * the 1-based indexes of those taken over.
  */
 const PUBLISH_SESSIONS = `
 local moved = {}
@@ -60,15 +61,22 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0`;
-/** Deletes a session's record only while ARGV[1] owns it. */
+/**
+ * Replaces a session's record by a tombstone (ARGV[2], for ARGV[3] ms) only while ARGV[1] owns
+ * it: a replica that froze while owning the session then lets it go when it thaws, rather than
+ * writing the ended session back.
+ */
 const FORGET_SESSION = `
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
 local ok, record = pcall(cjson.decode, current)
 if ok and type(record) == 'table' and record.owner == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
 end
 return 0`;
+/** An ended session's record: owned by no replica, read as no session at all. */
+const TOMBSTONE = JSON.stringify({ owner: '' });
 
 /**
  * The relay's keys in Redis. Agents: one hash per agent, a field per replica holding a
@@ -145,7 +153,8 @@ export class ClusterStore {
   async session(id: string): Promise<SessionEntry | undefined> {
     const text = await this.redis.get(sessionKey(id));
     const record = text === null ? undefined : (parseJson(text) as SessionRecord | undefined);
-    return text !== null && record ? { record, text } : undefined;
+    // A tombstone (owner '') is an ended session: the same 404 as an unknown one.
+    return text !== null && record?.owner ? { record, text } : undefined;
   }
 
   /** Makes `owner` the session's owner, unless its record changed since `seen` was read. */
@@ -155,9 +164,12 @@ export class ClusterStore {
     return (await this.redis.eval(MOVE_SESSION, 1, sessionKey(id), ...args)) === 1;
   }
 
-  /** Deletes the session's record while `owner` owns it (a session ended for good). */
+  /**
+   * Ends the session's record while `owner` owns it (a session ended for good): a tombstone
+   * that lives as long as a record would, so no replica that held it can bring it back.
+   */
   async forgetSession(id: string, owner: string): Promise<void> {
-    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner);
+    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, this.sessionTtlMs);
   }
 }
 

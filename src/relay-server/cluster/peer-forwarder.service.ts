@@ -85,18 +85,23 @@ export class PeerForwarder implements OnModuleDestroy {
       const placement = await this.cluster.placeForPeer(target);
       return placement.kind !== 'here' && this.refused(response, placement.kind, message);
     }
+    const hungUp = new AbortController();
+    response.once('close', () => hungUp.abort());
     // A peer that refuses the connection got nothing: the request may go to another one (a
     // session's too: it moves off the replica that refused).
     for (let attempt = 0; attempt < 3; attempt++) {
-      const placement = await this.cluster.place(target);
+      const placement = await this.cluster.place(target, hungUp.signal);
+      if (hungUp.signal.aborted) return true;
       if (placement.kind === 'here') return false;
       if (placement.kind !== 'peer') return this.refused(response, placement.kind, message);
       const outcome = await this.forward(placement.url, request, response, message);
       this.forwarded.inc({ outcome });
-      if (outcome === 'answered') return true;
-      this.cluster.suspect(placement.url);
+      if (outcome === 'answered' || outcome === 'client_gone') return true;
       this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
       if (outcome !== 'refused') break;
+      // Only a refused connection proves the peer gone; a frozen one is found by the probe. A
+      // suspect's sessions move on their next request, so a live peer must not become one.
+      this.cluster.suspect(placement.url);
     }
     answerLost(response, idOf(message), !response.headersSent);
     return true;
@@ -137,10 +142,6 @@ export class PeerForwarder implements OnModuleDestroy {
   /** Records a session opened here so every replica finds it; false while Redis is down. */
   async recorded(sessionId: string, { client, agent, server }: RelayTarget): Promise<boolean> {
     return this.cluster.recordSession(sessionId, { client, agent, server: server ?? null });
-  }
-
-  forgetSession(sessionId: string): void {
-    this.cluster.forgetSession(sessionId);
   }
 
   /** 503 + Retry-After: the shared state is unreachable (counted, logged at a limited rate). */

@@ -66,9 +66,9 @@ export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
       maxBytes: 2 * this.config.maxFrameBytes,
       signal,
     });
-    if ('failed' in reply && (reply.failed === 'refused' || reply.failed === 'timeout')) {
-      this.cluster.suspect(peer);
-    }
+    // Only a refused connection proves the peer gone: a slow tool times out on a live peer, and
+    // a frozen one stops refreshing its entries, so it leaves the listings within seconds.
+    if ('failed' in reply && reply.failed === 'refused') this.cluster.suspect(peer);
     const outcome = outcomeOf(reply);
     if (outcome !== undefined) this.forwarded.inc({ outcome });
     return { ...answerOf(reply, server), id };

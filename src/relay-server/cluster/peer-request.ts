@@ -17,9 +17,11 @@ export interface PeerCall {
 
 /**
  * How a forwarded request ended: answered; refused (nothing reached the peer: safe to send
- * elsewhere); or the peer went away (or timed out) before or while answering.
+ * elsewhere); the peer went away (or timed out) before or while answering; or our own client
+ * hung up first (closed its stream, cancelled), which says nothing about the peer.
  */
-export type PeerOutcome = 'answered' | 'refused' | 'lost_before_answer' | 'lost_while_answering';
+export type PeerOutcome =
+  'answered' | 'refused' | 'lost_before_answer' | 'lost_while_answering' | 'client_gone';
 
 /**
  * A plain reverse proxy for one request: the peer's status, headers and body (an event stream
@@ -46,7 +48,9 @@ export function requestPeer(call: PeerCall, response: Response): Promise<PeerOut
       resolve(error.code === 'ECONNREFUSED' ? 'refused' : 'lost_before_answer');
     });
     response.once('close', () => {
-      if (!response.writableFinished) outgoing.destroy();
+      if (response.writableFinished) return;
+      resolve('client_gone');
+      outgoing.destroy();
     });
     outgoing.end(call.body);
   });

@@ -47,7 +47,7 @@ export class RelayCluster implements OnModuleDestroy {
   private secret: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
   private published = new Set<string>();
-  /** Peers that refused or timed out lately, by the time they may be tried again. */
+  /** Peers that refused a connection or froze lately, by the time they may be tried again. */
   private readonly suspects = new Map<string, number>();
   private readonly log: RateLimitedLog;
   /** How other replicas reach this one; known once RELAY_PORT is bound. */
@@ -93,6 +93,7 @@ export class RelayCluster implements OnModuleDestroy {
       registry: this.registry,
       sessions: this.sessions,
       waitMs: cluster.sessionMoveMs,
+      maxWaitingPerClient: this.config.maxInFlightPerClient,
       suspected: (url) => (this.suspects.get(url) ?? 0) >= Date.now(),
     });
     this.timer = setInterval(() => this.refreshSoon(), REFRESH_MS);
@@ -106,8 +107,11 @@ export class RelayCluster implements OnModuleDestroy {
     this.redis?.disconnect();
   }
 
-  /** Where `target` is served (a request a peer forwarded is served here: the caller knows). */
-  async place(target: PlacementTarget): Promise<Placement> {
+  /**
+   * Where `target` is served (a request a peer forwarded is served here: the caller knows).
+   * `signal`: its client hung up (a session's request then stops waiting for a move).
+   */
+  async place(target: PlacementTarget, signal: AbortSignal): Promise<Placement> {
     const { sessionId } = target;
     if (!this.store || !this.mover) return { kind: 'here' };
     if (sessionId !== undefined ? this.sessions.holds(sessionId) : this.holds(target)) {
@@ -117,7 +121,7 @@ export class RelayCluster implements OnModuleDestroy {
     if (!this.secret) return { kind: 'unavailable' };
     try {
       return sessionId !== undefined
-        ? await this.mover.place({ ...target, sessionId })
+        ? await this.mover.place({ ...target, sessionId }, signal)
         : await this.placeNew(this.store, target);
     } catch {
       return { kind: 'unavailable' };
@@ -152,8 +156,8 @@ export class RelayCluster implements OnModuleDestroy {
   }
 
   /**
-   * A peer that refused a connection or did not answer in time: no new request goes to it
-   * until its entries would have expired anyway (it stopped, or it froze).
+   * A peer that refused a connection or answered no ping: no new request goes to it, and its
+   * sessions move, until its entries would have expired anyway (it stopped, or it froze).
    */
   suspect(url: string): void {
     this.suspects.set(url, Date.now() + ENTRY_TTL_MS);

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AgentRegistry } from '../agents/agent-registry.service.js';
+import { InFlightLimiter } from '../mcp/in-flight-limiter.js';
 import type { SessionStore } from '../mcp/session-store.service.js';
 import type { ClusterStore, SessionRecord } from './cluster-store.js';
 
@@ -22,12 +23,15 @@ export interface SessionMoverDeps {
   sessions: SessionStore;
   /** How long a request waits for a connection of the session's agent on a live replica. */
   waitMs: number;
+  /** How many requests of one client may wait so at once (its in-flight cap). */
+  maxWaitingPerClient: number;
   suspected: (url: string) => boolean;
 }
 
 /** How often a waiting request looks again for a connection of the session's agent. */
 const POLL_MS = 200;
 const HERE = { kind: 'here' } as const;
+const WAITING = { kind: 'waiting' } as const;
 
 /**
  * Moves a 2025-11-25 session off a replica that went (killed, frozen, or it lost the session's
@@ -38,27 +42,52 @@ const HERE = { kind: 'here' } as const;
  * compare-and-set of the owner in Redis.
  */
 export class SessionMover {
-  constructor(private readonly deps: SessionMoverDeps) {}
+  private readonly waiting: InFlightLimiter;
 
-  /** Where a request of a session not held here is served (the session moved if need be). */
-  async place(target: SessionTarget): Promise<SessionPlacement> {
-    const { store, replica } = this.deps;
+  constructor(private readonly deps: SessionMoverDeps) {
+    this.waiting = new InFlightLimiter(deps.maxWaitingPerClient);
+  }
+
+  /**
+   * Where a request of a session not held here is served (the session moved if need be). A
+   * request whose session has no home yet polls Redis until one comes, the deadline, or its
+   * client hangs up (`signal`); at most the client's in-flight cap of its requests wait at once.
+   */
+  async place(target: SessionTarget, signal: AbortSignal): Promise<SessionPlacement> {
     const deadline = Date.now() + this.deps.waitMs;
-    for (;;) {
-      const entry = await store.session(target.sessionId);
-      // Unknown, or not this client's, agent's or server's: the same 404 as with one replica.
-      if (!entry || !belongsTo(entry.record, target)) return HERE;
-      const { owner } = entry.record;
-      if (owner !== replica && !this.gone(entry.record)) return { kind: 'peer', url: owner };
-      const home = await this.newHome(entry.record);
-      if (home !== undefined && (await store.moveSession(target.sessionId, entry, home))) {
-        if (home !== replica) return { kind: 'peer', url: home };
-        return this.takeOver(target.sessionId, entry.record) ? HERE : { kind: 'waiting' };
+    let release: (() => void) | undefined;
+    try {
+      for (;;) {
+        const step = await this.step(target);
+        if (typeof step === 'object') return step;
+        if (Date.now() >= deadline || signal.aborted) return WAITING;
+        if (step === 'raced') continue;
+        release ??= this.waiting.acquire(target.client);
+        if (!release) return WAITING;
+        const polled = await delay(POLL_MS, true, { signal }).catch(() => false);
+        if (!polled) return WAITING;
       }
-      // No connection of the agent yet (it is reconnecting), or another replica moved it first.
-      if (Date.now() >= deadline) return { kind: 'waiting' };
-      if (home === undefined) await delay(POLL_MS);
+    } finally {
+      release?.();
     }
+  }
+
+  /**
+   * One look at the session's record: where the request goes, or why not yet (`homeless`: no
+   * live replica holds a connection of its agent; `raced`: another replica moved it first).
+   */
+  private async step(target: SessionTarget): Promise<SessionPlacement | 'homeless' | 'raced'> {
+    const { store, replica } = this.deps;
+    const entry = await store.session(target.sessionId);
+    // Unknown, or not this client's, agent's or server's: the same 404 as with one replica.
+    if (!entry || !belongsTo(entry.record, target)) return HERE;
+    const { owner } = entry.record;
+    if (owner !== replica && !this.gone(entry.record)) return { kind: 'peer', url: owner };
+    const home = await this.newHome(entry.record);
+    if (home === undefined) return 'homeless';
+    if (!(await store.moveSession(target.sessionId, entry, home))) return 'raced';
+    if (home !== replica) return { kind: 'peer', url: home };
+    return this.takeOver(target.sessionId, entry.record) ? HERE : WAITING;
   }
 
   /**
@@ -68,11 +97,11 @@ export class SessionMover {
   async placeForPeer(target: SessionTarget): Promise<{ kind: 'here' | 'waiting' }> {
     const entry = await this.deps.store.session(target.sessionId);
     if (!entry || !belongsTo(entry.record, target)) return HERE;
-    if (entry.record.owner !== this.deps.replica) return { kind: 'waiting' };
-    return this.takeOver(target.sessionId, entry.record) ? HERE : { kind: 'waiting' };
+    if (entry.record.owner !== this.deps.replica) return WAITING;
+    return this.takeOver(target.sessionId, entry.record) ? HERE : WAITING;
   }
 
-  /** The owner stopped refreshing the record, or refused (or lost) a request lately. */
+  /** The owner stopped refreshing the record, refused a connection or answered no ping. */
   private gone(record: SessionRecord): boolean {
     return record.until < Date.now() || this.deps.suspected(record.owner);
   }

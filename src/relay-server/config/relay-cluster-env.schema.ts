@@ -3,8 +3,8 @@ import type { RelayClusterConfig } from './relay-config.js';
 
 /**
  * Running several replicas (`RELAY_REDIS_URL`, `RELAY_REPLICA_URL`, `RELAY_REDIS_TIMEOUT_MS`,
- * `RELAY_SESSION_MOVE_SECONDS`): docs/relay-server.md, "Running several replicas". Messages never echo a value: the Redis URL
- * may hold a password.
+ * `RELAY_SESSION_MOVE_SECONDS`): docs/relay-server.md, "Running several replicas". Messages
+ * never echo a value: the Redis URL may hold a password.
  */
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());

@@ -155,9 +155,8 @@ export class McpController {
   ): Promise<void> {
     const target = this.target(request, agent, server);
     if (await this.peers.handled(request, response, target)) return;
-    const answer = this.relay.end(target);
-    if (answer.status < 300 && target.sessionId) this.peers.forgetSession(target.sessionId);
-    write(response, answer);
+    // Ending the session also ends its record in Redis (the session store's end hook).
+    write(response, this.relay.end(target));
   }
 
   /**

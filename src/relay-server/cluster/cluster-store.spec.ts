@@ -1,0 +1,56 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisAvailable, TestRedis } from '../../../test/support/redis.js';
+import { ClusterStore } from './cluster-store.js';
+
+/** ClusterStore against a real redis-server: what replicas read and write about sessions. */
+const SESSION_TTL_MS = 60_000;
+const A = 'http://10.0.0.1:8443';
+const B = 'http://10.0.0.2:8443';
+const record = { client: 'me', agent: 'shop', server: 'pears' };
+
+describe.skipIf(!redisAvailable)('ClusterStore sessions', () => {
+  const server = new TestRedis();
+  let redis: Redis;
+  let store: ClusterStore;
+
+  beforeAll(async () => {
+    await server.start();
+    redis = new Redis(server.url);
+    store = new ClusterStore(redis, SESSION_TTL_MS);
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await server.close();
+  });
+
+  /** A opened session `id`; B took it over (A froze); the client then ended it through B. */
+  async function endedOnB(id: string): Promise<void> {
+    await store.publish(A, new Map(), new Map([[id, record]]));
+    const seen = await store.session(id);
+    if (!seen) throw new Error('the record A published is missing');
+    expect(await store.moveSession(id, seen, B)).toBe(true);
+    await store.forgetSession(id, B);
+  }
+
+  it('keeps an ended session ended when the replica that held it comes back', async () => {
+    await endedOnB('s1');
+    // A thaws and publishes what it still holds: it must let the session go, not revive it.
+    expect(await store.publish(A, new Map(), new Map([['s1', record]]))).toEqual(['s1']);
+    expect(await store.session('s1')).toBeUndefined();
+  });
+
+  it('lets an ended session mark expire with the record it replaced', async () => {
+    await endedOnB('s2');
+    const left = await redis.pttl('relay:session:s2');
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(SESSION_TTL_MS);
+  });
+
+  it('ends no session for a replica that does not own it', async () => {
+    await store.publish(A, new Map(), new Map([['s3', record]]));
+    await store.forgetSession('s3', B);
+    expect((await store.session('s3'))?.record.owner).toBe(A);
+  });
+});
