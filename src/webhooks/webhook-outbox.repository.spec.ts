@@ -56,6 +56,13 @@ async function until(what: string, condition: () => Promise<boolean>, ms = 10_00
   }
 }
 
+/** A traced plant, a duplicate of plant 2 and an untraced plant, for one grouped write. */
+const MIXED_BATCH = [
+  { id: 901n, name: 'Traced', tag: 't', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01` },
+  { id: 2n, name: 'A duplicate', tag: undefined },
+  { id: 902n, name: 'Untraced', tag: undefined },
+];
+
 /** A PostgreSQL connection LISTENing on the outbox's channel; `notified` at the first NOTIFY. */
 async function listen(url: string) {
   const client = new pg.Client({ connectionString: url });
@@ -180,16 +187,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
           .values(Array.from({ length: count }, () => ({ id: 0n, name: '', tag: null })))
           .onConflict((conflict) => conflict.column('id').doNothing())
           .returning('id');
-      const batch = [
-        {
-          id: 901n,
-          name: 'Traced',
-          tag: 't',
-          traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
-        },
-        { id: 2n, name: 'A duplicate', tag: undefined },
-        { id: 902n, name: 'Untraced', tag: undefined },
-      ];
+      const batch = MIXED_BATCH;
       const before = Date.now();
       // Twice: the second run reuses the statement compiled for this shape.
       for (const round of [0n, 100n]) {
