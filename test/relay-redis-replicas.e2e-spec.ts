@@ -327,52 +327,25 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
 
   // Last: it leaves two replicas.
   it('fails only the calls in flight on a replica killed with SIGKILL, at once; the rest go on', async () => {
-    const holders = [];
-    for (const relay of live()) if ((await connections('shop', [relay])) > 0) holders.push(relay);
+    const holders = await shopHolders();
     expect(holders).toHaveLength(2);
     const victim = holders[0];
     if (!victim) throw new Error('no replica holds a shop connection');
     const workers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect('shop/echo')));
     const labels = await Promise.all(workers.map((client) => whoami(client)));
-    let killedAt = 0;
-    const failures: { worker: number; afterKill: number; code: number | undefined }[] = [];
-    const okAfterKill = workers.map(() => 0);
-    const ok = workers.map(() => 0);
-    const loop = async (client: Client, worker: number) => {
-      const until = Date.now() + 4000;
-      while (Date.now() < until) {
-        try {
-          await client.callTool({ name: 'wait', arguments: { ms: 100 } });
-          ok[worker] = (ok[worker] ?? 0) + 1;
-          if (killedAt > 0) okAfterKill[worker] = (okAfterKill[worker] ?? 0) + 1;
-        } catch (error) {
-          const code = error instanceof ProtocolError ? error.code : undefined;
-          failures.push({ worker, afterKill: Date.now() - killedAt, code });
-          // A second failure: the session did not go on (test/relay-session-move checks that
-          // every session moves off a killed replica).
-          if (failures.filter((f) => f.worker === worker).length > 1) return;
-        }
-      }
-    };
-    const loops = workers.map((client, worker) => loop(client, worker));
-    await waitFor(() => ok.every((n) => n >= 2), 'every loop under way');
-    killedAt = Date.now();
+    const calls = callInLoops(workers);
+    await waitFor(() => calls.ok.every((n) => n >= 2), 'every loop under way');
+    calls.killedAt = Date.now();
     victim.child.kill('SIGKILL');
-    await Promise.all(loops);
+    await calls.done;
+    const { failures, okAfterKill } = calls;
     expect(failures.length).toBeGreaterThan(0);
     // Each failure came at once after the kill, not at the request timeout.
     for (const failure of failures) expect(failure.afterKill).toBeLessThan(3000);
     // The sessions on the connection that lives on (one label) kept working, each after at
     // most the one call it had in flight through the killed replica.
-    const wentOn = (label: string) =>
-      labels.every(
-        (l, worker) =>
-          l !== label ||
-          ((okAfterKill[worker] ?? 0) >= 5 &&
-            failures.filter((f) => f.worker === worker).length <= 1),
-      );
     const seen = JSON.stringify({ labels, okAfterKill, failures });
-    expect(wentOn('shop-a') || wentOn('shop-b'), seen).toBe(true);
+    expect(wentOn(calls, labels, 'shop-a') || wentOn(calls, labels, 'shop-b'), seen).toBe(true);
     // The killed replica's agent connection came back through another replica by itself.
     await waitFor(async () => (await connections('shop')) === 2, 'shop reconnected', 15_000);
     // New sessions open at once: a replica still listed in Redis that refuses is skipped.
@@ -390,4 +363,63 @@ function postHeaders(sessionId: string | undefined): Record<string, string> {
     'Mcp-Protocol-Version': '2025-11-25',
     ...(sessionId && { 'Mcp-Session-Id': sessionId }),
   };
+}
+
+/** The live replicas holding a connection of `shop`. */
+async function shopHolders(): Promise<RunningRelay[]> {
+  const holders = [];
+  for (const relay of live()) if ((await connections('shop', [relay])) > 0) holders.push(relay);
+  return holders;
+}
+
+interface KillFailure {
+  worker: number;
+  afterKill: number;
+  code: number | undefined;
+}
+
+/**
+ * Each client calls `wait` (100 ms) over and over for 4 s, counting its answers (those after
+ * `killedAt`, once set, apart) and failures; a second failure ends its loop.
+ */
+function callInLoops(workers: Client[]) {
+  const calls = {
+    killedAt: 0,
+    failures: [] as KillFailure[],
+    ok: workers.map(() => 0),
+    okAfterKill: workers.map(() => 0),
+    done: Promise.resolve() as Promise<unknown>,
+  };
+  const loop = async (client: Client, worker: number) => {
+    const until = Date.now() + 4000;
+    while (Date.now() < until) {
+      try {
+        await client.callTool({ name: 'wait', arguments: { ms: 100 } });
+        calls.ok[worker] = (calls.ok[worker] ?? 0) + 1;
+        if (calls.killedAt > 0) calls.okAfterKill[worker] = (calls.okAfterKill[worker] ?? 0) + 1;
+      } catch (error) {
+        const code = error instanceof ProtocolError ? error.code : undefined;
+        calls.failures.push({ worker, afterKill: Date.now() - calls.killedAt, code });
+        // A second failure: the session did not go on (test/relay-session-move checks that
+        // every session moves off a killed replica).
+        if (calls.failures.filter((f) => f.worker === worker).length > 1) return;
+      }
+    }
+  };
+  calls.done = Promise.all(workers.map((client, worker) => loop(client, worker)));
+  return calls;
+}
+
+/** Every session on the connection `label` answered 5+ calls after the kill, failing 1 at most. */
+function wentOn(
+  calls: { okAfterKill: number[]; failures: KillFailure[] },
+  labels: string[],
+  label: string,
+): boolean {
+  return labels.every(
+    (l, worker) =>
+      l !== label ||
+      ((calls.okAfterKill[worker] ?? 0) >= 5 &&
+        calls.failures.filter((f) => f.worker === worker).length <= 1),
+  );
 }
