@@ -1,10 +1,11 @@
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { firstText, inspectorCli } from './fixtures/relay-e2e-support.js';
 import { newToken } from './support/app-process.js';
+import { callInLoops, type LoopFailure } from './support/call-loops.js';
 import { closedPort } from './support/closed-port.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
 import { redisAvailable, TestRedis } from './support/redis.js';
@@ -333,7 +334,13 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
     if (!victim) throw new Error('no replica holds a shop connection');
     const workers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect('shop/echo')));
     const labels = await Promise.all(workers.map((client) => whoami(client)));
-    const calls = callInLoops(workers);
+    // A second failure ends a loop: the session did not go on (test/relay-session-move checks
+    // that every session moves off a killed replica).
+    const calls = callInLoops(
+      workers,
+      4,
+      (f, all) => all.filter((g) => g.worker === f.worker).length > 1,
+    );
     await waitFor(() => calls.ok.every((n) => n >= 2), 'every loop under way');
     calls.killedAt = Date.now();
     victim.child.kill('SIGKILL');
@@ -372,47 +379,9 @@ async function shopHolders(): Promise<RunningRelay[]> {
   return holders;
 }
 
-interface KillFailure {
-  worker: number;
-  afterKill: number;
-  code: number | undefined;
-}
-
-/**
- * Each client calls `wait` (100 ms) over and over for 4 s, counting its answers (those after
- * `killedAt`, once set, apart) and failures; a second failure ends its loop.
- */
-function callInLoops(workers: Client[]) {
-  const calls = {
-    killedAt: 0,
-    failures: [] as KillFailure[],
-    ok: workers.map(() => 0),
-    okAfterKill: workers.map(() => 0),
-    done: Promise.resolve() as Promise<unknown>,
-  };
-  const loop = async (client: Client, worker: number) => {
-    const until = Date.now() + 4000;
-    while (Date.now() < until) {
-      try {
-        await client.callTool({ name: 'wait', arguments: { ms: 100 } });
-        calls.ok[worker] = (calls.ok[worker] ?? 0) + 1;
-        if (calls.killedAt > 0) calls.okAfterKill[worker] = (calls.okAfterKill[worker] ?? 0) + 1;
-      } catch (error) {
-        const code = error instanceof ProtocolError ? error.code : undefined;
-        calls.failures.push({ worker, afterKill: Date.now() - calls.killedAt, code });
-        // A second failure: the session did not go on (test/relay-session-move checks that
-        // every session moves off a killed replica).
-        if (calls.failures.filter((f) => f.worker === worker).length > 1) return;
-      }
-    }
-  };
-  calls.done = Promise.all(workers.map((client, worker) => loop(client, worker)));
-  return calls;
-}
-
 /** Every session on the connection `label` answered 5+ calls after the kill, failing 1 at most. */
 function wentOn(
-  calls: { okAfterKill: number[]; failures: KillFailure[] },
+  calls: { okAfterKill: number[]; failures: LoopFailure[] },
   labels: string[],
   label: string,
 ): boolean {

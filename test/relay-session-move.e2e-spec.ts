@@ -1,9 +1,10 @@
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { waitFor } from './fixtures/mcp-e2e-support.js';
 import { firstText } from './fixtures/relay-e2e-support.js';
 import { newToken } from './support/app-process.js';
+import { callInLoops } from './support/call-loops.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
 import { redisAvailable, TestRedis } from './support/redis.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
@@ -119,7 +120,8 @@ describe.skipIf(!redisAvailable)('2025-11-25 sessions move between relay replica
     await podOn(victim, 'shop', 'shop-a');
     const workers = await Promise.all([0, 1, 2, 3, 4, 5].map(() => connect('shop/echo')));
     const sessions = workers.map(sessionOf);
-    const calls = callInLoops(workers);
+    // A call sent after the kill that fails ends its loop: the session did not move.
+    const calls = callInLoops(workers, 5, (failure) => !failure.startedBeforeKill);
     await waitFor(() => calls.ok.every((n) => n >= 2), 'every loop under way');
     victim.child.kill('SIGKILL');
     // Calls sent before the process was gone may have reached it: those are in flight on it.
@@ -144,51 +146,6 @@ describe.skipIf(!redisAvailable)('2025-11-25 sessions move between relay replica
     await listChangedReaches(watched);
   });
 });
-
-interface Failure {
-  worker: number;
-  startedBeforeKill: boolean;
-  code?: number;
-  why: string;
-}
-
-/**
- * Each client calls `wait` (100 ms) over and over for 5 s, counting its answers (those after
- * `killedAt`, once set, apart) and failures; a call sent after the kill that fails ends its
- * loop (the session did not move).
- */
-function callInLoops(workers: Client[]) {
-  const calls = {
-    killedAt: 0,
-    failures: [] as Failure[],
-    ok: workers.map(() => 0),
-    okAfterKill: workers.map(() => 0),
-    done: Promise.resolve() as Promise<unknown>,
-  };
-  const loop = async (client: Client, worker: number) => {
-    const until = Date.now() + 5000;
-    while (Date.now() < until) {
-      const startedBeforeKill = calls.killedAt === 0;
-      try {
-        await client.callTool({ name: 'wait', arguments: { ms: 100 } });
-        calls.ok[worker] = (calls.ok[worker] ?? 0) + 1;
-        if (calls.killedAt > 0) calls.okAfterKill[worker] = (calls.okAfterKill[worker] ?? 0) + 1;
-      } catch (error) {
-        const code = error instanceof ProtocolError ? error.code : undefined;
-        const why = String(error).slice(0, 160);
-        calls.failures.push({
-          worker,
-          startedBeforeKill,
-          ...(code !== undefined && { code }),
-          why,
-        });
-        if (!startedBeforeKill) return;
-      }
-    }
-  };
-  calls.done = Promise.all(workers.map((client, worker) => loop(client, worker)));
-  return calls;
-}
 
 /** Notifications for a moved session reach its GET stream, re-opened on its new replica. */
 async function listChangedReaches(watched: Client): Promise<void> {
