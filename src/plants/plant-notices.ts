@@ -43,9 +43,11 @@ export class PlantNotices {
   ): Promise<Set<bigint>> {
     const notices = this.rowsOf(plants, Date.now());
     const shape = `${plants.length}x${notices.length}`;
-    const query =
-      this.statements.get(shape) ?? this.statementFor(insertFor(plants.length), notices).compile();
-    this.statements.set(shape, query);
+    let query = this.statements.get(shape);
+    if (!query) {
+      query = this.statementFor(insertFor(plants.length), notices).compile();
+      this.statements.set(shape, query);
+    }
     const parameters = [...insertParameters, ...notices.flatMap((notice) => Object.values(notice))];
     const { rows } = await this.db.executeQuery<{ id: bigint }>({ ...query, parameters });
     return new Set(rows.map((row) => BigInt(row.id)));
