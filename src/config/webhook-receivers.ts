@@ -43,8 +43,8 @@ const list = (value: string | undefined): string[] =>
  * problems, naming the variable and entry, never a secret's value.
  */
 /**
- * A group commit of 128 plants writes a notice per plant and receiver in one statement: 32
- * receivers keep its parameters under the stores' limits (SQLite 32,766, PostgreSQL 65,535).
+ * On SQLite a group commit of 128 plants writes a notice per plant and receiver in one INSERT:
+ * 32 receivers keep its parameters under SQLite's limit (32,766).
  */
 export const MAX_RECEIVERS = 32;
 
