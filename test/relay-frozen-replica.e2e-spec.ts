@@ -158,7 +158,7 @@ describe.skipIf(!redisAvailable)('a frozen relay replica (e2e)', () => {
       fetch(`http://127.0.0.1:${relay.port}/relay-peer/ping`, { headers });
     expect((await ping({})).status).toBe(401);
     expect((await ping({ Authorization: `Bearer ${tokens.alice}` })).status).toBe(401);
-    expect((await ping({ 'x-relay-peer-secret': 'a-guess' })).status).toBe(401);
+    expect((await ping({ 'x-relay-peer-signature': 'a-guess' })).status).toBe(401);
     expect(await failures()).toBe(before + 1);
   });
 

@@ -256,7 +256,7 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
     }
   });
 
-  it('refuses a request that claims to come from another replica without the secret', async () => {
+  it('refuses a request that claims to come from another replica without a signature', async () => {
     const [relay] = relays;
     if (!relay) throw new Error('no relay');
     const failures = () => metric(relay.metricsUrl, 'relay_peer_auth_failures_total');
@@ -268,7 +268,7 @@ describe.skipIf(!redisAvailable)('three relay replicas sharing Redis (e2e)', () 
         headers: {
           ...authorization,
           'Content-Type': 'application/json',
-          'x-relay-peer-secret': 'a-guess',
+          'x-relay-peer-signature': 'a-guess',
           'x-relay-peer-client': 'alice',
           'x-relay-peer-agents': 'shop',
         },

@@ -45,7 +45,7 @@ export class ClientAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ClientRequest>();
-    const fromPeer = peerClient(request.headers, (secret) => this.cluster.isPeerSecret(secret));
+    const fromPeer = peerClient(request, (sig, signed) => this.cluster.isPeerSigned(sig, signed));
     if (fromPeer === 'refused') {
       this.peerFailures.inc();
       this.#log.warn({}, 'refused a request claiming to come from another relay replica');

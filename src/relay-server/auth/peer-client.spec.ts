@@ -1,20 +1,34 @@
 import { describe, expect, it } from 'vitest';
+import { isPeerSignature, type PeerSigned, signPeerRequest } from '../cluster/peer-signature.js';
 import { peerClient } from './peer-client.js';
 
-const isSecret = (value: string) => value === 's3cret';
-const forwarded = {
-  'x-relay-peer-secret': 's3cret',
-  'x-relay-peer-client': encodeURIComponent('oauth:user 1'),
+const secret = Buffer.from('s3cret');
+const isSigned = (given: string, request: PeerSigned) => isPeerSignature(secret, request, given);
+const client = encodeURIComponent('oauth:user 1');
+const path = '/mcp/shop/files';
+const signature = signPeerRequest(secret, {
+  method: 'POST',
+  path,
+  client,
+  agents: 'shop,garden',
+  session: 'abc',
+});
+const headers = {
+  'x-relay-peer-signature': signature,
+  'x-relay-peer-client': client,
   'x-relay-peer-agents': 'shop,garden',
+  'mcp-session-id': 'abc',
 };
+const forwarded = { method: 'POST', originalUrl: path, headers };
 
 describe('peerClient', () => {
   it('is undefined for a request that claims no peer', () => {
-    expect(peerClient({ authorization: 'Bearer x' }, isSecret)).toBeUndefined();
+    const request = { ...forwarded, headers: { authorization: 'Bearer x' } };
+    expect(peerClient(request, isSigned)).toBeUndefined();
   });
 
   it('gives the client the forwarding replica authenticated', () => {
-    expect(peerClient(forwarded, isSecret)).toEqual({
+    expect(peerClient(forwarded, isSigned)).toEqual({
       name: 'oauth:user 1',
       tokenDigests: [],
       agents: new Set(['shop', 'garden']),
@@ -22,11 +36,14 @@ describe('peerClient', () => {
   });
 
   it.each([
-    ['a wrong secret', { ...forwarded, 'x-relay-peer-secret': 'guess' }],
-    ['no client', { 'x-relay-peer-secret': 's3cret', 'x-relay-peer-agents': 'shop' }],
-    ['an empty client', { ...forwarded, 'x-relay-peer-client': '' }],
-    ['a malformed client', { ...forwarded, 'x-relay-peer-client': '%E0%A4%A' }],
-  ])('refuses %s', (_case, headers) => {
-    expect(peerClient(headers, isSecret)).toBe('refused');
+    ['a guessed signature', { headers: { ...headers, 'x-relay-peer-signature': 'a-guess' } }],
+    ['another method', { method: 'DELETE' }],
+    ['another path', { originalUrl: '/mcp/bank/files' }],
+    ['another client', { headers: { ...headers, 'x-relay-peer-client': 'admin' } }],
+    ['more agents', { headers: { ...headers, 'x-relay-peer-agents': 'shop,garden,bank' } }],
+    ['another session', { headers: { ...headers, 'mcp-session-id': 'xyz' } }],
+    ['no client', { headers: { ...headers, 'x-relay-peer-client': undefined } }],
+  ])('refuses %s', (_case, change) => {
+    expect(peerClient({ ...forwarded, ...change }, isSigned)).toBe('refused');
   });
 });

@@ -13,7 +13,7 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
-import { PEER_AGENTS, PEER_CLIENT, PEER_SECRET, passedHeaders } from './peer-headers.js';
+import { onPeer, passedHeaders, peerCredentials } from './peer-headers.js';
 import { PEER_PING_PATH } from './peer-ping.controller.js';
 import { PeerProbe } from './peer-probe.js';
 import { type PeerOutcome, requestPeer } from './peer-request.js';
@@ -51,8 +51,8 @@ export class PeerForwarder implements OnModuleDestroy {
     this.probe = new PeerProbe({
       requestTimeoutMs: config.requestTimeoutMs,
       pingTimeoutMs: config.agentProbeTimeoutMs,
-      pingUrl: (peer) => new URL(`${config.basePath}/${PEER_PING_PATH}`, peer),
-      pingHeaders: () => ({ [PEER_SECRET]: this.cluster.peerSecret ?? '' }),
+      pingUrl: (peer) => onPeer(peer, `${config.basePath}/${PEER_PING_PATH}`),
+      pingHeaders: (url) => this.pingCredentials(url),
       agents: this.agents,
       onFrozen: (peer, cut) => {
         this.cluster.suspect(peer);
@@ -99,9 +99,9 @@ export class PeerForwarder implements OnModuleDestroy {
       if (outcome === 'answered' || outcome === 'client_gone') return true;
       this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
       if (outcome !== 'refused') break;
-      // Only a refused connection proves the peer gone; a frozen one is found by the probe. A
-      // suspect's sessions move on their next request, so a live peer must not become one.
-      this.cluster.suspect(placement.url);
+      // A suspect's sessions move on their next request, so a live peer must not become one: a
+      // refusal counts once the peer's own ping fails too. A frozen one is found by the probe.
+      if (!(await this.probe.alive(placement.url))) this.cluster.suspect(placement.url);
     }
     answerLost(response, idOf(message), !response.headersSent);
     return true;
@@ -121,12 +121,13 @@ export class PeerForwarder implements OnModuleDestroy {
     message: unknown,
   ): Promise<PeerOutcome> {
     const waiting = this.probe.track(peer, () => response.headersSent);
+    const url = onPeer(peer, request.originalUrl);
     try {
       return await requestPeer(
         {
-          url: new URL(request.originalUrl, peer),
+          url,
           method: request.method,
-          headers: this.peerHeaders(request),
+          headers: this.peerHeaders(request, url),
           body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
           agents: this.agents,
           headersTimeoutMs: this.config.requestTimeoutMs + 5000,
@@ -155,15 +156,25 @@ export class PeerForwarder implements OnModuleDestroy {
     };
   }
 
-  private peerHeaders(request: ClientRequest): Record<string, string | string[]> {
+  private peerHeaders(request: ClientRequest, url: URL): Record<string, string | string[]> {
     const client = request.relayClient;
+    const session = request.headers['mcp-session-id'];
     return {
       ...passedHeaders(request.headers),
-      [PEER_SECRET]: this.cluster.peerSecret ?? '',
-      [PEER_CLIENT]: encodeURIComponent(client?.name ?? ''),
-      [PEER_AGENTS]: [...(client?.agents ?? [])].join(','),
+      ...peerCredentials((signed) => this.cluster.signPeer(signed), {
+        method: request.method,
+        path: url.pathname + url.search,
+        client: encodeURIComponent(client?.name ?? ''),
+        agents: [...(client?.agents ?? [])].join(','),
+        session: typeof session === 'string' ? session : '',
+      }),
       ...(request.method === 'POST' && { 'content-type': 'application/json' }),
     };
+  }
+
+  private pingCredentials(url: URL): Record<string, string> {
+    const signed = { method: 'GET', path: url.pathname, client: '', agents: '', session: '' };
+    return peerCredentials((s) => this.cluster.signPeer(s), signed);
   }
 }
 

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { PeerSigned } from './peer-signature.js';
 
 /** Headers one replica adds to a request it forwards to another. */
-export const PEER_SECRET = 'x-relay-peer-secret';
+export const PEER_SIGNATURE = 'x-relay-peer-signature';
 export const PEER_CLIENT = 'x-relay-peer-client';
 export const PEER_AGENTS = 'x-relay-peer-agents';
 
@@ -18,7 +19,7 @@ const NOT_PASSED = new Set([
   'trailer',
   'transfer-encoding',
   'upgrade',
-  PEER_SECRET,
+  PEER_SIGNATURE,
   PEER_CLIENT,
   PEER_AGENTS,
 ]);
@@ -29,4 +30,28 @@ export function passedHeaders(headers: IncomingHttpHeaders): Record<string, stri
     if (value !== undefined && !NOT_PASSED.has(name)) passed[name] = value;
   }
   return passed;
+}
+
+/**
+ * `target`'s path and query on the peer's origin. An absolute-form target names a host of the
+ * client's choosing: only its path counts, so a forward never leaves the replicas.
+ */
+export function onPeer(peer: string, target: string): URL {
+  const url = new URL(peer);
+  const { pathname, search } = new URL(target, url);
+  url.pathname = pathname;
+  url.search = search;
+  return url;
+}
+
+/** The headers that name the client to a peer and sign the request for it. */
+export function peerCredentials(
+  sign: (signed: PeerSigned) => string,
+  signed: PeerSigned,
+): Record<string, string> {
+  return {
+    [PEER_SIGNATURE]: sign(signed),
+    [PEER_CLIENT]: signed.client,
+    [PEER_AGENTS]: signed.agents,
+  };
 }

@@ -9,7 +9,7 @@ import { OtherReplicas, type ReplicaRequest } from '../aggregate/other-replicas.
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { jsonRpcError, type JsonRpcResponse, stringifyMessage } from '../mcp/json-rpc.js';
 import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
-import { PEER_AGENTS, PEER_CLIENT, PEER_SECRET } from './peer-headers.js';
+import { onPeer, peerCredentials } from './peer-headers.js';
 import { type PeerReply, postToPeer } from './peer-post.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
@@ -55,9 +55,10 @@ export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
     const { peer, agent, server, message, signal } = request;
     const id = (message.id ?? null) as JsonRpcResponse['id'];
     const path = `${this.config.basePath}/mcp/${encodeURIComponent(agent)}/${encodeURIComponent(server)}`;
+    const url = onPeer(peer, path);
     const reply = await postToPeer({
-      url: new URL(path, peer),
-      headers: this.headers(request),
+      url,
+      headers: this.headers(request, url),
       body: stringifyMessage(withEnvelope(message)),
       agents: this.agents,
       // The peer answers -32003 itself at the request timeout; this bounds a peer that froze.
@@ -74,16 +75,21 @@ export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
     return { ...answerOf(reply, server), id };
   }
 
-  private headers({ message, client, agent }: ReplicaRequest): Record<string, string> {
+  private headers({ message, client, agent }: ReplicaRequest, url: URL): Record<string, string> {
+    // Only the agent asked for: the peer needs no more of the client's rights.
+    const signed = {
+      method: 'POST',
+      path: url.pathname + url.search,
+      client: encodeURIComponent(client),
+      agents: agent,
+      session: '',
+    };
     return {
       'content-type': 'application/json',
       accept: 'application/json',
       'mcp-protocol-version': MODERN_VERSION,
       'mcp-method': String(message.method),
-      [PEER_SECRET]: this.cluster.peerSecret ?? '',
-      [PEER_CLIENT]: encodeURIComponent(client),
-      // Only the agent asked for: the peer needs no more of the client's rights.
-      [PEER_AGENTS]: agent,
+      ...peerCredentials((s) => this.cluster.signPeer(s), signed),
     };
   }
 }

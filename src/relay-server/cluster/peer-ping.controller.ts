@@ -1,14 +1,8 @@
-import {
-  Controller,
-  Get,
-  Headers,
-  HttpCode,
-  HttpStatus,
-  UnauthorizedException,
-} from '@nestjs/common';
+import { Controller, Get, HttpCode, HttpStatus, Req, UnauthorizedException } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Request } from 'express';
 import type { Counter } from 'prom-client';
-import { PEER_SECRET } from './peer-headers.js';
+import { PEER_SIGNATURE } from './peer-headers.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
 /** `<base>/relay-peer/ping` on the relay port, for the replicas only. */
@@ -16,7 +10,7 @@ export const PEER_PING_PATH = 'relay-peer/ping';
 
 /**
  * What a replica pings when a request it passed to this one got no answer in time: 204 shows
- * this process still runs. Only for the replicas (their shared secret); 401 for anyone else.
+ * this process still runs. Only for the replicas (signed with their shared secret); 401 else.
  */
 @Controller(PEER_PING_PATH)
 export class PeerPingController {
@@ -27,9 +21,17 @@ export class PeerPingController {
 
   @Get()
   @HttpCode(HttpStatus.NO_CONTENT)
-  ping(@Headers(PEER_SECRET) secret: string | undefined): void {
-    if (secret !== undefined && this.cluster.isPeerSecret(secret)) return;
-    if (secret !== undefined) this.peerFailures.inc();
+  ping(@Req() request: Request): void {
+    const signature = request.headers[PEER_SIGNATURE];
+    const signed = {
+      method: 'GET',
+      path: request.originalUrl,
+      client: '',
+      agents: '',
+      session: '',
+    };
+    if (typeof signature === 'string' && this.cluster.isPeerSigned(signature, signed)) return;
+    if (signature !== undefined) this.peerFailures.inc();
     throw new UnauthorizedException('only the relay replicas may ping');
   }
 }

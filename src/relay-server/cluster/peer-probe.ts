@@ -8,8 +8,8 @@ export interface PeerProbeOptions {
   pingTimeoutMs: number;
   /** The ping's URL on a peer (its relay port). */
   pingUrl: (peer: string) => URL;
-  /** The ping's headers: the replicas' shared secret. */
-  pingHeaders: () => Record<string, string>;
+  /** The ping's headers: signed for the ping's URL. */
+  pingHeaders: (url: URL) => Record<string, string>;
   agents: { http: HttpAgent; https: HttpsAgent };
   /** A peer that did not answer its ping; `cut`: the requests that were waiting on it. */
   onFrozen: (peer: string, cut: number) => void;
@@ -52,7 +52,7 @@ export class PeerProbe {
   private ping(peer: string): void {
     if (this.pinging.has(peer)) return;
     this.pinging.add(peer);
-    void this.answers(peer)
+    void this.alive(peer)
       .then((alive) => {
         if (!alive) this.cut(peer);
       })
@@ -67,13 +67,13 @@ export class PeerProbe {
   }
 
   /** Any HTTP answer shows the peer's process is running; no answer in time, that it is not. */
-  private answers(peer: string): Promise<boolean> {
+  alive(peer: string): Promise<boolean> {
     const url = this.options.pingUrl(peer);
     const secure = url.protocol === 'https:';
     return new Promise((resolve) => {
       const ping = (secure ? httpsRequest : httpRequest)(url, {
         method: 'GET',
-        headers: this.options.pingHeaders(),
+        headers: this.options.pingHeaders(url),
         agent: secure ? this.options.agents.https : this.options.agents.http,
         signal: AbortSignal.timeout(this.options.pingTimeoutMs),
       });

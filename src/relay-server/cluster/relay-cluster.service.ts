@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Redis } from 'ioredis';
@@ -15,6 +14,7 @@ import {
   type ReplicaEntry,
   type SessionRecord,
 } from './cluster-store.js';
+import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signature.js';
 import { connectRedis } from './redis-client.js';
 import { SessionMover, type SessionPlacement } from './session-mover.js';
 
@@ -168,16 +168,14 @@ export class RelayCluster implements OnModuleDestroy {
     void this.store?.forgetSession(id, this.replicaUrl).catch(() => undefined);
   }
 
-  /** A forwarded request's secret, compared in constant time. */
-  isPeerSecret(value: string): boolean {
-    const given = Buffer.from(value);
-    return this.secret !== undefined && given.length === this.secret.length
-      ? timingSafeEqual(given, this.secret)
-      : false;
+  /** The signature of a request to a peer ('' before Redis gave the shared secret). */
+  signPeer(signed: PeerSigned): string {
+    return this.secret ? signPeerRequest(this.secret, signed) : '';
   }
 
-  get peerSecret(): string | undefined {
-    return this.secret?.toString();
+  /** A request from a peer: signed with the shared secret, for this very request, lately. */
+  isPeerSigned(signature: string, signed: PeerSigned): boolean {
+    return this.secret !== undefined && isPeerSignature(this.secret, signed, signature);
   }
 
   /**

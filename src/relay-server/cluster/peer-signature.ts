@@ -1,0 +1,48 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/** What a replica vouches for when it passes a request to another one. */
+export interface PeerSigned {
+  method: string;
+  /** The request target as sent: path and query, never a host. */
+  path: string;
+  /** The client and agents headers, exactly as sent. */
+  client: string;
+  agents: string;
+  /** The session header, or '' for a request outside a session. */
+  session: string;
+}
+
+/**
+ * A signature stays valid this long either side of its time: replicas' clocks may differ by a
+ * few seconds, and a request goes out right after it is signed.
+ */
+export const PEER_SIGNATURE_VALIDITY_MS = 30_000;
+
+/**
+ * `<unix ms>.<HMAC-SHA256>` over the request's method, target, client, agents, session and time,
+ * keyed by the replicas' shared secret. A copied header is worth one request, for seconds: not
+ * another path, client, agent or session, and never the secret itself.
+ */
+export function signPeerRequest(secret: Buffer, signed: PeerSigned, now = Date.now()): string {
+  return `${now}.${digest(secret, signed, now).toString('base64url')}`;
+}
+
+export function isPeerSignature(
+  secret: Buffer,
+  signed: PeerSigned,
+  signature: string,
+  now = Date.now(),
+): boolean {
+  const [time, mac, ...rest] = signature.split('.');
+  const at = Number(time);
+  if (rest.length > 0 || mac === undefined || !/^\d{1,15}$/.test(time ?? '')) return false;
+  if (Math.abs(now - at) > PEER_SIGNATURE_VALIDITY_MS) return false;
+  const given = Buffer.from(mac, 'base64url');
+  const expected = digest(secret, signed, at);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function digest(secret: Buffer, s: PeerSigned, at: number): Buffer {
+  const fields = [s.method, s.path, s.client, s.agents, s.session, String(at)];
+  return createHmac('sha256', secret).update(fields.join('\n')).digest();
+}

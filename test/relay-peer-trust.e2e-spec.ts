@@ -1,0 +1,199 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
+import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
+import { firstText } from './fixtures/relay-e2e-support.js';
+import { newToken } from './support/app-process.js';
+import { closedPort } from './support/closed-port.js';
+import { openRaw } from './support/raw-http.js';
+import { redisAvailable, TestRedis } from './support/redis.js';
+import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+
+/**
+ * Two relay replicas on a real Redis; the agent `shop` is connected to the second only, so the
+ * first passes its requests on. A hostile client aims those requests elsewhere, and a listener
+ * that Redis lists as a replica (as a peer on the pod network would see them) replays what it
+ * was sent.
+ */
+const tokens = { shop: newToken(), garden: newToken(), alice: newToken() };
+const redis = new TestRedis();
+const relays: RunningRelay[] = [];
+let agent: EchoAgent | undefined;
+
+const relayEnv = () => ({
+  RELAY_REDIS_URL: redis.url,
+  RELAY_AGENTS: JSON.stringify({
+    shop: sha256Entry(tokens.shop),
+    garden: sha256Entry(tokens.garden),
+  }),
+  RELAY_CLIENTS: JSON.stringify({
+    alice: { tokens: sha256Entry(tokens.alice), agents: ['shop', 'garden'] },
+  }),
+});
+
+const initialize = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 't', version: '1' },
+  },
+});
+
+/** A listener that records what reaches it and answers 503. */
+async function listener(): Promise<{ server: Server; url: string; seen: IncomingHttpHeaders[] }> {
+  const seen: IncomingHttpHeaders[] = [];
+  const server = createServer((request, response) => {
+    seen.push(request.headers);
+    request.resume();
+    response.writeHead(503).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { server, url, seen };
+}
+
+/** `POST <absolute URL> HTTP/1.1` to `relay`: the target names a host of the client's choosing. */
+async function postAbsolute(relay: RunningRelay, target: string): Promise<string> {
+  const raw = await openRaw(`http://127.0.0.1:${relay.port}`);
+  await raw.write(
+    [
+      `POST ${target}/mcp/shop/echo HTTP/1.1`,
+      `Host: ${new URL(target).host}`,
+      `Authorization: Bearer ${tokens.alice}`,
+      'Content-Type: application/json',
+      'Accept: application/json, text/event-stream',
+      `Content-Length: ${Buffer.byteLength(initialize)}`,
+      'Connection: close',
+      '',
+      initialize,
+    ].join('\r\n'),
+  );
+  await waitFor(() => Promise.resolve(raw.closed()), 'the relay answers and closes');
+  return raw.received();
+}
+
+beforeAll(async () => {
+  if (!redisAvailable) return;
+  await redis.start();
+  relays.push(...(await Promise.all([0, 1].map(() => startRelay({ env: relayEnv() })))));
+  const holder = relays[1];
+  if (!holder) throw new Error('no relays');
+  agent = new EchoAgent(() => `ws://127.0.0.1:${holder.port}/agent/v1/connect`, tokens.shop, 'b');
+  await agent.start();
+  const directory = new Redis(redis.url);
+  try {
+    await waitFor(async () => {
+      const entry = await directory.hget('relay:agent:shop', `http://127.0.0.1:${holder.port}`);
+      return entry !== null;
+    }, 'the agent published in Redis by its replica');
+  } finally {
+    directory.disconnect();
+  }
+}, 60_000);
+
+afterAll(async () => {
+  agent?.stop();
+  await Promise.all(relays.map((r) => r.stop()));
+  await redis.close();
+});
+
+describe.skipIf(!redisAvailable)('the trust between relay replicas (e2e)', () => {
+  it('passes an absolute-form request to the replica, never to the host it names', async () => {
+    const [first] = relays;
+    if (!first) throw new Error('no relays');
+    const attacker = await listener();
+    try {
+      for (const target of [attacker.url, `http://127.0.0.1:${await closedPort()}`]) {
+        const answer = await postAbsolute(first, target);
+        expect(answer, target).toMatch(/^HTTP\/1\.1 200 /);
+        expect(answer.toLowerCase()).toContain('mcp-session-id:');
+      }
+      expect(attacker.seen).toEqual([]);
+    } finally {
+      attacker.server.close();
+    }
+  });
+
+  it('keeps a replica in rotation, and its sessions served, after a request aimed at a closed port', async () => {
+    const [first] = relays;
+    if (!first) throw new Error('no relays');
+    const client = new Client({ name: 'relay-peer-trust', version: '1.0.0' });
+    const url = new URL(`http://127.0.0.1:${first.port}/mcp/shop/echo`);
+    const transport = new StreamableHTTPClientTransport(url, {
+      requestInit: { headers: { Authorization: `Bearer ${tokens.alice}` } },
+    });
+    await client.connect(transport);
+    try {
+      const whoami = async () =>
+        firstText(await client.callTool({ name: 'whoami', arguments: {} }, { timeout: 5000 }));
+      expect(await whoami()).toBe('b');
+      await postAbsolute(first, `http://127.0.0.1:${await closedPort()}`);
+      expect(await whoami()).toBe('b');
+      expect(await metric(first.metricsUrl, 'relay_unresponsive_peers_total')).toBe(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('sends a peer a signature, never the shared secret, that holds for that request only', async () => {
+    const [first, second] = relays;
+    if (!first || !second) throw new Error('no relays');
+    const peer = await listener();
+    const directory = new Redis(redis.url);
+    try {
+      // Listed as the one replica holding `garden`: the first replica passes garden's requests to it.
+      const entry = JSON.stringify({ servers: ['echo'], until: Date.now() + 60_000 });
+      await directory.hset('relay:agent:garden', peer.url, entry);
+      const sent = await fetch(`http://127.0.0.1:${first.port}/mcp/garden/echo`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${tokens.alice}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
+        body: initialize,
+      });
+      await sent.arrayBuffer();
+      const [captured] = peer.seen;
+      if (!captured) throw new Error('nothing reached the listed replica');
+      const secret = (await directory.get('relay:peer-secret')) ?? '';
+      expect(secret).not.toBe('');
+      expect(JSON.stringify(captured)).not.toContain(secret);
+      await expectReplayRefused(second, captured);
+    } finally {
+      await directory.hdel('relay:agent:garden', peer.url);
+      directory.disconnect();
+      peer.server.close();
+    }
+  });
+});
+
+/** The captured peer headers, without a token, on another agent, session or method: 401 each. */
+async function expectReplayRefused(relay: RunningRelay, captured: IncomingHttpHeaders) {
+  const failures = () => metric(relay.metricsUrl, 'relay_peer_auth_failures_total');
+  const before = (await failures()) ?? 0;
+  const peerHeaders = Object.fromEntries(
+    Object.entries(captured).filter(([name]) => name.startsWith('x-relay-peer-')),
+  ) as Record<string, string>;
+  const base = `http://127.0.0.1:${relay.port}/mcp`;
+  const replays: [string, string, Record<string, string>][] = [
+    ['POST', `${base}/shop/echo`, {}],
+    ['POST', `${base}/garden/echo`, { 'mcp-session-id': 'someone-elses' }],
+    ['DELETE', `${base}/garden/echo`, {}],
+  ];
+  for (const [method, url, extra] of replays) {
+    const response = await fetch(url, {
+      method,
+      headers: { ...peerHeaders, ...extra, 'Content-Type': 'application/json' },
+      ...(method === 'POST' && { body: initialize }),
+    });
+    expect(response.status, `${method} ${url}`).toBe(401);
+  }
+  expect(await failures()).toBe(before + replays.length);
+}
