@@ -172,6 +172,31 @@ describe.skipIf(!redisAvailable)('the trust between relay replicas (e2e)', () =>
       peer.server.close();
     }
   });
+
+  it('answers 503, not 500, for a session whose record in Redis is garbage', async () => {
+    const [first] = relays;
+    if (!first) throw new Error('no relays');
+    const directory = new Redis(redis.url);
+    try {
+      const record = { owner: 'not a replica', client: 'alice', agent: 'shop', server: 'echo' };
+      await directory.set('relay:session:forged', JSON.stringify({ ...record, until: 0 }));
+      const response = await fetch(`http://127.0.0.1:${first.port}/mcp/shop/echo`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${tokens.alice}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Protocol-Version': '2025-11-25',
+          'Mcp-Session-Id': 'forged',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).not.toBeNull();
+    } finally {
+      directory.disconnect();
+    }
+  });
 });
 
 /** The captured peer headers, without a token, on another agent, session or method: 401 each. */

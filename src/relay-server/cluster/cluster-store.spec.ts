@@ -53,4 +53,14 @@ describe.skipIf(!redisAvailable)('ClusterStore sessions', () => {
     await store.forgetSession('s3', B);
     expect((await store.session('s3'))?.record.owner).toBe(A);
   });
+
+  it.each([
+    ['an owner that is no URL', JSON.stringify({ ...record, owner: 'x', until: 1 })],
+    ['an owner of another scheme', JSON.stringify({ ...record, owner: 'file:///x', until: 1 })],
+    ['a number for an owner', JSON.stringify({ ...record, owner: 42, until: 1 })],
+    ['no JSON at all', 'garbage'],
+  ])('refuses a session record with %s', async (_case, text) => {
+    await redis.set('relay:session:s4', text);
+    await expect(store.session('s4')).rejects.toThrow(/malformed/);
+  });
 });

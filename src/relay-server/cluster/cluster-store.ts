@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { z } from 'zod';
 
 /** Where a replica's agent connections are, as the other replicas read it. */
 export interface ReplicaEntry {
@@ -24,6 +25,17 @@ export interface SessionRecord {
   /** Epoch ms after which the owner counts as gone (it stopped refreshing the record). */
   until: number;
 }
+
+/** An owner is a replica's URL: a record naming anything else is not trusted. */
+const sessionRecord = z.object({
+  owner: z.url({ protocol: /^https?$/ }),
+  client: z.string(),
+  agent: z.string(),
+  server: z.string().nullable(),
+  pod: z.string().optional(),
+  logging: z.boolean().optional(),
+  until: z.number(),
+}) satisfies z.ZodType<SessionRecord>;
 
 /** A session's record with its exact text in Redis, which a move compares and swaps. */
 export interface SessionEntry {
@@ -150,11 +162,14 @@ export class ClusterStore {
     return live;
   }
 
+  /** Throws on a record that is not one (the caller answers 503, never a guess). */
   async session(id: string): Promise<SessionEntry | undefined> {
     const text = await this.redis.get(sessionKey(id));
-    const record = text === null ? undefined : (parseJson(text) as SessionRecord | undefined);
     // A tombstone (owner '') is an ended session: the same 404 as an unknown one.
-    return text !== null && record?.owner ? { record, text } : undefined;
+    if (text === null || text === TOMBSTONE) return undefined;
+    const parsed = sessionRecord.safeParse(parseJson(text));
+    if (!parsed.success) throw new Error('the record of a session in Redis is malformed');
+    return { record: parsed.data, text };
   }
 
   /** Makes `owner` the session's owner, unless its record changed since `seen` was read. */
