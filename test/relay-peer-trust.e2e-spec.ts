@@ -197,6 +197,39 @@ describe.skipIf(!redisAvailable)('the trust between relay replicas (e2e)', () =>
       directory.disconnect();
     }
   });
+
+  it('answers a live session 200 or 503 while Redis comes back empty, never 404 or 401', async () => {
+    const [first] = relays;
+    if (!first) throw new Error('no relays');
+    const url = `http://127.0.0.1:${first.port}/mcp/shop/echo`;
+    const opened = await fetch(url, { method: 'POST', headers: postHeaders(), body: initialize });
+    const session = opened.headers.get('mcp-session-id') ?? '';
+    await opened.arrayBuffer();
+    expect(session).not.toBe('');
+    const directory = new Redis(redis.url);
+    const statuses = new Set<number>();
+    try {
+      await directory.flushall();
+      const call = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      await waitFor(
+        async () => {
+          const response = await fetch(url, {
+            method: 'POST',
+            headers: postHeaders(session),
+            body: call,
+          });
+          await response.arrayBuffer();
+          statuses.add(response.status);
+          return response.status === 200;
+        },
+        'the session served again',
+        20_000,
+      );
+    } finally {
+      directory.disconnect();
+    }
+    expect([...statuses].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+  });
 });
 
 /** The captured peer headers, without a token, on another agent, session or method: 401 each. */
@@ -221,4 +254,13 @@ async function expectReplayRefused(relay: RunningRelay, captured: IncomingHttpHe
     expect(response.status, `${method} ${url}`).toBe(401);
   }
   expect(await failures()).toBe(before + replays.length);
+}
+
+function postHeaders(session?: string): Record<string, string> {
+  return {
+    Authorization: `Bearer ${tokens.alice}`,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    ...(session && { 'Mcp-Protocol-Version': '2025-11-25', 'Mcp-Session-Id': session }),
+  };
 }

@@ -46,6 +46,11 @@ export interface SessionEntry {
 /** An entry outlives three refreshes: one or two missed under load do not drop it. */
 export const ENTRY_TTL_MS = 15_000;
 const SECRET_KEY = 'relay:peer-secret';
+/**
+ * Set with a new secret, for an entry's lifetime: Redis started empty (a first start, or a
+ * restart without persistence) and the replicas are writing their records back.
+ */
+const REFILLING_KEY = 'relay:refilling';
 const agentKey = (agent: string) => `relay:agent:${agent}`;
 const sessionKey = (id: string) => `relay:session:${id}`;
 
@@ -104,7 +109,8 @@ export class ClusterStore {
   ) {}
 
   async peerSecret(): Promise<string> {
-    await this.redis.set(SECRET_KEY, randomBytes(32).toString('base64url'), 'NX');
+    const created = await this.redis.set(SECRET_KEY, randomBytes(32).toString('base64url'), 'NX');
+    if (created === 'OK') await this.redis.set(REFILLING_KEY, '1', 'PX', ENTRY_TTL_MS);
     const secret = await this.redis.get(SECRET_KEY);
     if (!secret) throw new Error('the peer secret vanished from Redis');
     return secret;
@@ -162,11 +168,21 @@ export class ClusterStore {
     return live;
   }
 
-  /** Throws on a record that is not one (the caller answers 503, never a guess). */
-  async session(id: string): Promise<SessionEntry | undefined> {
-    const text = await this.redis.get(sessionKey(id));
+  /**
+   * The session's record; 'refilling' when there is none while Redis refills (its owner has
+   * yet to write it back). Throws on a record that is not one (the caller answers 503).
+   */
+  async session(id: string): Promise<SessionEntry | 'refilling' | undefined> {
+    const [text, secret, refilling] = await this.redis.mget(
+      sessionKey(id),
+      SECRET_KEY,
+      REFILLING_KEY,
+    );
+    if (text === null || text === undefined) {
+      return secret === null || refilling !== null ? 'refilling' : undefined;
+    }
     // A tombstone (owner '') is an ended session: the same 404 as an unknown one.
-    if (text === null || text === TOMBSTONE) return undefined;
+    if (text === TOMBSTONE) return undefined;
     const parsed = sessionRecord.safeParse(parseJson(text));
     if (!parsed.success) throw new Error('the record of a session in Redis is malformed');
     return { record: parsed.data, text };

@@ -97,6 +97,10 @@ export class PeerForwarder implements OnModuleDestroy {
       const outcome = await this.forward(placement.url, request, response, message);
       this.forwarded.inc({ outcome });
       if (outcome === 'answered' || outcome === 'client_gone') return true;
+      if (outcome === 'distrusted') {
+        this.cluster.refreshSoon();
+        return this.refused(response, 'resyncing', message);
+      }
       this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
       if (outcome !== 'refused') break;
       // A suspect's sessions move on their next request, so a live peer must not become one: a
@@ -107,9 +111,16 @@ export class PeerForwarder implements OnModuleDestroy {
     return true;
   }
 
-  /** 503 + Retry-After: Redis is unreachable, or the session's agent is reconnecting. */
-  private refused(response: Response, why: 'unavailable' | 'waiting', message: unknown): true {
-    const answer = why === 'waiting' ? agentAway(message) : this.unavailable(message);
+  /**
+   * 503 + Retry-After: Redis is unreachable, the session's agent is reconnecting, or the
+   * replicas do not share one secret yet (Redis came back empty).
+   */
+  private refused(
+    response: Response,
+    why: 'unavailable' | 'waiting' | 'resyncing',
+    message: unknown,
+  ): true {
+    const answer = why === 'unavailable' ? this.unavailable(message) : retryLater(why, message);
     writeJson(response.status(answer.status).set(answer.headers), answer.body);
     return true;
   }
@@ -183,12 +194,21 @@ const PEER_LOST = 'the relay replica serving this request went away; retry';
 const AGENT_AWAY =
   "the session's agent is not connected to a live relay replica (yet); retry later";
 
-/** A session whose replica went, while no live replica holds a connection of its agent. */
-function agentAway(message: unknown): RelayAnswer & { headers: Record<string, string> } {
+const RESYNCING = 'the relay replicas are agreeing on a new shared state; retry';
+
+/**
+ * A session whose replica went, while no live replica holds a connection of its agent; or a
+ * peer that does not take our signature yet.
+ */
+function retryLater(
+  why: 'waiting' | 'resyncing',
+  message: unknown,
+): RelayAnswer & { headers: Record<string, string> } {
+  const text = why === 'waiting' ? AGENT_AWAY : RESYNCING;
   return {
     status: 503,
     headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-    body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, AGENT_AWAY),
+    body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, text),
   };
 }
 

@@ -17,11 +17,17 @@ export interface PeerCall {
 
 /**
  * How a forwarded request ended: answered; refused (nothing reached the peer: safe to send
- * elsewhere); the peer went away (or timed out) before or while answering; or our own client
+ * elsewhere); distrusted (the peer refused our signature: the replicas' secret just changed);
+ * the peer went away (or timed out) before or while answering; or our own client
  * hung up first (closed its stream, cancelled), which says nothing about the peer.
  */
 export type PeerOutcome =
-  'answered' | 'refused' | 'lost_before_answer' | 'lost_while_answering' | 'client_gone';
+  | 'answered'
+  | 'refused'
+  | 'distrusted'
+  | 'lost_before_answer'
+  | 'lost_while_answering'
+  | 'client_gone';
 
 /**
  * A plain reverse proxy for one request: the peer's status, headers and body (an event stream
@@ -41,6 +47,12 @@ export function requestPeer(call: PeerCall, response: Response): Promise<PeerOut
     outgoing.setTimeout(call.headersTimeoutMs, () => outgoing.destroy(new Error('peer timeout')));
     outgoing.on('response', (incoming) => {
       outgoing.setTimeout(0);
+      // The client was authenticated here: a 401 can only be about our signature.
+      if (incoming.statusCode === 401) {
+        incoming.resume();
+        resolve('distrusted');
+        return;
+      }
       passResponse(incoming, response, resolve);
     });
     outgoing.on('error', (error: Error & { code?: string }) => {

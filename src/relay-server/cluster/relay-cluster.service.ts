@@ -222,7 +222,8 @@ export class RelayCluster implements OnModuleDestroy {
 
   private refreshing = false;
 
-  private refreshSoon(): void {
+  /** Publishes this replica and re-reads the shared secret, once, soon. */
+  refreshSoon(): void {
     if (!this.store || this.refreshing) return;
     this.refreshing = true;
     setImmediate(() => {

@@ -74,11 +74,14 @@ export class SessionMover {
 
   /**
    * One look at the session's record: where the request goes, or why not yet (`homeless`: no
-   * live replica holds a connection of its agent; `raced`: another replica moved it first).
+   * live replica holds a connection of its agent, or the record is not back in an emptied
+   * Redis yet; `raced`: another replica moved it first).
    */
   private async step(target: SessionTarget): Promise<SessionPlacement | 'homeless' | 'raced'> {
     const { store, replica } = this.deps;
     const entry = await store.session(target.sessionId);
+    // While Redis refills, its owner has yet to write the record back: wait for it.
+    if (entry === 'refilling') return 'homeless';
     // Unknown, or not this client's, agent's or server's: the same 404 as with one replica.
     if (!entry || !belongsTo(entry.record, target)) return HERE;
     const { owner } = entry.record;
@@ -96,6 +99,7 @@ export class SessionMover {
    */
   async placeForPeer(target: SessionTarget): Promise<{ kind: 'here' | 'waiting' }> {
     const entry = await this.deps.store.session(target.sessionId);
+    if (entry === 'refilling') return WAITING;
     if (!entry || !belongsTo(entry.record, target)) return HERE;
     if (entry.record.owner !== this.deps.replica) return WAITING;
     return this.takeOver(target.sessionId, entry.record) ? HERE : WAITING;
