@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type Server,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
@@ -20,6 +26,8 @@ import { type RunningRelay, sha256Entry, startRelay } from './support/relay-proc
  */
 const tokens = { shop: newToken(), garden: newToken(), alice: newToken() };
 const redis = new TestRedis();
+/** Each address (127.0.0.2, .3, …: loopback too) may hold this many connections to a replica. */
+const PER_ADDRESS = 8;
 const relays: RunningRelay[] = [];
 let agent: EchoAgent | undefined;
 
@@ -32,6 +40,7 @@ const relayEnv = () => ({
   RELAY_CLIENTS: JSON.stringify({
     alice: { tokens: sha256Entry(tokens.alice), agents: ['shop', 'garden'] },
   }),
+  RELAY_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
 });
 
 const initialize = JSON.stringify({
@@ -230,6 +239,35 @@ describe.skipIf(!redisAvailable)('the trust between relay replicas (e2e)', () =>
     }
     expect([...statuses].filter((status) => status !== 200 && status !== 503)).toEqual([]);
   });
+
+  it("does not let clients of other addresses fill a replica's connections from its peers", async () => {
+    const [first] = relays;
+    if (!first) throw new Error('no relays');
+    const url = `http://127.0.0.1:${first.port}/mcp/shop/echo`;
+    const held: IncomingMessage[] = [];
+    try {
+      // Two clients within their own caps hold open event streams, each passed on to the other replica.
+      for (const from of ['127.0.0.2', '127.0.0.3']) {
+        for (let i = 0; i < PER_ADDRESS - 2; i++) {
+          const opened = await send(from, url, 'POST', postHeaders(), initialize);
+          opened.resume();
+          const session = String(opened.headers['mcp-session-id']);
+          const stream = await send(from, url, 'GET', {
+            ...postHeaders(session),
+            Accept: 'text/event-stream',
+          });
+          expect(stream.statusCode).toBe(200);
+          held.push(stream);
+        }
+      }
+      const other = await send('127.0.0.4', url, 'POST', postHeaders(), initialize);
+      other.resume();
+      expect(other.statusCode).toBe(200);
+      expect(other.headers['mcp-session-id']).toBeDefined();
+    } finally {
+      for (const stream of held) stream.destroy();
+    }
+  });
 });
 
 /** The captured peer headers, without a token, on another agent, session or method: 401 each. */
@@ -263,4 +301,19 @@ function postHeaders(session?: string): Record<string, string> {
     Accept: 'application/json, text/event-stream',
     ...(session && { 'Mcp-Protocol-Version': '2025-11-25', 'Mcp-Session-Id': session }),
   };
+}
+
+/** One request from a loopback address of the test's choosing; resolves with its headers. */
+function send(
+  from: string,
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { method, headers, localAddress: from, agent: false }, resolve);
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
 }

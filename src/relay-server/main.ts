@@ -72,7 +72,10 @@ void runHttpApp<RelayConfig>({
   },
   connectionLimits: (app, config) => {
     const counter = app.get<Counter<'reason'>>(getToken('relay_connections_refused_total'));
-    return { limits: config.connections, refused: (reason) => counter.inc({ reason }) };
+    // One client's requests passed on by another replica must not use up that replica's share.
+    const cluster = app.get(RelayCluster);
+    const limits = { ...config.connections, exempt: (a: string) => cluster.isPeerAddress(a) };
+    return { limits, refused: (reason) => counter.inc({ reason }) };
   },
   // Requests in flight wait for agents (up to RELAY_REQUEST_TIMEOUT_SECONDS): agents are told
   // 1001 first, which answers every waiting client at once, so the drain does not wait them out.

@@ -7,6 +7,8 @@ export interface ConnectionLimits {
   maxConnections: number;
   /** Connections open at once from one source address. */
   maxConnectionsPerAddress: number;
+  /** Addresses the per-address cap does not count (the relay's own replicas). */
+  exempt?: (address: string) => boolean;
 }
 
 /** Why a connection was refused or closed before it carried a request. */
@@ -35,6 +37,7 @@ export function limitConnections(
     server.prependListener('connection', (socket: Socket) => {
       const address = socket.remoteAddress;
       if (address === undefined) return void socket.destroy(); // gone already
+      if (limits.exempt?.(address)) return;
       const open = perAddress.get(address) ?? 0;
       if (open >= limits.maxConnectionsPerAddress) {
         refused('too_many_from_address', address);

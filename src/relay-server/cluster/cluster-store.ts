@@ -51,6 +51,8 @@ const SECRET_KEY = 'relay:peer-secret';
  * restart without persistence) and the replicas are writing their records back.
  */
 const REFILLING_KEY = 'relay:refilling';
+/** Every live replica's URL, by the time its entry goes stale. */
+const REPLICAS_KEY = 'relay:replicas';
 const agentKey = (agent: string) => `relay:agent:${agent}`;
 const sessionKey = (id: string) => `relay:session:${id}`;
 
@@ -126,7 +128,7 @@ export class ClusterStore {
     sessions: Map<string, Omit<SessionRecord, 'owner' | 'until'>>,
   ): Promise<string[]> {
     const until = Date.now() + ENTRY_TTL_MS;
-    const batch = this.redis.multi();
+    const batch = this.redis.multi().hset(REPLICAS_KEY, replica, until);
     for (const [agent, servers] of agents) {
       batch.hset(agentKey(agent), replica, JSON.stringify({ servers, until }));
       batch.pexpire(agentKey(agent), ENTRY_TTL_MS * 4);
@@ -149,9 +151,19 @@ export class ClusterStore {
     return (moved as number[]).map((index) => ids[index - 1] as string);
   }
 
-  async withdraw(replica: string, agents: string[]): Promise<void> {
-    if (agents.length === 0) return;
+  /** The URLs of the live replicas; stale ones are removed. */
+  async replicaUrls(): Promise<string[]> {
+    const fields = await this.redis.hgetall(REPLICAS_KEY);
+    const now = Date.now();
+    const stale = Object.keys(fields).filter((url) => !(Number(fields[url]) > now));
+    if (stale.length > 0) await this.redis.hdel(REPLICAS_KEY, ...stale);
+    return Object.keys(fields).filter((url) => !stale.includes(url));
+  }
+
+  async withdraw(replica: string, agents: string[], leaving = false): Promise<void> {
+    if (agents.length === 0 && !leaving) return;
     const batch = this.redis.multi();
+    if (leaving) batch.hdel(REPLICAS_KEY, replica);
     for (const agent of agents) batch.hdel(agentKey(agent), replica);
     await batch.exec();
   }

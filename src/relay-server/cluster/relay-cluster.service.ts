@@ -47,6 +47,8 @@ export class RelayCluster implements OnModuleDestroy {
   private secret: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
   private published = new Set<string>();
+  /** The replicas' addresses, whose connections the per-address cap does not count. */
+  private peerAddresses = new Set<string>();
   /** Peers that refused a connection or froze lately, by the time they may be tried again. */
   private readonly suspects = new Map<string, number>();
   private readonly log: RateLimitedLog;
@@ -103,7 +105,7 @@ export class RelayCluster implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
     const agents = [...this.published];
-    await this.store?.withdraw(this.replicaUrl, agents).catch(() => undefined);
+    await this.store?.withdraw(this.replicaUrl, agents, true).catch(() => undefined);
     this.redis?.disconnect();
   }
 
@@ -166,6 +168,11 @@ export class RelayCluster implements OnModuleDestroy {
   /** A session ended for good: its record goes, unless another replica took it over. */
   forgetSession(id: string): void {
     void this.store?.forgetSession(id, this.replicaUrl).catch(() => undefined);
+  }
+
+  /** A connection from another replica (an IPv4 peer may show as `::ffff:10.0.0.7`). */
+  isPeerAddress(address: string): boolean {
+    return this.peerAddresses.has(address.replace(/^::ffff:/, ''));
   }
 
   /** The signature of a request to a peer ('' before Redis gave the shared secret). */
@@ -247,6 +254,7 @@ export class RelayCluster implements OnModuleDestroy {
     // Taken over by another replica while this one could not refresh them (it was frozen).
     for (const id of moved) this.sessions.drop(id);
     await store.withdraw(this.replicaUrl, gone);
+    this.peerAddresses = new Set((await store.replicaUrls()).map(addressOf));
     this.published = new Set(agents.keys());
     this.reachedOnce = true;
     this.up.set(1);
@@ -285,4 +293,9 @@ function recordOf({ client, agent, pinned, wantsLogging }: RelaySession): HeldRe
 /** The aggregate endpoint takes any connection of the agent; a per-server one, that server up. */
 function servesTarget(servers: string[], target: PlacementTarget): boolean {
   return target.server === undefined || servers.includes(target.server);
+}
+
+/** The host of a replica's URL, as a socket's remote address shows it. */
+function addressOf(url: string): string {
+  return new URL(url).hostname.replace(/^\[|\]$/g, '');
 }
