@@ -1,5 +1,3 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
@@ -10,6 +8,7 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import type { ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { type PeerAgents, peerAgents } from './peer-agents.js';
 import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
@@ -30,12 +29,7 @@ const RETRY_AFTER_SECONDS = '2';
  */
 @Injectable()
 export class PeerForwarder implements OnModuleDestroy {
-  private readonly agents = {
-    http: new HttpAgent({ keepAlive: true }),
-    // Replicas are reached by pod address, which their certificate does not name: the peer is
-    // found through Redis (trusted like the replicas) and the traffic stays encrypted.
-    https: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }),
-  };
+  private readonly agents: PeerAgents;
   private readonly log: RateLimitedLog;
   private readonly probe: PeerProbe;
 
@@ -48,6 +42,7 @@ export class PeerForwarder implements OnModuleDestroy {
     @InjectMetric('relay_unresponsive_peers_total') unresponsive: Counter,
   ) {
     this.log = new RateLimitedLog(logger);
+    this.agents = peerAgents(config.tls);
     this.probe = new PeerProbe({
       requestTimeoutMs: config.requestTimeoutMs,
       pingTimeoutMs: config.agentProbeTimeoutMs,

@@ -1,5 +1,3 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/client';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
@@ -7,6 +5,7 @@ import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { OtherReplicas, type ReplicaRequest } from '../aggregate/other-replicas.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { type PeerAgents, peerAgents } from './peer-agents.js';
 import { jsonRpcError, type JsonRpcResponse, stringifyMessage } from '../mcp/json-rpc.js';
 import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
 import { onPeer, peerCredentials } from './peer-headers.js';
@@ -29,18 +28,15 @@ const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
  */
 @Injectable()
 export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
-  private readonly agents = {
-    http: new HttpAgent({ keepAlive: true }),
-    // Replicas are reached by pod address, which their certificate does not name (as in
-    // PeerForwarder): the peer is found through Redis, and the traffic stays encrypted.
-    https: new HttpsAgent({ keepAlive: true, rejectUnauthorized: false }),
-  };
+  private readonly agents: PeerAgents;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly cluster: RelayCluster,
     @InjectMetric('relay_forwarded_requests_total') private readonly forwarded: Counter<'outcome'>,
-  ) {}
+  ) {
+    this.agents = peerAgents(config.tls);
+  }
 
   onModuleDestroy(): void {
     this.agents.http.destroy();
