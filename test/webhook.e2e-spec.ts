@@ -484,9 +484,17 @@ describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () 
     expect((await call(`${api.metricsUrl}/metrics`)).text).not.toMatch(
       /webhook_delivery_attempts_total\{/,
     );
+    const deliveryOf = async (app: RunningApp) =>
+      (
+        (await call(`${app.healthUrl}/health`)).json as {
+          details: { plantWebhook: { delivery: string } };
+        }
+      ).details.plantWebhook.delivery;
+    expect(await deliveryOf(api)).toBe('external');
     for (const w of workers) {
       const health = await call(`${w.healthUrl}/health`);
       expect(health.status).toBe(200);
+      expect(await deliveryOf(w)).toBe('worker');
       expect((await call(`${w.metricsUrl}/metrics`)).status).toBe(200);
     }
     const stopped = await Promise.all(workers.map((w) => w.stop('SIGTERM')));

@@ -20,8 +20,11 @@ export interface WebhookConfig {
   receivers: WebhookReceiver[];
   /** Seconds to wait after each failed attempt; when they run out the notice is `failed`. */
   retrySchedule: number[];
-  /** `external`: this process only writes the outbox; a webhook worker delivers it. */
-  delivery: 'in-process' | 'external';
+  /**
+   * `external`: this process only writes the outbox; a webhook worker delivers it. `worker`:
+   * this process is that worker (set by the worker itself, not by WEBHOOK_DELIVERY).
+   */
+  delivery: 'in-process' | 'external' | 'worker';
   /** Attempts in flight at once to one receiver. */
   maxInFlightPerReceiver: number;
   /** Bytes of a receiver's answer read at most; the rest is not read. */

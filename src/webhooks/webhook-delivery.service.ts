@@ -66,7 +66,7 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
   ) {
     this.dbLog = new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 2 });
     const { receivers, delivery } = config.webhooks;
-    this.delivering = receivers.length > 0 && delivery === 'in-process';
+    this.delivering = receivers.length > 0 && delivery !== 'external';
     this.sender = new WebhookSender(config.webhooks, ATTEMPT_TIMEOUT_MS);
     // Each attempt in flight listens for the stop: as many as the in-flight caps allow.
     const attemptsAtOnce = receivers.length * config.webhooks.maxInFlightPerReceiver;
