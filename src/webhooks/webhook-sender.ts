@@ -110,9 +110,9 @@ export function reasonOf(error: unknown): string {
   return error instanceof Error ? error.name : 'error';
 }
 
-/** A receiver as logs and /health show it: its id, host and path, never its URL's secrets. */
+/** A receiver as logs show it: its id and host; its path may hold a token. */
 export function describe(receiver: WebhookReceiver) {
-  return { receiver: receiver.id, host: receiver.host, path: receiver.path };
+  return { receiver: receiver.id, host: receiver.host };
 }
 
 /** Retry-After in seconds or as an HTTP date, cut to a day; undefined when absent or invalid. */

@@ -53,10 +53,10 @@ export class WebhookUpkeep {
     await Promise.all(loops);
   }
 
-  /** What /health shows: each receiver by id, host and path, and its backlog once read. */
+  /** What /health shows: each receiver by id and host (its path may hold a token), its backlog. */
   status(): { delivery: string; receivers: object[] } {
-    const receivers = this.config.webhooks.receivers.map(({ id, host, path }) => ({
-      ...{ id, host, path, stopped: this.outbox.isStopped(id) },
+    const receivers = this.config.webhooks.receivers.map(({ id, host }) => ({
+      ...{ id, host, stopped: this.outbox.isStopped(id) },
       ...this.backlog.get(id),
     }));
     return { delivery: this.config.webhooks.delivery, receivers };
