@@ -189,13 +189,13 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     const { error } = attempt;
     const log = { receiver: receiver.id, event: notice.eventId, attempts, reason: error };
     if (delaySeconds === undefined) {
-      await this.outbox.record([notice.id], this.owner, { error, retryAt: undefined });
+      await this.outbox.record([notice.id], this.owner, { error, retryInMs: undefined });
       this.finished.inc({ receiver: receiver.id, outcome: 'failed' });
       this.logger.warn(log, 'plant webhook notice failed: retries exhausted');
       return;
     }
     const delayMs = retryAfterMs(attempt.retryAfter) ?? delaySeconds * 1000;
-    await this.outbox.record([notice.id], this.owner, { error, retryAt: Date.now() + delayMs });
+    await this.outbox.record([notice.id], this.owner, { error, retryInMs: delayMs });
     // A retry due before the next poll is woken for, not left to wait for it.
     if (delayMs < POLL_MS) setTimeout(() => this.wake(), delayMs).unref();
     this.logger.info({ ...log, retryInMs: delayMs }, 'plant webhook attempt failed; retrying');

@@ -75,10 +75,10 @@ export class WebhookUpkeep {
 
   private async refreshBacklog(): Promise<void> {
     const backlog = await this.outbox.backlog();
-    const now = Date.now();
     for (const { id } of this.config.webhooks.receivers) {
-      const { pending, oldest } = backlog.get(id) ?? { pending: 0, oldest: now };
-      const oldestAgeSeconds = Math.max(0, (now - oldest) / 1000);
+      const { pending, oldestAgeMs } = backlog.get(id) ?? { pending: 0, oldestAgeMs: 0 };
+      // Not clamped: a negative age says a writer's clock runs ahead, which must show.
+      const oldestAgeSeconds = oldestAgeMs / 1000;
       this.pending.set({ receiver: id }, pending);
       this.oldestAge.set({ receiver: id }, oldestAgeSeconds);
       this.backlog.set(id, { pending, oldestAgeSeconds: Math.round(oldestAgeSeconds) });
