@@ -1,9 +1,11 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
 import { closedPort } from './support/closed-port.js';
 import { call, isErrorBody } from './support/http.js';
 import { TEST_DATABASE_URL, createTestDatabase, postgresAvailable } from './support/postgres.js';
 import { TcpProxy } from './support/tcp-proxy.js';
+import { WebhookReceiver } from './support/webhook-receiver.js';
 
 describe.skipIf(!postgresAvailable)('PostgreSQL outages', () => {
   let proxy: TcpProxy;
@@ -81,6 +83,30 @@ describe.skipIf(!postgresAvailable)('PostgreSQL outages', () => {
     await proxy.start();
     await expect.poll(async () => (await health()).answer.status, { timeout: 10_000 }).toBe(200);
   });
+});
+
+describe.skipIf(!postgresAvailable)('a table locked past the statement timeout', () => {
+  it('logs the webhook outbox reads that timed out as timeouts, by name', async () => {
+    const hook = await new WebhookReceiver().listen();
+    const url = await createTestDatabase();
+    const app = await startApp({
+      env: { DATABASE_URL: url, WEBHOOK_URLS: hook.url, WEBHOOK_SECRETS: hook.secret },
+    });
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN; LOCK TABLE webhook_outbox IN ACCESS EXCLUSIVE MODE');
+      // The 10 s statement timeout, then the rate-limited warning of the outbox's reader.
+      await expect
+        .poll(() => app.output(), { timeout: 20_000, interval: 250 })
+        .toMatch(/"reason":"[^"]*timeout[^"]*"[^\n]*plant webhook: cannot read the outbox/);
+      expect(app.output()).not.toMatch(/"reason":"Error"/);
+    } finally {
+      await locker.end();
+      await app.stop();
+      await hook.close();
+    }
+  }, 40_000);
 });
 
 describe.skipIf(!postgresAvailable)('several replicas on one PostgreSQL', () => {

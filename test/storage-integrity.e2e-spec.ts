@@ -4,6 +4,7 @@ import {
   cpSync,
   openSync,
   readdirSync,
+  readSync,
   renameSync,
   rmSync,
   statSync,
@@ -81,6 +82,16 @@ describe('the embedded store file lost while the service runs', () => {
       name: 'the WAL file truncated in place',
       act: (file) => truncateSync(`${file}-wal`, 0),
       says: /WAL file .*plants\.sqlite-wal was truncated/,
+    },
+    {
+      name: "the WAL's header zeroed in place (same size and inode)",
+      act: (file) => overwrite(`${file}-wal`, 0, Buffer.alloc(32)),
+      says: /WAL file .*plants\.sqlite-wal was overwritten .*header no longer verifies/,
+    },
+    {
+      name: "a bit flipped in the WAL's header",
+      act: (file) => flipBit(`${file}-wal`, 20),
+      says: /WAL file .*plants\.sqlite-wal was overwritten .*header no longer verifies/,
     },
   ];
 
@@ -160,6 +171,54 @@ describe('the embedded store file lost while the service runs', () => {
     } finally {
       await app.stop();
     }
+  });
+});
+
+function overwrite(file: string, offset: number, bytes: Buffer): void {
+  const fd = openSync(file, 'r+');
+  try {
+    writeSync(fd, bytes, 0, bytes.length, offset);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function flipBit(file: string, offset: number): void {
+  const fd = openSync(file, 'r+');
+  try {
+    const byte = Buffer.alloc(1);
+    readSync(fd, byte, 0, 1, offset);
+    writeSync(fd, Buffer.of(byte[0]! ^ 0x04), 0, 1, offset);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('a WAL damaged in place, then kill -9', () => {
+  it('no write is acknowledged after the damage, and the restart refuses the WAL', async () => {
+    const app = await startApp();
+    const file = storeFile(app);
+    const ids = Array.from({ length: 300 }, (_, i) => i + 1);
+    const stored = await Promise.all(ids.map((id) => create(app, id)));
+    expect(stored.every((answer) => answer.status === 200)).toBe(true);
+    const walSize = statSync(`${file}-wal`).size;
+    overwrite(`${file}-wal`, 0, Buffer.alloc(32));
+    const later = await Promise.all(ids.map((id) => create(app, 1000 + id)));
+    expect(later.map((answer) => answer.status)).toEqual(later.map(() => 503));
+    expect((await health(app)).database?.message).toMatch(/plants\.sqlite-wal was overwritten/);
+    expect(statSync(`${file}-wal`).size).toBe(walSize);
+    await app.stop('SIGKILL');
+
+    // Started on it, SQLite would ignore the WAL and answer 404 for the 300 plants above.
+    const again = await startApp({
+      dataDir: app.dataDir,
+      env: { API_TOKENS: app.token },
+      waitForHealth: false,
+    });
+    expect(await startOutcome(again)).toBe(1);
+    expect(again.output()).toContain(
+      `the WAL file ${file}-wal is damaged (its header does not verify;`,
+    );
   });
 });
 

@@ -10,7 +10,6 @@ import { withSqliteFile } from './support/sqlite-child.js';
 interface ReceiverStatus {
   id: string;
   host: string;
-  path: string;
   stopped: boolean;
   pending?: number;
 }
@@ -67,17 +66,15 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
     }
     // The same event carries the same webhook-id to every receiver.
     expect(new Set(a.deliveries.map((d) => d.id))).toEqual(new Set(b.deliveries.map((d) => d.id)));
-    // Visible: metrics by receiver id, /health lists each with its host and path; never a
-    // secret or URL.
+    // Visible: metrics by receiver id, /health lists each with its host; never a secret, a
+    // path or a URL.
     const health = (await call(`${app.healthUrl}/health`)).json as {
       status: string;
       details: { plantWebhook: { status: string; receivers: ReceiverStatus[] } };
     };
     expect(health.status).toBe('ok');
     const listed = health.details.plantWebhook.receivers;
-    expect(listed.map((r) => `${r.host}${r.path}`).sort()).toEqual(
-      [a, b].map((r) => `${new URL(r.url).host}/plant/webhook`).sort(),
-    );
+    expect(listed.map((r) => r.host)).toEqual([a, b].map((r) => new URL(r.url).host));
     // Receivers on one host:port are told apart.
     expect(new Set(listed.map((r) => r.id)).size).toBe(2);
     const metrics = (await call(`${app.metricsUrl}/metrics`)).text;
@@ -147,11 +144,9 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
       const health = (await call(`${app.healthUrl}/health`)).json as {
         details: { plantWebhook: { receivers: ReceiverStatus[] } };
       };
-      return health.details.plantWebhook.receivers
-        .filter((r) => r.stopped)
-        .map((r) => `${r.host}${r.path}`);
+      return health.details.plantWebhook.receivers.filter((r) => r.stopped).map((r) => r.host);
     };
-    const goneHost = `${new URL(gone.url).host}/plant/webhook`;
+    const goneHost = new URL(gone.url).host;
     expect((await create(first, 1)).status).toBe(200);
     await waitFor('the 410', () => gone.deliveries.length === 1);
     // The precondition: the stop is recorded (it is committed before /health shows it).
@@ -484,9 +479,17 @@ describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () 
     expect((await call(`${api.metricsUrl}/metrics`)).text).not.toMatch(
       /webhook_delivery_attempts_total\{/,
     );
+    const deliveryOf = async (app: RunningApp) =>
+      (
+        (await call(`${app.healthUrl}/health`)).json as {
+          details: { plantWebhook: { delivery: string } };
+        }
+      ).details.plantWebhook.delivery;
+    expect(await deliveryOf(api)).toBe('external');
     for (const w of workers) {
       const health = await call(`${w.healthUrl}/health`);
       expect(health.status).toBe(200);
+      expect(await deliveryOf(w)).toBe('worker');
       expect((await call(`${w.metricsUrl}/metrics`)).status).toBe(200);
     }
     const stopped = await Promise.all(workers.map((w) => w.stop('SIGTERM')));

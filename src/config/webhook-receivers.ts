@@ -1,17 +1,20 @@
-import { createHash } from 'node:crypto';
 import { Secret } from './secret.js';
 
 /** One receiver of the plant webhook, as the operator configured it. */
 export interface WebhookReceiver {
   /**
-   * Stable across restarts and replicas and free of secrets (a digest of the URL): the outbox
-   * rows' `receiver`, the metrics' label, and what /health, logs and a re-enable name.
+   * Stable across restarts and replicas and free of secrets: the outbox rows' `receiver`, the
+   * metrics' label, and what /health, logs and a re-enable name. An HMAC of the URL under a key
+   * the store keeps, set once the store is open (src/database/receiver-ids.ts); until then the
+   * entry's position.
    */
   id: string;
-  /** The URL may carry credentials: logs and /health show `host` and `path` only. */
+  /**
+   * The URL may carry credentials, and its path a token (Slack, Discord, Teams, Zapier): logs,
+   * metrics and /health show the id and `host` only.
+   */
   url: Secret<string>;
   host: string;
-  path: string;
   /** HMAC keys, decoded from `whsec_` secrets; several while a secret rotates. */
   keys: Secret<Buffer[]>;
 }
@@ -20,8 +23,11 @@ export interface WebhookConfig {
   receivers: WebhookReceiver[];
   /** Seconds to wait after each failed attempt; when they run out the notice is `failed`. */
   retrySchedule: number[];
-  /** `external`: this process only writes the outbox; a webhook worker delivers it. */
-  delivery: 'in-process' | 'external';
+  /**
+   * `external`: this process only writes the outbox; a webhook worker delivers it. `worker`:
+   * this process is that worker (set by the worker itself, not by WEBHOOK_DELIVERY).
+   */
+  delivery: 'in-process' | 'external' | 'worker';
   /** Attempts in flight at once to one receiver. */
   maxInFlightPerReceiver: number;
   /** Bytes of a receiver's answer read at most; the rest is not read. */
@@ -85,15 +91,14 @@ export function parseWebhookReceivers(
     }
     if (keys.length === 0) return;
     receivers.push({
-      id: createHash('sha256').update(url.href).digest('hex').slice(0, 16),
+      id: `receiver-${index + 1}`,
       url: new Secret(url.href),
       host: url.host,
-      path: url.pathname,
       keys: new Secret(keys),
     });
   });
-  const ids = new Set(receivers.map((r) => r.id));
-  if (ids.size !== receivers.length) problems.push('WEBHOOK_URLS must not repeat a URL');
+  const distinct = new Set(receivers.map((r) => r.url.reveal()));
+  if (distinct.size !== receivers.length) problems.push('WEBHOOK_URLS must not repeat a URL');
   return { receivers, problems };
 }
 

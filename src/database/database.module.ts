@@ -9,6 +9,7 @@ import { KYSELY } from './database.tokens.js';
 import { migrateToLatest } from './migrate.js';
 import { openPostgres, waitForPostgres } from './postgres.connection.js';
 import { openSqlite } from './sqlite.connection.js';
+import { keyReceiverIds } from './receiver-ids.js';
 import type { SqliteFileIdentity } from './sqlite-file-identity.js';
 import { StoreIntegrityService } from './store-integrity.service.js';
 
@@ -48,6 +49,7 @@ interface OpenedStore {
           opened = { db };
         }
         await migrateToLatest(opened.db, logger);
+        await keyReceiverIds(opened.db, config.webhooks.receivers);
         return opened;
       },
     },

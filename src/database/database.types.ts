@@ -36,8 +36,15 @@ export interface WebhookReceiversTable {
   reason: string;
 }
 
+/** Settings of the plant webhook made by the store itself (the receiver ids' key). */
+export interface WebhookSettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   plants: PlantsTable;
   webhook_outbox: WebhookOutboxTable;
   webhook_receivers: WebhookReceiversTable;
+  webhook_settings: WebhookSettingsTable;
 }

@@ -1,4 +1,11 @@
 import { statSync } from 'node:fs';
+import {
+  isSuccessor,
+  parseWalHeader,
+  readWalHeaderBytes,
+  WAL_HEADER_BYTES,
+  type WalHeader,
+} from './wal-header.js';
 
 interface FileState {
   dev: number;
@@ -27,11 +34,16 @@ function stateOf(path: string): FileState | undefined {
  * process holds the files, neither shrinks (the store never runs VACUUM nor sets auto_vacuum,
  * and with no journal_size_limit a checkpoint rewinds the WAL without truncating it). A file smaller than
  * it was has lost committed pages, and a restart finds it corrupt.
+ *
+ * A WAL overwritten in place keeps its inode and size, so its 32-byte header is read too (one
+ * more pread): SQLite ignores a whole WAL whose header does not verify, or whose salts do not
+ * match its frames', and a restart would start without every commit in it.
  */
 export class SqliteFileIdentity {
   private readonly wal: string;
   private readonly main: FileState;
   private readonly walState: FileState | undefined;
+  private walHeader: WalHeader | undefined;
 
   constructor(readonly file: string) {
     this.wal = `${file}-wal`;
@@ -46,7 +58,21 @@ export class SqliteFileIdentity {
   problem(): string | undefined {
     const main = changeOf(this.file, this.main, 'the database file');
     if (main !== undefined || !this.walState) return main;
-    return changeOf(this.wal, this.walState, 'the WAL file');
+    return changeOf(this.wal, this.walState, 'the WAL file') ?? this.walHeaderProblem();
+  }
+
+  /** The WAL's header as SQLite left it: verifying, and following the last one seen. */
+  private walHeaderProblem(): string | undefined {
+    if (!this.walState || this.walState.size < WAL_HEADER_BYTES) return undefined;
+    const header = parseWalHeader(readWalHeaderBytes(this.wal));
+    if (!header) {
+      return `the WAL file ${this.wal} was overwritten while the service was using it (its header no longer verifies: a restart would lose every commit in it)`;
+    }
+    if (this.walHeader && !isSuccessor(this.walHeader, header)) {
+      return `the WAL file ${this.wal} was overwritten while the service was using it (its header was replaced: a restart would lose every commit in it)`;
+    }
+    this.walHeader = header;
+    return undefined;
   }
 }
 

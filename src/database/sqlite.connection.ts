@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
@@ -6,6 +6,7 @@ import { isCorruption } from './database-unavailable.error.js';
 import type { Database } from './database.types.js';
 import { SqliteFileIdentity } from './sqlite-file-identity.js';
 import { StatementCachingDatabase } from './statement-cache.js';
+import { parseWalHeader, readWalHeaderBytes } from './wal-header.js';
 
 export class DataDirInUseError extends Error {}
 
@@ -29,14 +30,16 @@ export interface OpenedSqlite {
  * Integrity: `PRAGMA quick_check` reads every page once at start (1M plants, a 38 MiB file:
  * 90 to 100 ms from the page cache, 650 to 690 ms from disk; linear in the file's size), so a
  * damaged file stops the start with a message naming it instead of answering 404 for rows
- * that exist.
+ * that exist. A WAL left by a crash must verify too (see checkWalHeader).
  */
 export function openSqlite(file: string, dataDir: string): OpenedSqlite {
   let database: BetterSqlite3.Database;
   try {
     mkdirSync(dirname(file), { recursive: true });
+    checkWalHeader(file);
     database = new BetterSqlite3(file);
   } catch (error) {
+    if (error instanceof SqliteOpenError) throw error;
     throw notUsable(file, dataDir, error);
   }
   // int64 ids come back as bigint, never rounded to a JS number.
@@ -67,6 +70,20 @@ export function openSqlite(file: string, dataDir: string): OpenedSqlite {
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) }),
     identity: new SqliteFileIdentity(file),
   };
+}
+
+/**
+ * SQLite opens a store whose WAL header does not verify as if the WAL were empty: the commits
+ * in it are gone without a word. A non-empty WAL with a bad header is refused instead; SQLite
+ * itself never leaves one (it writes the header before the frames of a new WAL).
+ */
+function checkWalHeader(file: string): void {
+  const wal = `${file}-wal`;
+  const size = statSync(wal, { throwIfNoEntry: false })?.size ?? 0;
+  if (size === 0 || parseWalHeader(readWalHeaderBytes(wal))) return;
+  throw new SqliteOpenError(
+    `the WAL file ${wal} is damaged (its header does not verify; ${size} bytes of commits would be lost); the service will not start on it: restore the store from a backup, or move the WAL away to start from ${file} alone`,
+  );
 }
 
 /** quick_check: every page and record well formed (integrity_check also cross-checks indexes). */

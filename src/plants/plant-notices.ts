@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type CompiledQuery, type InsertQueryBuilder, type Kysely, sql } from 'kysely';
+import { databaseNowMs } from '../database/database-clock.js';
 import type { Database } from '../database/database.types.js';
 import type { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
 import type { Plant } from './plant.js';
@@ -34,7 +35,8 @@ export class PlantNotices {
    * PostgreSQL: the plants' INSERT and their notices as one statement, one round trip where a
    * transaction takes five (1.4x the API's CPU per plant); a trigger NOTIFYs delivery. The
    * notices go as one array per column, so the statement's text depends on the number of
-   * plants only, and is compiled once per number (compiling cost 1.3x the CPU alone).
+   * plants only, and is compiled once per number (compiling cost 1.3x the CPU alone). Their
+   * times are the database's clock, which delivery compares them with, not this process's.
    */
   async insertWith(
     insertFor: (count: number) => PlantsInsert,
@@ -46,8 +48,8 @@ export class PlantNotices {
       query = this.statementFor(insertFor(plants.length)).compile();
       this.statements.set(plants.length, query);
     }
-    const notices = this.rowsOf(plants, Date.now());
-    const columns = Object.keys(COLUMN_TYPES) as (keyof Notice)[];
+    const notices = this.rowsOf(plants, 0);
+    const columns = Object.keys(COLUMN_TYPES) as (keyof typeof COLUMN_TYPES)[];
     const parameters = [...insertParameters, ...columns.map((c) => notices.map((n) => n[c]))];
     const { rows } = await this.db.executeQuery<{ id: bigint }>({ ...query, parameters });
     return new Set(rows.map((row) => BigInt(row.id)));
@@ -69,7 +71,8 @@ export class PlantNotices {
             eb
               .selectFrom(notices)
               .innerJoin('created', 'created.id', 'n.plant_id')
-              .select(NOTICE_COLUMNS.map((column) => `n.${column}` as const)),
+              .select(PASSED_COLUMNS.map((column) => `n.${column}` as const))
+              .select([databaseNowMs.as('created_at'), databaseNowMs.as('next_attempt_at')]),
           ),
       )
       .selectFrom('created')
@@ -99,26 +102,20 @@ export class PlantNotices {
 
 /** A notice's row, with the plant it tells of (kept only if the statement created that). */
 type Notice = ReturnType<PlantNotices['rowsOf']>[number];
-/** Each column's PostgreSQL type, for its array (the parameters are untyped). */
-const COLUMN_TYPES: Record<keyof Notice, 'bigint' | 'text'> = {
+/**
+ * Each passed column's PostgreSQL type, for its array (the parameters are untyped); the times
+ * are not passed but taken from the database's clock.
+ */
+const COLUMN_TYPES: Record<Exclude<keyof Notice, 'created_at' | 'next_attempt_at'>, string> = {
   plant_id: 'bigint',
   event_id: 'text',
   receiver: 'text',
   payload: 'text',
   state: 'text',
-  created_at: 'bigint',
-  next_attempt_at: 'bigint',
   trace_context: 'text',
 };
-const NOTICE_COLUMNS = [
-  'event_id',
-  'receiver',
-  'payload',
-  'state',
-  'created_at',
-  'next_attempt_at',
-  'trace_context',
-] as const;
+const PASSED_COLUMNS = ['event_id', 'receiver', 'payload', 'state', 'trace_context'] as const;
+const NOTICE_COLUMNS = [...PASSED_COLUMNS, 'created_at', 'next_attempt_at'] as const;
 
 /** The NewPlant body (three flat fields; JSON.stringify escapes strings as lossless-json does). */
 export function payloadOf(plant: Plant): string {

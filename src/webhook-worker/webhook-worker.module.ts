@@ -19,7 +19,7 @@ export class WebhookWorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     const delivering = {
       ...config,
-      webhooks: { ...config.webhooks, delivery: 'in-process' as const },
+      webhooks: { ...config.webhooks, delivery: 'worker' as const },
     };
     return {
       module: WebhookWorkerModule,

@@ -66,7 +66,7 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
   ) {
     this.dbLog = new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 2 });
     const { receivers, delivery } = config.webhooks;
-    this.delivering = receivers.length > 0 && delivery === 'in-process';
+    this.delivering = receivers.length > 0 && delivery !== 'external';
     this.sender = new WebhookSender(config.webhooks, ATTEMPT_TIMEOUT_MS);
     // Each attempt in flight listens for the stop: as many as the in-flight caps allow.
     const attemptsAtOnce = receivers.length * config.webhooks.maxInFlightPerReceiver;
@@ -189,13 +189,13 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     const { error } = attempt;
     const log = { receiver: receiver.id, event: notice.eventId, attempts, reason: error };
     if (delaySeconds === undefined) {
-      await this.outbox.record([notice.id], this.owner, { error, retryAt: undefined });
+      await this.outbox.record([notice.id], this.owner, { error, retryInMs: undefined });
       this.finished.inc({ receiver: receiver.id, outcome: 'failed' });
       this.logger.warn(log, 'plant webhook notice failed: retries exhausted');
       return;
     }
     const delayMs = retryAfterMs(attempt.retryAfter) ?? delaySeconds * 1000;
-    await this.outbox.record([notice.id], this.owner, { error, retryAt: Date.now() + delayMs });
+    await this.outbox.record([notice.id], this.owner, { error, retryInMs: delayMs });
     // A retry due before the next poll is woken for, not left to wait for it.
     if (delayMs < POLL_MS) setTimeout(() => this.wake(), delayMs).unref();
     this.logger.info({ ...log, retryInMs: delayMs }, 'plant webhook attempt failed; retrying');

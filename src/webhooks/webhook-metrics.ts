@@ -4,7 +4,7 @@ import {
   makeHistogramProvider,
 } from '@willsoto/nestjs-prometheus';
 
-/** Labelled by the receiver's id (listed with host and path in /health): few, no secrets. */
+/** Labelled by the receiver's id (listed with its host in /health): few, no secrets. */
 const by = (name: string, help: string, ...labels: string[]) => ({
   name,
   help: `Plant webhook: ${help}`,

@@ -277,8 +277,8 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
         taken = await outbox.claim(a!.id, 10, 'new-holder', 60_000);
         return taken.length > 0;
       });
-      await outbox.record([mine!.id], 'stalled', { error: 'HTTP 503', retryAt: Date.now() });
-      await outbox.record([mine!.id], 'stalled', { error: 'HTTP 503', retryAt: undefined });
+      await outbox.record([mine!.id], 'stalled', { error: 'HTTP 503', retryInMs: 0 });
+      await outbox.record([mine!.id], 'stalled', { error: 'HTTP 503', retryInMs: undefined });
       await outbox.record([mine!.id], 'stalled', { delivered: true });
       const after = await rowOf(mine!.id);
       expect([after.state, after.leased_by, Number(after.attempts)]).toEqual([
@@ -296,8 +296,8 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     it('records retries (due again later) and failures, and counts the backlog per receiver', async () => {
       await create(2);
       const [one, two] = await outbox.claim(a!.id, 10, 'x', 60_000);
-      await outbox.record([one!.id], 'x', { error: 'HTTP 503', retryAt: Date.now() + 60_000 });
-      await outbox.record([two!.id], 'x', { error: 'timeout', retryAt: undefined });
+      await outbox.record([one!.id], 'x', { error: 'HTTP 503', retryInMs: 60_000 });
+      await outbox.record([two!.id], 'x', { error: 'timeout', retryInMs: undefined });
       expect(await outbox.claim(a!.id, 10, 'x', 60_000)).toEqual([]);
       const retried = await rowOf(one!.id);
       expect([retried.state, Number(retried.attempts), retried.leased_by]).toEqual([

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { type Kysely, sql } from 'kysely';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
+import { databaseNowMs } from '../database/database-clock.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
 
@@ -22,7 +23,8 @@ export const OUTBOX_CHANNEL = 'webhook_outbox';
  * The plant webhook's outbox, the table that is the queue: the plants feature adds notices with
  * its plants (src/plants/plant-notices.ts) for the receivers this names; delivery claims due rows
  * with a lease and records outcomes while it holds it.
- * Leases are the database's clock on PostgreSQL (replicas' clocks may disagree), ours on SQLite.
+ * Due times, leases and ages are the database's clock on PostgreSQL (replicas' clocks may
+ * disagree), ours on SQLite (one process).
  */
 @Injectable()
 export class WebhookOutboxRepository {
@@ -67,7 +69,7 @@ export class WebhookOutboxRepository {
       .where('receiver', '=', receiver)
       // A literal, so that both stores' planners may use the index of pending rows.
       .where('state', '=', sql.lit('pending'))
-      .where('next_attempt_at', '<=', Date.now())
+      .where('next_attempt_at', '<=', this.now())
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', this.now())]))
       // A receiver another process saw answer 410 gets nothing more from this one either.
       .where('receiver', 'not in', (eb) => eb.selectFrom('webhook_receivers').select('receiver'))
@@ -85,20 +87,22 @@ export class WebhookOutboxRepository {
     return rows.map((row) => ({ ...row, attempts: Number(row.attempts) }));
   }
 
-  /** Delivered, due again at `retryAt`, or `failed`: only while `owner` still holds the lease. */
+  /** Delivered, due again in `retryInMs`, or `failed`: only while `owner` still holds the lease. */
   async record(
     ids: bigint[],
     owner: string,
-    outcome: { delivered: true } | { error: string; retryAt: number | undefined },
-    now = Date.now(),
+    outcome: { delivered: true } | { error: string; retryInMs: number | undefined },
   ): Promise<void> {
-    const { error = null, retryAt } = 'delivered' in outcome ? {} : outcome;
+    const { error = null, retryInMs } = 'delivered' in outcome ? {} : outcome;
+    const now = this.now();
     await this.db
       .updateTable('webhook_outbox')
       .set({
-        state: retryAt !== undefined ? 'pending' : error === null ? 'delivered' : 'failed',
+        state: retryInMs !== undefined ? 'pending' : error === null ? 'delivered' : 'failed',
         last_error: error,
-        ...(retryAt === undefined ? { finished_at: now } : { next_attempt_at: retryAt }),
+        ...(retryInMs === undefined
+          ? { finished_at: now }
+          : { next_attempt_at: sql<number>`${now} + ${retryInMs}` }),
         attempts: sql<number>`attempts + 1`,
         lease_until: null,
         leased_by: null,
@@ -161,20 +165,26 @@ export class WebhookOutboxRepository {
     await query.execute();
   }
 
-  /** Pending notices of each receiver, and when its oldest was created. */
-  async backlog(): Promise<Map<string, { pending: number; oldest: number }>> {
+  /**
+   * Pending notices of each receiver, and the age of its oldest in ms by the clock that wrote
+   * it: negative if that clock ran ahead (shown as it is, never hidden as 0).
+   */
+  async backlog(): Promise<Map<string, { pending: number; oldestAgeMs: number }>> {
     const rows = await this.db
       .selectFrom('webhook_outbox')
       .select((eb) => [
         'receiver',
         eb.fn.countAll().as('pending'),
-        eb.fn.min('created_at').as('oldest'),
+        sql<number>`${this.now()} - min(created_at)`.as('oldestAgeMs'),
       ])
       .where('state', '=', 'pending')
       .groupBy('receiver')
       .execute();
     return new Map(
-      rows.map((r) => [r.receiver, { pending: Number(r.pending), oldest: Number(r.oldest) }]),
+      rows.map((r) => [
+        r.receiver,
+        { pending: Number(r.pending), oldestAgeMs: Number(r.oldestAgeMs) },
+      ]),
     );
   }
 
@@ -205,6 +215,3 @@ export class WebhookOutboxRepository {
     return this.postgres ? databaseNowMs : sql<number>`${Date.now()}`;
   }
 }
-
-/** clock_timestamp(), not now(): the statement's time, not its transaction's start. */
-const databaseNowMs = sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint`;

@@ -89,20 +89,30 @@ function startAttemptSpan(receiver: WebhookReceiver, notice: ClaimedNotice) {
   return tracing()?.startClientSpan('POST', attributes, parent);
 }
 
-/** An error's code or name, never its message (which may hold the URL and its credentials). */
+/** SQLSTATEs a log reader would otherwise have to look up. */
+const NAMED_CODES: Record<string, string> = {
+  '57014': 'statement timeout (57014)',
+  '55P03': 'lock timeout (55P03)',
+};
+
+/**
+ * An error's code or name, never its message (which may hold the URL and its credentials);
+ * node-pg's own query timeout has neither, only its fixed message.
+ */
 export function reasonOf(error: unknown): string {
   if (error === timedOut) return 'timeout';
   if (typeof error !== 'object' || error === null) return 'error';
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && code !== 'ABORT_ERR') return code;
+  if (typeof code === 'string' && code !== 'ABORT_ERR') return NAMED_CODES[code] ?? code;
+  if (error instanceof Error && error.message === 'Query read timeout') return 'query timeout';
   const cause = (error as { cause?: { code?: string } | null }).cause;
   if (cause?.code) return cause.code;
   return error instanceof Error ? error.name : 'error';
 }
 
-/** A receiver as logs and /health show it: its id, host and path, never its URL's secrets. */
+/** A receiver as logs show it: its id and host; its path may hold a token. */
 export function describe(receiver: WebhookReceiver) {
-  return { receiver: receiver.id, host: receiver.host, path: receiver.path };
+  return { receiver: receiver.id, host: receiver.host };
 }
 
 /** Retry-After in seconds or as an HTTP date, cut to a day; undefined when absent or invalid. */

@@ -53,10 +53,10 @@ export class WebhookUpkeep {
     await Promise.all(loops);
   }
 
-  /** What /health shows: each receiver by id, host and path, and its backlog once read. */
+  /** What /health shows: each receiver by id and host (its path may hold a token), its backlog. */
   status(): { delivery: string; receivers: object[] } {
-    const receivers = this.config.webhooks.receivers.map(({ id, host, path }) => ({
-      ...{ id, host, path, stopped: this.outbox.isStopped(id) },
+    const receivers = this.config.webhooks.receivers.map(({ id, host }) => ({
+      ...{ id, host, stopped: this.outbox.isStopped(id) },
       ...this.backlog.get(id),
     }));
     return { delivery: this.config.webhooks.delivery, receivers };
@@ -75,10 +75,10 @@ export class WebhookUpkeep {
 
   private async refreshBacklog(): Promise<void> {
     const backlog = await this.outbox.backlog();
-    const now = Date.now();
     for (const { id } of this.config.webhooks.receivers) {
-      const { pending, oldest } = backlog.get(id) ?? { pending: 0, oldest: now };
-      const oldestAgeSeconds = Math.max(0, (now - oldest) / 1000);
+      const { pending, oldestAgeMs } = backlog.get(id) ?? { pending: 0, oldestAgeMs: 0 };
+      // Not clamped: a negative age says a writer's clock runs ahead, which must show.
+      const oldestAgeSeconds = oldestAgeMs / 1000;
       this.pending.set({ receiver: id }, pending);
       this.oldestAge.set({ receiver: id }, oldestAgeSeconds);
       this.backlog.set(id, { pending, oldestAgeSeconds: Math.round(oldestAgeSeconds) });
