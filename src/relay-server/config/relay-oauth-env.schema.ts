@@ -63,6 +63,9 @@ export const relayOAuthEnvFields = {
   RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: optional(
     seconds('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60),
   ).default(5),
+  RELAY_OAUTH_REQUIRE_AT_JWT_TYP: optional(
+    z.enum(['true', 'false'], { error: 'RELAY_OAUTH_REQUIRE_AT_JWT_TYP must be true or false' }),
+  ).default('true'),
 };
 
 type OAuthEnv = z.infer<z.ZodObject<typeof relayOAuthEnvFields>> & { RELAY_CLIENTS?: unknown };
@@ -101,5 +104,6 @@ export function oauthConfig(env: OAuthEnv): RelayOAuthConfig | undefined {
     clockSkewSeconds: env.RELAY_OAUTH_CLOCK_SKEW_SECONDS,
     jwksRefreshMs: env.RELAY_OAUTH_JWKS_REFRESH_SECONDS * 1000,
     fetchTimeoutMs: env.RELAY_OAUTH_FETCH_TIMEOUT_SECONDS * 1000,
+    requireAtJwtTyp: env.RELAY_OAUTH_REQUIRE_AT_JWT_TYP === 'true',
   };
 }

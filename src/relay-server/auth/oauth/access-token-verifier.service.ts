@@ -43,8 +43,9 @@ export class TokenRefusedError extends Error {
 
 /**
  * Verifies the issuer's JWT access tokens locally (RFC 9068): signature against the issuer's
- * keys, `iss`, `aud` naming this relay's resource, `exp`/`nbf` with the configured leeway.
- * Opaque tokens are not introspected: a token that is not a JWT is refused.
+ * keys, `typ` `at+jwt` (unless switched off), `iss`, `aud` naming this relay's resource, a
+ * `sub`, `exp`/`nbf`/`iat` with the configured leeway. Opaque tokens are not introspected: a
+ * token that is not a JWT is refused.
  */
 @Injectable()
 export class AccessTokenVerifier {
@@ -87,10 +88,13 @@ export class AccessTokenVerifier {
         audience: [oauth.resource, `${oauth.resource}/`],
         algorithms: ALGORITHMS,
         clockTolerance: oauth.clockSkewSeconds,
-        requiredClaims: ['exp'],
+        requiredClaims: ['exp', 'sub'],
+        ...(oauth.requireAtJwtTyp && { typ: 'at+jwt' }),
       });
       const subject = subjectOf(payload);
-      if (subject === undefined) throw new TokenRefusedError('invalid_token');
+      if (subject === undefined || issuedInFuture(payload.iat, oauth.clockSkewSeconds)) {
+        throw new TokenRefusedError('invalid_token');
+      }
       const agents = grantedAgents(payload, { ...oauth, knownAgents: this.#knownAgents });
       return { subject, agents };
     } catch (error) {
@@ -100,11 +104,19 @@ export class AccessTokenVerifier {
   }
 }
 
+/** jose checks `iat` only against a maximum age; a token from the future is not one yet. */
+function issuedInFuture(iat: number | undefined, leewaySeconds: number): boolean {
+  return iat !== undefined && iat > Date.now() / 1000 + leewaySeconds;
+}
+
 function reasonOf(error: unknown): RefusalReason {
   if (error instanceof errors.JWTExpired) return 'expired';
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'aud') {
     return 'wrong_audience';
   }
   if (error instanceof errors.JWKSNoMatchingKey) return 'unknown_key';
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'typ') {
+    return 'not_an_access_token';
+  }
   return 'invalid_token';
 }

@@ -13,6 +13,7 @@ export type RefusalReason =
   | 'expired'
   | 'wrong_audience'
   | 'unknown_key'
+  | 'not_an_access_token'
   | 'insufficient_scope'
   | 'idp_unavailable';
 
@@ -21,6 +22,7 @@ const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
   expired: 'the token has expired',
   wrong_audience: 'the token is not for this resource',
   unknown_key: 'the token is not signed by a key of the issuer',
+  not_an_access_token: 'the token is not an access token (typ at+jwt)',
 };
 
 /**
