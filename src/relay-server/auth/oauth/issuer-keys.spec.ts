@@ -7,10 +7,10 @@ import { IdpUnavailableError, IssuerKeys } from './issuer-keys.js';
 
 /** A tiny IdP: RFC 8414 metadata and a key set, answering 503 while `down`. */
 async function idp() {
-  const state = { down: false, jwks: [] as JWK[], requests: 0 };
+  const state = { down: false, jwksDown: false, jwks: [] as JWK[], requests: 0 };
   const server: Server = createServer((req, res) => {
     state.requests++;
-    if (state.down) return res.writeHead(503).end();
+    if (state.down || (state.jwksDown && req.url === '/jwks')) return res.writeHead(503).end();
     const body =
       req.url === '/jwks' ? { keys: state.jwks } : { issuer, jwks_uri: `${issuer}/jwks` };
     res.writeHead(
@@ -91,5 +91,23 @@ describe('IssuerKeys', () => {
     await expect(keys.getKey({ alg: 'ES256' }, {} as never)).rejects.toBeInstanceOf(
       IdpUnavailableError,
     );
+  });
+
+  it('reports one failed key-set fetch once, however many requests waited for it', async () => {
+    const server = await idp();
+    close = server.close;
+    server.state.jwksDown = true;
+    const failures: string[] = [];
+    const keys = new IssuerKeys({
+      issuer: server.issuer,
+      refreshMs: 30_000,
+      fetchTimeoutMs: 2_000,
+      onFetchFailure: (reason) => failures.push(reason),
+    });
+    const token = await sign(server.issuer, await key('k'));
+    const waiting = Array.from({ length: 8 }, () => jwtVerify(token, keys.getKey));
+    const outcomes = await Promise.allSettled(waiting);
+    expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
+    expect(failures).toHaveLength(1);
   });
 });

@@ -16,7 +16,7 @@ export interface IssuerKeysOptions {
   /** Least time between two fetches (also after a failed one), and between discovery tries. */
   refreshMs: number;
   fetchTimeoutMs: number;
-  /** Called once per failed fetch, with a reason that carries no token. */
+  /** Called once per failed fetch (however many requests waited for it); carries no token. */
   onFetchFailure: (reason: string) => void;
   now?: () => number;
 }
@@ -36,6 +36,7 @@ export class IssuerKeys {
   #remote: RemoteJWKSet | undefined;
   #discovery: Promise<RemoteJWKSet> | undefined;
   #failedAt = Number.NEGATIVE_INFINITY;
+  #lastFailure: unknown;
   readonly #now: () => number;
 
   constructor(private readonly options: IssuerKeysOptions) {
@@ -59,7 +60,10 @@ export class IssuerKeys {
     return this.#now() - this.#failedAt < this.options.refreshMs;
   }
 
+  /** jose hands one failed fetch to every request that waited for it: report it once. */
   #failed(error: unknown): void {
+    if (error === this.#lastFailure) return;
+    this.#lastFailure = error;
     this.#failedAt = this.#now();
     this.options.onFetchFailure(error instanceof Error ? error.message : String(error));
   }
