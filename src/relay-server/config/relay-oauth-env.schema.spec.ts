@@ -34,6 +34,7 @@ describe('the relay OAuth settings', () => {
       clockSkewSeconds: 30,
       jwksRefreshMs: 30_000,
       fetchTimeoutMs: 5_000,
+      maxDocumentBytes: 1_048_576,
       requireAtJwtTyp: true,
     });
   });
@@ -84,6 +85,10 @@ describe('the relay OAuth settings', () => {
     [
       { ...oauth, RELAY_OAUTH_JWKS_REFRESH_SECONDS: '0' },
       'RELAY_OAUTH_JWKS_REFRESH_SECONDS must be a whole number from 1 to 3600',
+    ],
+    [
+      { ...oauth, RELAY_OAUTH_MAX_DOCUMENT_BYTES: '100' },
+      'RELAY_OAUTH_MAX_DOCUMENT_BYTES must be a whole number from 1024 to 67108864',
     ],
     [
       { ...oauth, RELAY_OAUTH_REQUIRE_AT_JWT_TYP: 'no' },

@@ -27,11 +27,11 @@ const httpsUrl = (name: string) =>
       }
     }, `${name} must be an absolute https:// URL (http:// only on localhost) without user, query or fragment`);
 
-const seconds = (name: string, min: number, max: number) =>
+const wholeNumber = (name: string, min: number, max: number) =>
   z
     .string()
     .trim()
-    .regex(/^\d{1,6}$/, `${name} must be a whole number from ${min} to ${max}`)
+    .regex(/^\d{1,9}$/, `${name} must be a whole number from ${min} to ${max}`)
     .transform(Number)
     .pipe(
       z
@@ -55,14 +55,18 @@ export const relayOAuthEnvFields = {
     z.string().regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'RELAY_OAUTH_AGENTS_CLAIM must be a claim name'),
   ),
   RELAY_OAUTH_CLOCK_SKEW_SECONDS: optional(
-    seconds('RELAY_OAUTH_CLOCK_SKEW_SECONDS', 0, 300),
+    wholeNumber('RELAY_OAUTH_CLOCK_SKEW_SECONDS', 0, 300),
   ).default(30),
   RELAY_OAUTH_JWKS_REFRESH_SECONDS: optional(
-    seconds('RELAY_OAUTH_JWKS_REFRESH_SECONDS', 1, 3600),
+    wholeNumber('RELAY_OAUTH_JWKS_REFRESH_SECONDS', 1, 3600),
   ).default(30),
   RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: optional(
-    seconds('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60),
+    wholeNumber('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60),
   ).default(5),
+  // Real key sets and metadata are a few KiB; 1 MiB leaves room and bounds the memory.
+  RELAY_OAUTH_MAX_DOCUMENT_BYTES: optional(
+    wholeNumber('RELAY_OAUTH_MAX_DOCUMENT_BYTES', 1024, 67_108_864),
+  ).default(1_048_576),
   RELAY_OAUTH_REQUIRE_AT_JWT_TYP: optional(
     z.enum(['true', 'false'], { error: 'RELAY_OAUTH_REQUIRE_AT_JWT_TYP must be true or false' }),
   ).default('true'),
@@ -104,6 +108,7 @@ export function oauthConfig(env: OAuthEnv): RelayOAuthConfig | undefined {
     clockSkewSeconds: env.RELAY_OAUTH_CLOCK_SKEW_SECONDS,
     jwksRefreshMs: env.RELAY_OAUTH_JWKS_REFRESH_SECONDS * 1000,
     fetchTimeoutMs: env.RELAY_OAUTH_FETCH_TIMEOUT_SECONDS * 1000,
+    maxDocumentBytes: env.RELAY_OAUTH_MAX_DOCUMENT_BYTES,
     requireAtJwtTyp: env.RELAY_OAUTH_REQUIRE_AT_JWT_TYP === 'true',
   };
 }

@@ -10,6 +10,7 @@ import {
   type RelayConfig,
   type RelayOAuthConfig,
 } from '../../config/relay-config.js';
+import { DocumentTooLargeError } from './capped-fetch.js';
 import type { RefusalReason } from './challenges.js';
 import { IdpUnavailableError, IssuerKeys } from './issuer-keys.js';
 import { grantedAgents, subjectOf } from './token-grants.js';
@@ -57,7 +58,8 @@ export class AccessTokenVerifier {
   constructor(
     @Inject(RELAY_CONFIG) config: RelayConfig,
     @Inject(LOGGER) logger: Logger,
-    @InjectMetric('relay_oauth_jwks_fetch_failures_total') fetchFailures: Counter,
+    @InjectMetric('relay_oauth_jwks_fetch_failures_total') private readonly fetchFailures: Counter,
+    @InjectMetric('relay_oauth_documents_too_large_total') private readonly tooLarge: Counter,
   ) {
     this.oauth = config.oauth;
     this.#knownAgents = new Set(config.agents.map((a) => a.name));
@@ -68,14 +70,16 @@ export class AccessTokenVerifier {
         issuer: config.oauth.issuer,
         refreshMs: config.oauth.jwksRefreshMs,
         fetchTimeoutMs: config.oauth.fetchTimeoutMs,
-        onFetchFailure: (reason) => {
-          fetchFailures.inc();
-          this.#log.warn(
-            { issuer: config.oauth?.issuer, reason },
-            'identity provider fetch failed',
-          );
-        },
+        maxDocumentBytes: config.oauth.maxDocumentBytes,
+        onFetchFailure: (error) => this.#fetchFailed(error),
       });
+  }
+
+  #fetchFailed(error: unknown): void {
+    this.fetchFailures.inc();
+    if (error instanceof DocumentTooLargeError) this.tooLarge.inc();
+    const reason = error instanceof Error ? error.message : String(error);
+    this.#log.warn({ issuer: this.oauth?.issuer, reason }, 'identity provider fetch failed');
   }
 
   /** The token's subject and agents; throws TokenRefusedError or IdpUnavailableError. */

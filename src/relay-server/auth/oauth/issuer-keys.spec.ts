@@ -38,6 +38,14 @@ const sign = (issuer: string, k: Awaited<ReturnType<typeof key>>) =>
     .setExpirationTime('5m')
     .sign(k.privateKey);
 
+const options = (issuer: string, onFetchFailure: (error: unknown) => void) => ({
+  issuer,
+  refreshMs: 30_000,
+  fetchTimeoutMs: 2_000,
+  maxDocumentBytes: 1_048_576,
+  onFetchFailure,
+});
+
 let close: (() => Promise<unknown>) | undefined;
 afterEach(async () => {
   vi.useRealTimers();
@@ -52,13 +60,8 @@ describe('IssuerKeys', () => {
     server.state.jwks = [old.jwk];
     // Only the clock is faked: jose's cooldown and the backoff read Date.now.
     vi.useFakeTimers({ toFake: ['Date'] });
-    const failures: string[] = [];
-    const keys = new IssuerKeys({
-      issuer: server.issuer,
-      refreshMs: 30_000,
-      fetchTimeoutMs: 2_000,
-      onFetchFailure: (reason) => failures.push(reason),
-    });
+    const failures: unknown[] = [];
+    const keys = new IssuerKeys(options(server.issuer, (error) => failures.push(error)));
     const verify = async (token: string) => jwtVerify(token, keys.getKey);
     await verify(await sign(server.issuer, old));
     server.state.down = true;
@@ -82,12 +85,7 @@ describe('IssuerKeys', () => {
     const server = await idp();
     close = server.close;
     server.state.down = true;
-    const keys = new IssuerKeys({
-      issuer: server.issuer,
-      refreshMs: 30_000,
-      fetchTimeoutMs: 2_000,
-      onFetchFailure: () => undefined,
-    });
+    const keys = new IssuerKeys(options(server.issuer, () => undefined));
     await expect(keys.getKey({ alg: 'ES256' }, {} as never)).rejects.toBeInstanceOf(
       IdpUnavailableError,
     );
@@ -97,13 +95,8 @@ describe('IssuerKeys', () => {
     const server = await idp();
     close = server.close;
     server.state.jwksDown = true;
-    const failures: string[] = [];
-    const keys = new IssuerKeys({
-      issuer: server.issuer,
-      refreshMs: 30_000,
-      fetchTimeoutMs: 2_000,
-      onFetchFailure: (reason) => failures.push(reason),
-    });
+    const failures: unknown[] = [];
+    const keys = new IssuerKeys(options(server.issuer, (error) => failures.push(error)));
     const token = await sign(server.issuer, await key('k'));
     const waiting = Array.from({ length: 8 }, () => jwtVerify(token, keys.getKey));
     const outcomes = await Promise.allSettled(waiting);

@@ -1,11 +1,13 @@
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   errors,
   type FlattenedJWSInput,
   type JWSHeaderParameters,
   type RemoteJWKSet,
 } from 'jose';
+import { cappedFetch } from './capped-fetch.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 
 /** The identity provider cannot be reached and the token needs it: the client should retry. */
@@ -16,8 +18,10 @@ export interface IssuerKeysOptions {
   /** Least time between two fetches (also after a failed one), and between discovery tries. */
   refreshMs: number;
   fetchTimeoutMs: number;
+  /** The largest metadata document or key set read; a bigger one is a failed fetch. */
+  maxDocumentBytes: number;
   /** Called once per failed fetch (however many requests waited for it); carries no token. */
-  onFetchFailure: (reason: string) => void;
+  onFetchFailure: (error: unknown) => void;
   now?: () => number;
 }
 
@@ -31,6 +35,7 @@ const isFetchFailure = (error: unknown) =>
  * most once per refresh interval, so the IdP rotates keys without a relay restart). When a
  * fetch fails, the keys fetched before still verify; a key that needs the fetch gets
  * IdpUnavailableError, and no further fetch is tried for refreshMs (a down IdP is not hammered).
+ * Every document is read to at most maxDocumentBytes (cappedFetch).
  */
 export class IssuerKeys {
   #remote: RemoteJWKSet | undefined;
@@ -65,7 +70,7 @@ export class IssuerKeys {
     if (error === this.#lastFailure) return;
     this.#lastFailure = error;
     this.#failedAt = this.#now();
-    this.options.onFetchFailure(error instanceof Error ? error.message : String(error));
+    this.options.onFetchFailure(error);
   }
 
   async #cached(remote: RemoteJWKSet, header: JWSHeaderParameters, token: FlattenedJWSInput) {
@@ -86,14 +91,12 @@ export class IssuerKeys {
     if (this.#backingOff()) {
       return Promise.reject(new IdpUnavailableError('the issuer metadata cannot be fetched'));
     }
-    this.#discovery ??= discoverJwksUri(this.options.issuer, this.options.fetchTimeoutMs).then(
-      (jwksUri) => {
-        this.#remote = createRemoteJWKSet(jwksUri, {
-          cooldownDuration: this.options.refreshMs,
-          timeoutDuration: this.options.fetchTimeoutMs,
-        });
-        return this.#remote;
-      },
+    const { issuer, fetchTimeoutMs, maxDocumentBytes } = this.options;
+    this.#discovery ??= discoverJwksUri(issuer, {
+      timeoutMs: fetchTimeoutMs,
+      maxBytes: maxDocumentBytes,
+    }).then(
+      (jwksUri) => (this.#remote = this.#remoteKeys(jwksUri)),
       (error: unknown) => {
         this.#discovery = undefined;
         this.#failed(error);
@@ -101,5 +104,14 @@ export class IssuerKeys {
       },
     );
     return this.#discovery;
+  }
+
+  #remoteKeys(jwksUri: URL): RemoteJWKSet {
+    const { refreshMs, fetchTimeoutMs, maxDocumentBytes } = this.options;
+    return createRemoteJWKSet(jwksUri, {
+      cooldownDuration: refreshMs,
+      timeoutDuration: fetchTimeoutMs,
+      [customFetch]: (url, init) => cappedFetch(url, init, maxDocumentBytes),
+    });
   }
 }

@@ -1,3 +1,10 @@
+import { cappedFetch } from './capped-fetch.js';
+
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
 /**
  * The authorization server's `jwks_uri`, from its metadata: RFC 8414 first, then the two
  * OpenID Connect Discovery locations, in the order the MCP authorization specification gives.
@@ -13,20 +20,20 @@ export function metadataUrls(issuer: string): string[] {
   ];
 }
 
-/** Bigger metadata than this is not an authorization server's: refused, not parsed. */
-const MAX_METADATA_BYTES = 256 * 1024;
-
 /** Throws when no location answers usable metadata (the caller answers 503). */
-export async function discoverJwksUri(issuer: string, timeoutMs: number): Promise<URL> {
+export async function discoverJwksUri(issuer: string, limits: FetchLimits): Promise<URL> {
   const unusable: string[] = [];
   for (const location of [...new Set(metadataUrls(issuer))]) {
-    const response = await fetch(location, {
-      headers: { Accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = response.ok ? await response.text() : '';
-    const metadata = response.ok && text.length <= MAX_METADATA_BYTES ? parseObject(text) : {};
+    const response = await cappedFetch(
+      location,
+      {
+        headers: { Accept: 'application/json' },
+        redirect: 'error',
+        signal: AbortSignal.timeout(limits.timeoutMs),
+      },
+      limits.maxBytes,
+    );
+    const metadata = response.ok ? parseObject(await response.text()) : {};
     if (metadata.issuer === issuer && typeof metadata.jwks_uri === 'string') {
       return new URL(metadata.jwks_uri);
     }
