@@ -1,15 +1,15 @@
 import { importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
+import { logLines, metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { type HostileIdp, startHostileIdp } from './fixtures/relay-server/hostile-idp.js';
 import { newToken } from './support/app-process.js';
 import { closedPort } from './support/closed-port.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 
 /**
- * The relay facing a hostile identity provider (64 MiB documents): the built relay as a
- * process and a hostile IdP fixture. What a client sees is the answer to a signed token; what
- * the operator sees is the log and the metrics.
+ * The relay facing a hostile identity provider (64 MiB documents, a key set over plain http on
+ * another host): the built relay as a process and a hostile IdP fixture. What a client sees is
+ * the answer to a signed token; what the operator sees is the log and the metrics.
  */
 const MIB = 1024 * 1024;
 let relays: RunningRelay[] = [];
@@ -60,6 +60,9 @@ async function post(resource: string, token: string) {
   };
 }
 
+const configErrors = (relay: RunningRelay) =>
+  logLines(relay.output(), (line) => line.msg === 'identity provider configuration error');
+
 afterEach(async () => {
   await Promise.all(relays.map((relay) => relay.stop()));
   relays = [];
@@ -71,7 +74,7 @@ describe('relay OAuth against a hostile identity provider (e2e)', () => {
   afterAll(() => idp?.stop());
 
   it('stops reading a 64 MiB metadata document or key set at its cap, and counts it', async () => {
-    idp.mode = { metadata: 'huge', jwks: 'normal' };
+    idp.mode = { metadata: 'huge', jwks: 'normal', plainHttpJwksUri: false };
     const { relay, resource } = await relayFor(idp.issuer);
     const token = await signed(idp.key, idp.issuer, resource);
     const metadata = await waitFor(async () => {
@@ -95,5 +98,19 @@ describe('relay OAuth against a hostile identity provider (e2e)', () => {
       idp.huge.length,
     );
     expect((await fetch(`${relay.healthUrl}/health`)).status).toBe(200);
+  });
+
+  it('never fetches keys from a jwks_uri over plain http on another host', async () => {
+    idp.mode = { metadata: 'normal', jwks: 'normal', plainHttpJwksUri: true };
+    const { relay, resource } = await relayFor(idp.issuer);
+    const answer = await post(resource, await signed(idp.key, idp.issuer, resource));
+    expect(answer.status).toBe(500);
+    expect(answer.message).toContain('configuration error');
+    expect(idp.elsewhereRequests).toBe(0);
+    const [line] = await waitFor(() => {
+      const lines = configErrors(relay);
+      return lines.length > 0 && lines;
+    }, 'the configuration error logged');
+    expect(line?.reason).toContain('jwks_uri');
   });
 });

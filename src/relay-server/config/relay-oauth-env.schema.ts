@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RelayOAuthConfig } from './relay-config.js';
+import { isHttpsOrLoopback } from './secure-url.js';
 
 /**
  * The relay's OAuth settings (`RELAY_OAUTH_*`, `RELAY_PUBLIC_URL`): when RELAY_OAUTH_ISSUER is
@@ -9,8 +10,6 @@ import type { RelayOAuthConfig } from './relay-config.js';
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /** https, or http on a loopback host (a local IdP in development and tests). */
 const httpsUrl = (name: string) =>
   z
@@ -19,9 +18,7 @@ const httpsUrl = (name: string) =>
     .refine((text) => {
       try {
         const url = new URL(text);
-        const secure =
-          url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
-        return secure && !url.username && !url.password && !url.search && !url.hash;
+        return isHttpsOrLoopback(url) && !url.username && !url.password && !url.search && !url.hash;
       } catch {
         return false;
       }

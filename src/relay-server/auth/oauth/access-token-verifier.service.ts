@@ -13,6 +13,7 @@ import {
 import { DocumentTooLargeError } from './capped-fetch.js';
 import type { RefusalReason } from './challenges.js';
 import { IdpUnavailableError, IssuerKeys } from './issuer-keys.js';
+import { IdpConfigurationError } from './issuer-metadata.js';
 import { grantedAgents, subjectOf } from './token-grants.js';
 
 /** Asymmetric signatures only: never `none`, never an HMAC keyed with a public key. */
@@ -57,7 +58,7 @@ export class AccessTokenVerifier {
 
   constructor(
     @Inject(RELAY_CONFIG) config: RelayConfig,
-    @Inject(LOGGER) logger: Logger,
+    @Inject(LOGGER) private readonly logger: Logger,
     @InjectMetric('relay_oauth_jwks_fetch_failures_total') private readonly fetchFailures: Counter,
     @InjectMetric('relay_oauth_documents_too_large_total') private readonly tooLarge: Counter,
   ) {
@@ -78,8 +79,13 @@ export class AccessTokenVerifier {
   #fetchFailed(error: unknown): void {
     this.fetchFailures.inc();
     if (error instanceof DocumentTooLargeError) this.tooLarge.inc();
-    const reason = error instanceof Error ? error.message : String(error);
-    this.#log.warn({ issuer: this.oauth?.issuer, reason }, 'identity provider fetch failed');
+    const fields = { issuer: this.oauth?.issuer, reason: messageOf(error) };
+    // A wrong setting is not an outage: say so loudly, every time it is found.
+    if (error instanceof IdpConfigurationError) {
+      this.logger.error(fields, 'identity provider configuration error');
+    } else {
+      this.#log.warn(fields, 'identity provider fetch failed');
+    }
   }
 
   /** The token's subject and agents; throws TokenRefusedError or IdpUnavailableError. */
@@ -102,16 +108,20 @@ export class AccessTokenVerifier {
       const agents = grantedAgents(payload, { ...oauth, knownAgents: this.#knownAgents });
       return { subject, agents };
     } catch (error) {
-      if (error instanceof IdpUnavailableError || error instanceof TokenRefusedError) throw error;
+      if (PASSED_ON.some((type) => error instanceof type)) throw error;
       throw new TokenRefusedError(reasonOf(error));
     }
   }
 }
 
+const PASSED_ON = [IdpUnavailableError, IdpConfigurationError, TokenRefusedError];
+
 /** jose checks `iat` only against a maximum age; a token from the future is not one yet. */
 function issuedInFuture(iat: number | undefined, leewaySeconds: number): boolean {
   return iat !== undefined && iat > Date.now() / 1000 + leewaySeconds;
 }
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function reasonOf(error: unknown): RefusalReason {
   if (error instanceof errors.JWTExpired) return 'expired';

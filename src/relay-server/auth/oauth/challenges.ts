@@ -15,7 +15,8 @@ export type RefusalReason =
   | 'unknown_key'
   | 'not_an_access_token'
   | 'insufficient_scope'
-  | 'idp_unavailable';
+  | 'idp_unavailable'
+  | 'idp_misconfigured';
 
 const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
   invalid_token: 'the token is not accepted',
@@ -75,6 +76,15 @@ export function insufficientScope(oauth: RelayOAuthConfig, agent: string) {
         ', error="insufficient_scope", error_description="the token lacks the scope of this agent"',
       ),
     },
+  );
+}
+
+/** 500: the relay's OAuth settings do not fit its identity provider; retrying does not help. */
+export function idpMisconfigured() {
+  return new HttpExceptionWithHeaders(
+    HttpStatus.INTERNAL_SERVER_ERROR,
+    "the relay's identity provider settings are wrong (its log says how): a configuration error for its operator, not an outage",
+    {},
   );
 }
 

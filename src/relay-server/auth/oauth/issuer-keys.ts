@@ -8,7 +8,7 @@ import {
   type RemoteJWKSet,
 } from 'jose';
 import { cappedFetch } from './capped-fetch.js';
-import { discoverJwksUri } from './issuer-metadata.js';
+import { discoverJwksUri, IdpConfigurationError } from './issuer-metadata.js';
 
 /** The identity provider cannot be reached and the token needs it: the client should retry. */
 export class IdpUnavailableError extends Error {}
@@ -86,11 +86,12 @@ export class IssuerKeys {
     }
   }
 
-  /** Finds the jwks_uri once; a failure is retried after refreshMs, 503 until then. */
+  /**
+   * Finds the jwks_uri once; a failure is retried after refreshMs, answered until then with
+   * IdpUnavailableError (503), or with the IdpConfigurationError when a setting is wrong.
+   */
   #discover(): Promise<RemoteJWKSet> {
-    if (this.#backingOff()) {
-      return Promise.reject(new IdpUnavailableError('the issuer metadata cannot be fetched'));
-    }
+    if (this.#backingOff()) return Promise.reject(this.#discoveryRefusal());
     const { issuer, fetchTimeoutMs, maxDocumentBytes } = this.options;
     this.#discovery ??= discoverJwksUri(issuer, {
       timeoutMs: fetchTimeoutMs,
@@ -100,10 +101,16 @@ export class IssuerKeys {
       (error: unknown) => {
         this.#discovery = undefined;
         this.#failed(error);
-        throw new IdpUnavailableError('the issuer metadata cannot be fetched');
+        throw this.#discoveryRefusal();
       },
     );
     return this.#discovery;
+  }
+
+  #discoveryRefusal(): Error {
+    return this.#lastFailure instanceof IdpConfigurationError
+      ? this.#lastFailure
+      : new IdpUnavailableError('the issuer metadata cannot be fetched');
   }
 
   #remoteKeys(jwksUri: URL): RemoteJWKSet {

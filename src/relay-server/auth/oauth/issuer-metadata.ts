@@ -1,4 +1,11 @@
+import { isHttpsOrLoopback } from '../../config/secure-url.js';
 import { cappedFetch } from './capped-fetch.js';
+
+/**
+ * A setting is wrong, not down: the metadata names a key set the relay must not fetch.
+ * Retrying does not help; the operator must.
+ */
+export class IdpConfigurationError extends Error {}
 
 export interface FetchLimits {
   timeoutMs: number;
@@ -20,7 +27,10 @@ export function metadataUrls(issuer: string): string[] {
   ];
 }
 
-/** Throws when no location answers usable metadata (the caller answers 503). */
+/**
+ * Throws IdpConfigurationError when the metadata names an insecure `jwks_uri`; any other error
+ * when no location answers usable metadata (503).
+ */
 export async function discoverJwksUri(issuer: string, limits: FetchLimits): Promise<URL> {
   const unusable: string[] = [];
   for (const location of [...new Set(metadataUrls(issuer))]) {
@@ -35,11 +45,20 @@ export async function discoverJwksUri(issuer: string, limits: FetchLimits): Prom
     );
     const metadata = response.ok ? parseObject(await response.text()) : {};
     if (metadata.issuer === issuer && typeof metadata.jwks_uri === 'string') {
-      return new URL(metadata.jwks_uri);
+      return secureJwksUri(metadata.jwks_uri);
     }
     unusable.push(`${location}: ${response.status}`);
   }
   throw new Error(`no metadata naming issuer ${issuer} with a jwks_uri (${unusable.join(', ')})`);
+}
+
+/** The same rule as for the issuer: keys fetched in clear could be swapped on the way. */
+function secureJwksUri(text: string): URL {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url && isHttpsOrLoopback(url)) return url;
+  throw new IdpConfigurationError(
+    `the issuer's jwks_uri "${text.slice(0, 300)}" is not https:// (http:// only on localhost)`,
+  );
 }
 
 function parseObject(text: string): Record<string, unknown> {
