@@ -2,14 +2,16 @@ import { importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { logLines, metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { type HostileIdp, startHostileIdp } from './fixtures/relay-server/hostile-idp.js';
+import { signingKey, startTestIdp, type TestIdp } from './fixtures/relay-server/oauth-idp.js';
 import { newToken } from './support/app-process.js';
 import { closedPort } from './support/closed-port.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 
 /**
- * The relay facing a hostile identity provider (64 MiB documents, a key set over plain http on
- * another host): the built relay as a process and a hostile IdP fixture. What a client sees is
- * the answer to a signed token; what the operator sees is the log and the metrics.
+ * The relay facing an identity provider that is hostile (64 MiB documents, a key set over
+ * plain http on another host) or that it is configured wrongly for (a misspelled issuer): the
+ * built relay as a process, a hostile IdP fixture or a real `oidc-provider`. What a client
+ * sees is the answer to a signed token; what the operator sees is the log and the metrics.
  */
 const MIB = 1024 * 1024;
 let relays: RunningRelay[] = [];
@@ -112,5 +114,48 @@ describe('relay OAuth against a hostile identity provider (e2e)', () => {
       return lines.length > 0 && lines;
     }, 'the configuration error logged');
     expect(line?.reason).toContain('jwks_uri');
+  });
+});
+
+describe('relay OAuth with a misspelled issuer (e2e)', () => {
+  let idps: TestIdp[] = [];
+  afterEach(async () => {
+    await Promise.all(idps.map((idp) => idp.stop()));
+    idps = [];
+  });
+
+  it.each([
+    ['a trailing slash', '127.0.0.1', (issuer: string) => `${issuer}/`],
+    [
+      '127.0.0.1 for localhost',
+      'localhost',
+      (issuer: string) => issuer.replace('localhost', '127.0.0.1'),
+    ],
+  ])(
+    'says so at start and answers clients 500, not "retry later": %s',
+    async (_name, host, misspell) => {
+      const idp = await startTestIdp([], { issuerHost: host });
+      idps.push(idp);
+      const { relay, resource } = await relayFor(misspell(idp.issuer));
+      const [line] = await waitFor(() => {
+        const lines = configErrors(relay);
+        return lines.length > 0 && lines;
+      }, 'the configuration error logged at start');
+      expect(line?.reason).toContain(`names "${idp.issuer}"`);
+      const answer = await post(resource, await signed(idp.keys[0]!, idp.issuer, resource));
+      expect(answer).toMatchObject({ status: 500, retryAfter: null });
+      expect(answer.message).toContain('configuration error');
+      expect(
+        await metric(relay.metricsUrl, 'relay_oauth_refusals_total{reason="idp_misconfigured"}'),
+      ).toBe(1);
+    },
+  );
+
+  it('starts with the IdP down, and answers 503 Retry-After until it is back', async () => {
+    const issuer = `http://127.0.0.1:${await closedPort()}`;
+    const { relay, resource } = await relayFor(issuer);
+    const answer = await post(resource, await signed(await signingKey('k'), issuer, resource));
+    expect(answer).toMatchObject({ status: 503, retryAfter: '1' });
+    expect(configErrors(relay)).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { errors, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
@@ -50,7 +50,7 @@ export class TokenRefusedError extends Error {
  * token that is not a JWT is refused.
  */
 @Injectable()
-export class AccessTokenVerifier {
+export class AccessTokenVerifier implements OnApplicationBootstrap {
   readonly oauth: RelayOAuthConfig | undefined;
   readonly #keys: IssuerKeys | undefined;
   readonly #knownAgents: ReadonlySet<string>;
@@ -74,6 +74,14 @@ export class AccessTokenVerifier {
         maxDocumentBytes: config.oauth.maxDocumentBytes,
         onFetchFailure: (error) => this.#fetchFailed(error),
       });
+  }
+
+  /** Not awaited: an IdP that is down at start is a warning, not a relay that cannot start. */
+  onApplicationBootstrap(): void {
+    const issuer = this.oauth?.issuer;
+    void this.#keys?.check().then((usable) => {
+      if (usable) this.logger.info({ issuer }, 'identity provider metadata checked');
+    });
   }
 
   #fetchFailed(error: unknown): void {

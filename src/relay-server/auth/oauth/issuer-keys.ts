@@ -86,6 +86,14 @@ export class IssuerKeys {
     }
   }
 
+  /** Fetches the issuer's metadata now (at start), so a wrong setting shows before a client. */
+  async check(): Promise<boolean> {
+    return this.#discover().then(
+      () => true,
+      () => false,
+    );
+  }
+
   /**
    * Finds the jwks_uri once; a failure is retried after refreshMs, answered until then with
    * IdpUnavailableError (503), or with the IdpConfigurationError when a setting is wrong.

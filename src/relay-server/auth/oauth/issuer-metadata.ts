@@ -2,8 +2,8 @@ import { isHttpsOrLoopback } from '../../config/secure-url.js';
 import { cappedFetch } from './capped-fetch.js';
 
 /**
- * A setting is wrong, not down: the metadata names a key set the relay must not fetch.
- * Retrying does not help; the operator must.
+ * A setting is wrong, not down: the metadata names another issuer (RELAY_OAUTH_ISSUER is
+ * misspelled) or a key set the relay must not fetch. Retrying does not help; the operator must.
  */
 export class IdpConfigurationError extends Error {}
 
@@ -28,11 +28,12 @@ export function metadataUrls(issuer: string): string[] {
 }
 
 /**
- * Throws IdpConfigurationError when the metadata names an insecure `jwks_uri`; any other error
- * when no location answers usable metadata (503).
+ * Throws IdpConfigurationError when a document names another issuer (and none this one) or an
+ * insecure `jwks_uri`; any other error when no location answers usable metadata (503).
  */
 export async function discoverJwksUri(issuer: string, limits: FetchLimits): Promise<URL> {
   const unusable: string[] = [];
+  let otherIssuer: string | undefined;
   for (const location of [...new Set(metadataUrls(issuer))]) {
     const response = await cappedFetch(
       location,
@@ -47,7 +48,15 @@ export async function discoverJwksUri(issuer: string, limits: FetchLimits): Prom
     if (metadata.issuer === issuer && typeof metadata.jwks_uri === 'string') {
       return secureJwksUri(metadata.jwks_uri);
     }
+    if (typeof metadata.issuer === 'string') {
+      otherIssuer ??= `${location} names "${metadata.issuer}"`;
+    }
     unusable.push(`${location}: ${response.status}`);
+  }
+  if (otherIssuer !== undefined) {
+    throw new IdpConfigurationError(
+      `RELAY_OAUTH_ISSUER is "${issuer}" but ${otherIssuer.slice(0, 300)}: set it to the issuer exactly`,
+    );
   }
   throw new Error(`no metadata naming issuer ${issuer} with a jwks_uri (${unusable.join(', ')})`);
 }
