@@ -62,16 +62,28 @@ async function token(client: TestIdpClient, options: { resource?: string; scope?
   return value;
 }
 
-/** A token the IdP never issued, signed with `key` (its `kid`), with these claims over good ones. */
-async function forged(key: JWK, claims: Record<string, unknown> = {}, alg = 'ES256') {
+/**
+ * A token the IdP never issued, signed with `key` (its `kid`), with these claims and header
+ * over good ones; a claim set to undefined is left out.
+ */
+async function forged(
+  key: JWK,
+  claims: Record<string, unknown> = {},
+  header: { alg?: string; typ?: string } = {},
+) {
   const now = Math.floor(Date.now() / 1000);
-  const signer = new SignJWT({ scope: 'mcp:agent:shop', client_id: 'robot', ...claims })
-    .setProtectedHeader({ alg, typ: 'at+jwt', kid: key.kid })
-    .setIssuer(idp.issuer)
-    .setAudience(resource)
-    .setSubject('robot')
-    .setIssuedAt(now - 5)
-    .setExpirationTime((claims.exp as number | undefined) ?? now + 300);
+  const good = { iss: idp.issuer, aud: resource, sub: 'robot', iat: now - 5, exp: now + 300 };
+  const payload = Object.fromEntries(
+    Object.entries({ scope: 'mcp:agent:shop', client_id: 'robot', ...good, ...claims }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  );
+  const alg = header.alg ?? 'ES256';
+  const signer = new SignJWT(payload).setProtectedHeader({
+    alg,
+    typ: header.typ ?? 'at+jwt',
+    kid: key.kid,
+  });
   const value = await signer.sign(
     alg === 'HS256' ? new TextEncoder().encode('x'.repeat(32)) : await importJWK(key, alg),
   );
@@ -222,7 +234,22 @@ describe('relay server as an OAuth resource server (e2e)', () => {
       'not signed by a key',
     ],
     ['alg none', () => Promise.resolve(unsigned()), 'not accepted'],
-    ['alg HS256 under the IdP key id', () => forged(idp.keys.at(-1)!, {}, 'HS256'), 'not accepted'],
+    [
+      'alg HS256 under the IdP key id',
+      () => forged(idp.keys.at(-1)!, {}, { alg: 'HS256' }),
+      'not accepted',
+    ],
+    [
+      'an ID-token-shaped JWT (typ JWT)',
+      () => forged(idp.keys.at(-1)!, {}, { typ: 'JWT' }),
+      'not an access token',
+    ],
+    [
+      'a token issued in the year 9000',
+      () => forged(idp.keys.at(-1)!, { iat: Date.UTC(9000, 0, 1) / 1000 }),
+      'not accepted',
+    ],
+    ['a token without sub', () => forged(idp.keys.at(-1)!, { sub: undefined }), 'not accepted'],
     ['an opaque token', () => Promise.resolve(newToken()), 'not accepted'],
   ])('refuses %s with 401 invalid_token', async (_name, make, description) => {
     const answer = await post(await make());
@@ -254,6 +281,16 @@ describe('relay server as an OAuth resource server (e2e)', () => {
     expect((await post(await token(robot2), mcpUrl(), list, opened.session!)).status).toBe(404);
     expect((await post(await token(robot), mcpUrl(), list, opened.session!)).status).toBe(200);
     expect((await post(aliceToken)).status).toBe(200);
+  });
+
+  it("never gives a token without sub another subject's session by its client_id", async () => {
+    const opened = await post(await token(robot));
+    expect(opened.status).toBe(200);
+    const { sub } = decodeJwt(issued.at(-1)!);
+    const clientNamedLikeIt = await forged(idp.keys.at(-1)!, { sub: undefined, client_id: sub });
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const answer = await post(clientNamedLikeIt, mcpUrl(), list, opened.session!);
+    expect(answer.status).toBe(401);
   });
 
   it('takes tokens signed with a rotated key without a restart', async () => {

@@ -44,6 +44,11 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         issuer: 'https://idp.example.com/realms/plants',
         resource: 'https://relay.example.com',
         scopePrefix: 'mcp:agent:',
+        requireAtJwtTyp: true,
+      });
+      const lenient = render({ set: { ...oauthOnly, 'relayServer.oauth.requireAtJwtTyp': false } });
+      expect(named(lenient, 'ConfigMap').data).toMatchObject({
+        RELAY_OAUTH_REQUIRE_AT_JWT_TYP: 'false',
       });
     });
 

@@ -7,6 +7,7 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { RELAY_CONFIG, type RelayClientConfig, type RelayConfig } from '../config/relay-config.js';
 import {
+  idpMisconfigured,
   idpUnavailable,
   insufficientScope,
   type RefusalReason,
@@ -14,6 +15,7 @@ import {
 } from './oauth/challenges.js';
 import { AccessTokenVerifier, TokenRefusedError } from './oauth/access-token-verifier.service.js';
 import { IdpUnavailableError } from './oauth/issuer-keys.js';
+import { IdpConfigurationError } from './oauth/issuer-metadata.js';
 import { RelayCluster } from '../cluster/relay-cluster.service.js';
 import { peerClient } from './peer-client.js';
 import { bearerToken, ownerOf } from './token-owner.js';
@@ -94,6 +96,10 @@ export class ClientAuthGuard implements CanActivate {
         this.refusals.inc({ reason: 'idp_unavailable' });
         this.#log.warn({ reason: 'idp_unavailable' }, 'MCP client refused');
         throw idpUnavailable(oauth);
+      }
+      if (error instanceof IdpConfigurationError) {
+        this.refusals.inc({ reason: 'idp_misconfigured' });
+        throw idpMisconfigured();
       }
       throw error;
     }

@@ -29,6 +29,10 @@ export interface RelayOAuthConfig {
   /** The least time between two JWKS fetches, and the Retry-After of a 503. */
   jwksRefreshMs: number;
   fetchTimeoutMs: number;
+  /** The largest metadata document or key set read from the IdP. */
+  maxDocumentBytes: number;
+  /** Refuse tokens whose `typ` is not `at+jwt` (RFC 9068), e.g. ID tokens. */
+  requireAtJwtTyp: boolean;
 }
 
 /**

@@ -34,6 +34,8 @@ describe('the relay OAuth settings', () => {
       clockSkewSeconds: 30,
       jwksRefreshMs: 30_000,
       fetchTimeoutMs: 5_000,
+      maxDocumentBytes: 1_048_576,
+      requireAtJwtTyp: true,
     });
   });
 
@@ -51,6 +53,11 @@ describe('the relay OAuth settings', () => {
       RELAY_PUBLIC_URL: 'http://localhost:8443',
     };
     expect(loadRelayConfig({ ...oauth, ...local }).oauth?.resource).toBe('http://localhost:8443');
+  });
+
+  it('let an operator accept tokens without typ at+jwt', () => {
+    const config = loadRelayConfig({ ...oauth, RELAY_OAUTH_REQUIRE_AT_JWT_TYP: 'false' });
+    expect(config.oauth?.requireAtJwtTyp).toBe(false);
   });
 
   it.each([
@@ -78,6 +85,14 @@ describe('the relay OAuth settings', () => {
     [
       { ...oauth, RELAY_OAUTH_JWKS_REFRESH_SECONDS: '0' },
       'RELAY_OAUTH_JWKS_REFRESH_SECONDS must be a whole number from 1 to 3600',
+    ],
+    [
+      { ...oauth, RELAY_OAUTH_MAX_DOCUMENT_BYTES: '100' },
+      'RELAY_OAUTH_MAX_DOCUMENT_BYTES must be a whole number from 1024 to 67108864',
+    ],
+    [
+      { ...oauth, RELAY_OAUTH_REQUIRE_AT_JWT_TYP: 'no' },
+      'RELAY_OAUTH_REQUIRE_AT_JWT_TYP must be true or false',
     ],
   ])('reports %j as %s', (env, message) => {
     expect(problems(env)).toContain(message);

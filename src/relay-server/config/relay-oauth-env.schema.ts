@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RelayOAuthConfig } from './relay-config.js';
+import { isHttpsOrLoopback } from './secure-url.js';
 
 /**
  * The relay's OAuth settings (`RELAY_OAUTH_*`, `RELAY_PUBLIC_URL`): when RELAY_OAUTH_ISSUER is
@@ -9,8 +10,6 @@ import type { RelayOAuthConfig } from './relay-config.js';
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 /** https, or http on a loopback host (a local IdP in development and tests). */
 const httpsUrl = (name: string) =>
   z
@@ -19,19 +18,17 @@ const httpsUrl = (name: string) =>
     .refine((text) => {
       try {
         const url = new URL(text);
-        const secure =
-          url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
-        return secure && !url.username && !url.password && !url.search && !url.hash;
+        return isHttpsOrLoopback(url) && !url.username && !url.password && !url.search && !url.hash;
       } catch {
         return false;
       }
     }, `${name} must be an absolute https:// URL (http:// only on localhost) without user, query or fragment`);
 
-const seconds = (name: string, min: number, max: number) =>
+const wholeNumber = (name: string, min: number, max: number) =>
   z
     .string()
     .trim()
-    .regex(/^\d{1,6}$/, `${name} must be a whole number from ${min} to ${max}`)
+    .regex(/^\d{1,9}$/, `${name} must be a whole number from ${min} to ${max}`)
     .transform(Number)
     .pipe(
       z
@@ -55,14 +52,21 @@ export const relayOAuthEnvFields = {
     z.string().regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'RELAY_OAUTH_AGENTS_CLAIM must be a claim name'),
   ),
   RELAY_OAUTH_CLOCK_SKEW_SECONDS: optional(
-    seconds('RELAY_OAUTH_CLOCK_SKEW_SECONDS', 0, 300),
+    wholeNumber('RELAY_OAUTH_CLOCK_SKEW_SECONDS', 0, 300),
   ).default(30),
   RELAY_OAUTH_JWKS_REFRESH_SECONDS: optional(
-    seconds('RELAY_OAUTH_JWKS_REFRESH_SECONDS', 1, 3600),
+    wholeNumber('RELAY_OAUTH_JWKS_REFRESH_SECONDS', 1, 3600),
   ).default(30),
   RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: optional(
-    seconds('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60),
+    wholeNumber('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60),
   ).default(5),
+  // Real key sets and metadata are a few KiB; 1 MiB leaves room and bounds the memory.
+  RELAY_OAUTH_MAX_DOCUMENT_BYTES: optional(
+    wholeNumber('RELAY_OAUTH_MAX_DOCUMENT_BYTES', 1024, 67_108_864),
+  ).default(1_048_576),
+  RELAY_OAUTH_REQUIRE_AT_JWT_TYP: optional(
+    z.enum(['true', 'false'], { error: 'RELAY_OAUTH_REQUIRE_AT_JWT_TYP must be true or false' }),
+  ).default('true'),
 };
 
 type OAuthEnv = z.infer<z.ZodObject<typeof relayOAuthEnvFields>> & { RELAY_CLIENTS?: unknown };
@@ -101,5 +105,7 @@ export function oauthConfig(env: OAuthEnv): RelayOAuthConfig | undefined {
     clockSkewSeconds: env.RELAY_OAUTH_CLOCK_SKEW_SECONDS,
     jwksRefreshMs: env.RELAY_OAUTH_JWKS_REFRESH_SECONDS * 1000,
     fetchTimeoutMs: env.RELAY_OAUTH_FETCH_TIMEOUT_SECONDS * 1000,
+    maxDocumentBytes: env.RELAY_OAUTH_MAX_DOCUMENT_BYTES,
+    requireAtJwtTyp: env.RELAY_OAUTH_REQUIRE_AT_JWT_TYP === 'true',
   };
 }

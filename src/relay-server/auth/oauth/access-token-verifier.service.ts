@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { errors, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
@@ -10,8 +10,10 @@ import {
   type RelayConfig,
   type RelayOAuthConfig,
 } from '../../config/relay-config.js';
+import { DocumentTooLargeError } from './capped-fetch.js';
 import type { RefusalReason } from './challenges.js';
 import { IdpUnavailableError, IssuerKeys } from './issuer-keys.js';
+import { IdpConfigurationError } from './issuer-metadata.js';
 import { grantedAgents, subjectOf } from './token-grants.js';
 
 /** Asymmetric signatures only: never `none`, never an HMAC keyed with a public key. */
@@ -43,11 +45,12 @@ export class TokenRefusedError extends Error {
 
 /**
  * Verifies the issuer's JWT access tokens locally (RFC 9068): signature against the issuer's
- * keys, `iss`, `aud` naming this relay's resource, `exp`/`nbf` with the configured leeway.
- * Opaque tokens are not introspected: a token that is not a JWT is refused.
+ * keys, `typ` `at+jwt` (unless switched off), `iss`, `aud` naming this relay's resource, a
+ * `sub`, `exp`/`nbf`/`iat` with the configured leeway. Opaque tokens are not introspected: a
+ * token that is not a JWT is refused.
  */
 @Injectable()
-export class AccessTokenVerifier {
+export class AccessTokenVerifier implements OnApplicationBootstrap {
   readonly oauth: RelayOAuthConfig | undefined;
   readonly #keys: IssuerKeys | undefined;
   readonly #knownAgents: ReadonlySet<string>;
@@ -55,8 +58,9 @@ export class AccessTokenVerifier {
 
   constructor(
     @Inject(RELAY_CONFIG) config: RelayConfig,
-    @Inject(LOGGER) logger: Logger,
-    @InjectMetric('relay_oauth_jwks_fetch_failures_total') fetchFailures: Counter,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @InjectMetric('relay_oauth_jwks_fetch_failures_total') private readonly fetchFailures: Counter,
+    @InjectMetric('relay_oauth_documents_too_large_total') private readonly tooLarge: Counter,
   ) {
     this.oauth = config.oauth;
     this.#knownAgents = new Set(config.agents.map((a) => a.name));
@@ -67,14 +71,29 @@ export class AccessTokenVerifier {
         issuer: config.oauth.issuer,
         refreshMs: config.oauth.jwksRefreshMs,
         fetchTimeoutMs: config.oauth.fetchTimeoutMs,
-        onFetchFailure: (reason) => {
-          fetchFailures.inc();
-          this.#log.warn(
-            { issuer: config.oauth?.issuer, reason },
-            'identity provider fetch failed',
-          );
-        },
+        maxDocumentBytes: config.oauth.maxDocumentBytes,
+        onFetchFailure: (error) => this.#fetchFailed(error),
       });
+  }
+
+  /** Not awaited: an IdP that is down at start is a warning, not a relay that cannot start. */
+  onApplicationBootstrap(): void {
+    const issuer = this.oauth?.issuer;
+    void this.#keys?.check().then((usable) => {
+      if (usable) this.logger.info({ issuer }, 'identity provider metadata checked');
+    });
+  }
+
+  #fetchFailed(error: unknown): void {
+    this.fetchFailures.inc();
+    if (error instanceof DocumentTooLargeError) this.tooLarge.inc();
+    const fields = { issuer: this.oauth?.issuer, reason: messageOf(error) };
+    // A wrong setting is not an outage: say so loudly, every time it is found.
+    if (error instanceof IdpConfigurationError) {
+      this.logger.error(fields, 'identity provider configuration error');
+    } else {
+      this.#log.warn(fields, 'identity provider fetch failed');
+    }
   }
 
   /** The token's subject and agents; throws TokenRefusedError or IdpUnavailableError. */
@@ -87,18 +106,30 @@ export class AccessTokenVerifier {
         audience: [oauth.resource, `${oauth.resource}/`],
         algorithms: ALGORITHMS,
         clockTolerance: oauth.clockSkewSeconds,
-        requiredClaims: ['exp'],
+        requiredClaims: ['exp', 'sub'],
+        ...(oauth.requireAtJwtTyp && { typ: 'at+jwt' }),
       });
       const subject = subjectOf(payload);
-      if (subject === undefined) throw new TokenRefusedError('invalid_token');
+      if (subject === undefined || issuedInFuture(payload.iat, oauth.clockSkewSeconds)) {
+        throw new TokenRefusedError('invalid_token');
+      }
       const agents = grantedAgents(payload, { ...oauth, knownAgents: this.#knownAgents });
       return { subject, agents };
     } catch (error) {
-      if (error instanceof IdpUnavailableError || error instanceof TokenRefusedError) throw error;
+      if (PASSED_ON.some((type) => error instanceof type)) throw error;
       throw new TokenRefusedError(reasonOf(error));
     }
   }
 }
+
+const PASSED_ON = [IdpUnavailableError, IdpConfigurationError, TokenRefusedError];
+
+/** jose checks `iat` only against a maximum age; a token from the future is not one yet. */
+function issuedInFuture(iat: number | undefined, leewaySeconds: number): boolean {
+  return iat !== undefined && iat > Date.now() / 1000 + leewaySeconds;
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function reasonOf(error: unknown): RefusalReason {
   if (error instanceof errors.JWTExpired) return 'expired';
@@ -106,5 +137,8 @@ function reasonOf(error: unknown): RefusalReason {
     return 'wrong_audience';
   }
   if (error instanceof errors.JWKSNoMatchingKey) return 'unknown_key';
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'typ') {
+    return 'not_an_access_token';
+  }
   return 'invalid_token';
 }

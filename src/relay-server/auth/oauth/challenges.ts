@@ -13,14 +13,17 @@ export type RefusalReason =
   | 'expired'
   | 'wrong_audience'
   | 'unknown_key'
+  | 'not_an_access_token'
   | 'insufficient_scope'
-  | 'idp_unavailable';
+  | 'idp_unavailable'
+  | 'idp_misconfigured';
 
 const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
   invalid_token: 'the token is not accepted',
   expired: 'the token has expired',
   wrong_audience: 'the token is not for this resource',
   unknown_key: 'the token is not signed by a key of the issuer',
+  not_an_access_token: 'the token is not an access token (typ at+jwt)',
 };
 
 /**
@@ -73,6 +76,15 @@ export function insufficientScope(oauth: RelayOAuthConfig, agent: string) {
         ', error="insufficient_scope", error_description="the token lacks the scope of this agent"',
       ),
     },
+  );
+}
+
+/** 500: the relay's OAuth settings do not fit its identity provider; retrying does not help. */
+export function idpMisconfigured() {
+  return new HttpExceptionWithHeaders(
+    HttpStatus.INTERNAL_SERVER_ERROR,
+    "the relay's identity provider settings are wrong (its log says how): a configuration error for its operator, not an outage",
+    {},
   );
 }
 

@@ -7,10 +7,10 @@ import { IdpUnavailableError, IssuerKeys } from './issuer-keys.js';
 
 /** A tiny IdP: RFC 8414 metadata and a key set, answering 503 while `down`. */
 async function idp() {
-  const state = { down: false, jwks: [] as JWK[], requests: 0 };
+  const state = { down: false, jwksDown: false, jwks: [] as JWK[], requests: 0 };
   const server: Server = createServer((req, res) => {
     state.requests++;
-    if (state.down) return res.writeHead(503).end();
+    if (state.down || (state.jwksDown && req.url === '/jwks')) return res.writeHead(503).end();
     const body =
       req.url === '/jwks' ? { keys: state.jwks } : { issuer, jwks_uri: `${issuer}/jwks` };
     res.writeHead(
@@ -38,6 +38,14 @@ const sign = (issuer: string, k: Awaited<ReturnType<typeof key>>) =>
     .setExpirationTime('5m')
     .sign(k.privateKey);
 
+const options = (issuer: string, onFetchFailure: (error: unknown) => void) => ({
+  issuer,
+  refreshMs: 30_000,
+  fetchTimeoutMs: 2_000,
+  maxDocumentBytes: 1_048_576,
+  onFetchFailure,
+});
+
 let close: (() => Promise<unknown>) | undefined;
 afterEach(async () => {
   vi.useRealTimers();
@@ -52,13 +60,8 @@ describe('IssuerKeys', () => {
     server.state.jwks = [old.jwk];
     // Only the clock is faked: jose's cooldown and the backoff read Date.now.
     vi.useFakeTimers({ toFake: ['Date'] });
-    const failures: string[] = [];
-    const keys = new IssuerKeys({
-      issuer: server.issuer,
-      refreshMs: 30_000,
-      fetchTimeoutMs: 2_000,
-      onFetchFailure: (reason) => failures.push(reason),
-    });
+    const failures: unknown[] = [];
+    const keys = new IssuerKeys(options(server.issuer, (error) => failures.push(error)));
     const verify = async (token: string) => jwtVerify(token, keys.getKey);
     await verify(await sign(server.issuer, old));
     server.state.down = true;
@@ -82,14 +85,22 @@ describe('IssuerKeys', () => {
     const server = await idp();
     close = server.close;
     server.state.down = true;
-    const keys = new IssuerKeys({
-      issuer: server.issuer,
-      refreshMs: 30_000,
-      fetchTimeoutMs: 2_000,
-      onFetchFailure: () => undefined,
-    });
+    const keys = new IssuerKeys(options(server.issuer, () => undefined));
     await expect(keys.getKey({ alg: 'ES256' }, {} as never)).rejects.toBeInstanceOf(
       IdpUnavailableError,
     );
+  });
+
+  it('reports one failed key-set fetch once, however many requests waited for it', async () => {
+    const server = await idp();
+    close = server.close;
+    server.state.jwksDown = true;
+    const failures: unknown[] = [];
+    const keys = new IssuerKeys(options(server.issuer, (error) => failures.push(error)));
+    const token = await sign(server.issuer, await key('k'));
+    const waiting = Array.from({ length: 8 }, () => jwtVerify(token, keys.getKey));
+    const outcomes = await Promise.allSettled(waiting);
+    expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
+    expect(failures).toHaveLength(1);
   });
 });

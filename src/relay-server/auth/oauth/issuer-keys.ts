@@ -1,12 +1,14 @@
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   errors,
   type FlattenedJWSInput,
   type JWSHeaderParameters,
   type RemoteJWKSet,
 } from 'jose';
-import { discoverJwksUri } from './issuer-metadata.js';
+import { cappedFetch } from './capped-fetch.js';
+import { discoverJwksUri, IdpConfigurationError } from './issuer-metadata.js';
 
 /** The identity provider cannot be reached and the token needs it: the client should retry. */
 export class IdpUnavailableError extends Error {}
@@ -16,8 +18,10 @@ export interface IssuerKeysOptions {
   /** Least time between two fetches (also after a failed one), and between discovery tries. */
   refreshMs: number;
   fetchTimeoutMs: number;
-  /** Called once per failed fetch, with a reason that carries no token. */
-  onFetchFailure: (reason: string) => void;
+  /** The largest metadata document or key set read; a bigger one is a failed fetch. */
+  maxDocumentBytes: number;
+  /** Called once per failed fetch (however many requests waited for it); carries no token. */
+  onFetchFailure: (error: unknown) => void;
   now?: () => number;
 }
 
@@ -31,11 +35,13 @@ const isFetchFailure = (error: unknown) =>
  * most once per refresh interval, so the IdP rotates keys without a relay restart). When a
  * fetch fails, the keys fetched before still verify; a key that needs the fetch gets
  * IdpUnavailableError, and no further fetch is tried for refreshMs (a down IdP is not hammered).
+ * Every document is read to at most maxDocumentBytes (cappedFetch).
  */
 export class IssuerKeys {
   #remote: RemoteJWKSet | undefined;
   #discovery: Promise<RemoteJWKSet> | undefined;
   #failedAt = Number.NEGATIVE_INFINITY;
+  #lastFailure: unknown;
   readonly #now: () => number;
 
   constructor(private readonly options: IssuerKeysOptions) {
@@ -59,9 +65,12 @@ export class IssuerKeys {
     return this.#now() - this.#failedAt < this.options.refreshMs;
   }
 
+  /** jose hands one failed fetch to every request that waited for it: report it once. */
   #failed(error: unknown): void {
+    if (error === this.#lastFailure) return;
+    this.#lastFailure = error;
     this.#failedAt = this.#now();
-    this.options.onFetchFailure(error instanceof Error ? error.message : String(error));
+    this.options.onFetchFailure(error);
   }
 
   async #cached(remote: RemoteJWKSet, header: JWSHeaderParameters, token: FlattenedJWSInput) {
@@ -77,25 +86,47 @@ export class IssuerKeys {
     }
   }
 
-  /** Finds the jwks_uri once; a failure is retried after refreshMs, 503 until then. */
+  /** Fetches the issuer's metadata now (at start), so a wrong setting shows before a client. */
+  async check(): Promise<boolean> {
+    return this.#discover().then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /**
+   * Finds the jwks_uri once; a failure is retried after refreshMs, answered until then with
+   * IdpUnavailableError (503), or with the IdpConfigurationError when a setting is wrong.
+   */
   #discover(): Promise<RemoteJWKSet> {
-    if (this.#backingOff()) {
-      return Promise.reject(new IdpUnavailableError('the issuer metadata cannot be fetched'));
-    }
-    this.#discovery ??= discoverJwksUri(this.options.issuer, this.options.fetchTimeoutMs).then(
-      (jwksUri) => {
-        this.#remote = createRemoteJWKSet(jwksUri, {
-          cooldownDuration: this.options.refreshMs,
-          timeoutDuration: this.options.fetchTimeoutMs,
-        });
-        return this.#remote;
-      },
+    if (this.#backingOff()) return Promise.reject(this.#discoveryRefusal());
+    const { issuer, fetchTimeoutMs, maxDocumentBytes } = this.options;
+    this.#discovery ??= discoverJwksUri(issuer, {
+      timeoutMs: fetchTimeoutMs,
+      maxBytes: maxDocumentBytes,
+    }).then(
+      (jwksUri) => (this.#remote = this.#remoteKeys(jwksUri)),
       (error: unknown) => {
         this.#discovery = undefined;
         this.#failed(error);
-        throw new IdpUnavailableError('the issuer metadata cannot be fetched');
+        throw this.#discoveryRefusal();
       },
     );
     return this.#discovery;
+  }
+
+  #discoveryRefusal(): Error {
+    return this.#lastFailure instanceof IdpConfigurationError
+      ? this.#lastFailure
+      : new IdpUnavailableError('the issuer metadata cannot be fetched');
+  }
+
+  #remoteKeys(jwksUri: URL): RemoteJWKSet {
+    const { refreshMs, fetchTimeoutMs, maxDocumentBytes } = this.options;
+    return createRemoteJWKSet(jwksUri, {
+      cooldownDuration: refreshMs,
+      timeoutDuration: fetchTimeoutMs,
+      [customFetch]: (url, init) => cappedFetch(url, init, maxDocumentBytes),
+    });
   }
 }

@@ -1,3 +1,17 @@
+import { isHttpsOrLoopback } from '../../config/secure-url.js';
+import { cappedFetch } from './capped-fetch.js';
+
+/**
+ * A setting is wrong, not down: the metadata names another issuer (RELAY_OAUTH_ISSUER is
+ * misspelled) or a key set the relay must not fetch. Retrying does not help; the operator must.
+ */
+export class IdpConfigurationError extends Error {}
+
+export interface FetchLimits {
+  timeoutMs: number;
+  maxBytes: number;
+}
+
 /**
  * The authorization server's `jwks_uri`, from its metadata: RFC 8414 first, then the two
  * OpenID Connect Discovery locations, in the order the MCP authorization specification gives.
@@ -13,26 +27,47 @@ export function metadataUrls(issuer: string): string[] {
   ];
 }
 
-/** Bigger metadata than this is not an authorization server's: refused, not parsed. */
-const MAX_METADATA_BYTES = 256 * 1024;
-
-/** Throws when no location answers usable metadata (the caller answers 503). */
-export async function discoverJwksUri(issuer: string, timeoutMs: number): Promise<URL> {
+/**
+ * Throws IdpConfigurationError when a document names another issuer (and none this one) or an
+ * insecure `jwks_uri`; any other error when no location answers usable metadata (503).
+ */
+export async function discoverJwksUri(issuer: string, limits: FetchLimits): Promise<URL> {
   const unusable: string[] = [];
+  let otherIssuer: string | undefined;
   for (const location of [...new Set(metadataUrls(issuer))]) {
-    const response = await fetch(location, {
-      headers: { Accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = response.ok ? await response.text() : '';
-    const metadata = response.ok && text.length <= MAX_METADATA_BYTES ? parseObject(text) : {};
+    const response = await cappedFetch(
+      location,
+      {
+        headers: { Accept: 'application/json' },
+        redirect: 'error',
+        signal: AbortSignal.timeout(limits.timeoutMs),
+      },
+      limits.maxBytes,
+    );
+    const metadata = response.ok ? parseObject(await response.text()) : {};
     if (metadata.issuer === issuer && typeof metadata.jwks_uri === 'string') {
-      return new URL(metadata.jwks_uri);
+      return secureJwksUri(metadata.jwks_uri);
+    }
+    if (typeof metadata.issuer === 'string') {
+      otherIssuer ??= `${location} names "${metadata.issuer}"`;
     }
     unusable.push(`${location}: ${response.status}`);
   }
+  if (otherIssuer !== undefined) {
+    throw new IdpConfigurationError(
+      `RELAY_OAUTH_ISSUER is "${issuer}" but ${otherIssuer.slice(0, 300)}: set it to the issuer exactly`,
+    );
+  }
   throw new Error(`no metadata naming issuer ${issuer} with a jwks_uri (${unusable.join(', ')})`);
+}
+
+/** The same rule as for the issuer: keys fetched in clear could be swapped on the way. */
+function secureJwksUri(text: string): URL {
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (url && isHttpsOrLoopback(url)) return url;
+  throw new IdpConfigurationError(
+    `the issuer's jwks_uri "${text.slice(0, 300)}" is not https:// (http:// only on localhost)`,
+  );
 }
 
 function parseObject(text: string): Record<string, unknown> {

@@ -11,4 +11,8 @@ export const oauthMetricProviders = [
     name: 'relay_oauth_jwks_fetch_failures_total',
     help: 'Failed fetches of the identity provider metadata or signing keys.',
   }),
+  makeCounterProvider({
+    name: 'relay_oauth_documents_too_large_total',
+    help: 'IdP metadata documents or key sets refused for passing RELAY_OAUTH_MAX_DOCUMENT_BYTES.',
+  }),
 ];

@@ -27,7 +27,7 @@ describe('grantedAgents', () => {
 describe('subjectOf', () => {
   it.each([
     [{ sub: 'alice', client_id: 'app' }, 'alice'],
-    [{ client_id: 'app' }, 'app'],
+    [{ client_id: 'app' }, undefined],
     [{ sub: '' }, undefined],
     [{}, undefined],
   ])('%j → %j', (payload, subject) => {

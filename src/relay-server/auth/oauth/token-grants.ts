@@ -27,8 +27,10 @@ export function grantedAgents(payload: JWTPayload, rules: GrantRules): Set<strin
   return new Set([...fromScopes, ...fromClaim].filter((name) => rules.knownAgents.has(name)));
 }
 
-/** Who the token speaks for: its subject, else the client it was issued to. */
+/**
+ * Who the token speaks for: its `sub`, required as RFC 9068 does. Never `client_id`: a client
+ * named like a user would get that user's sessions.
+ */
 export function subjectOf(payload: JWTPayload): string | undefined {
-  const subject = payload.sub ?? payload.client_id;
-  return typeof subject === 'string' && subject !== '' ? subject : undefined;
+  return typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : undefined;
 }
