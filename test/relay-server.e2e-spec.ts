@@ -50,7 +50,7 @@ async function post(
   agent: string,
   server: string,
   body: unknown,
-  options: { token?: string; session?: string } = {},
+  options: { token?: string; session?: string; origin?: string } = {},
 ): Promise<{
   status: number;
   session: string | null;
@@ -63,6 +63,7 @@ async function post(
   };
   if (options.token !== '') headers.Authorization = `Bearer ${options.token ?? aliceToken}`;
   if (options.session) headers['Mcp-Session-Id'] = options.session;
+  if (options.origin) headers.Origin = options.origin;
   const response = await tlsFetch(mcpUrl(agent, server), {
     method: 'POST',
     headers,
@@ -216,6 +217,26 @@ describe('relay server with the plant-store agent (e2e)', () => {
       const answer = await post('shop', 'echo', initialize(), { token });
       expect(answer.status).toBe(401);
       expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer realm=/);
+    }
+  });
+
+  it('answers 403 to a web page of another origin (DNS rebinding), with or without a token', async () => {
+    const refusals = () => metric(relay.metricsUrl, 'relay_origin_refusals_total');
+    const before = (await refusals()) ?? 0;
+    for (const origin of [
+      'http://evil.example.com',
+      `https://evil.example.com:${relay.port}`,
+      'null',
+    ]) {
+      for (const token of [undefined, '']) {
+        const answer = await post('shop', 'echo', initialize(), { origin, token });
+        expect(answer.status, origin).toBe(403);
+      }
+    }
+    expect(await refusals()).toBe(before + 6);
+    // A page served from loopback, and a client outside a browser (no Origin), are served.
+    for (const origin of [`https://localhost:${relay.port}`, 'http://127.0.0.1:3000', undefined]) {
+      expect((await post('shop', 'echo', initialize(), { origin })).status).toBe(200);
     }
   });
 

@@ -15,6 +15,7 @@ import { OtherReplicas } from './aggregate/other-replicas.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
 import { ClientAuthGuard } from './auth/client-auth.guard.js';
+import { OriginGuard } from './auth/origin.guard.js';
 import { AccessTokenVerifier } from './auth/oauth/access-token-verifier.service.js';
 import { oauthMetricProviders } from './auth/oauth/oauth-metrics.js';
 import { ProtectedResourceController } from './auth/oauth/protected-resource.controller.js';
@@ -53,6 +54,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     AggregateService,
     SessionStore,
     ClientAuthGuard,
+    OriginGuard,
     AccessTokenVerifier,
     ...oauthMetricProviders,
     ...sessionMetricProviders,

@@ -66,6 +66,8 @@ function buildRelayConfig(
     http: { host: env.RELAY_HOST, port: env.RELAY_PORT },
     health: { port: env.RELAY_HEALTH_CHECK_PORT },
     metrics: { port: env.RELAY_METRICS_PORT },
+    allowedOrigins:
+      env.RELAY_ALLOWED_ORIGINS?.join() === '*' ? '*' : (env.RELAY_ALLOWED_ORIGINS ?? []),
     basePath: env.RELAY_BASE_PATH,
     logLevel: env.RELAY_LOG_LEVEL,
     noColor: noColorRequested(environment.NO_COLOR),

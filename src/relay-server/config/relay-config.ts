@@ -57,6 +57,11 @@ export interface RelayConfig {
   http: { host: string; port: number };
   health: { port: number };
   metrics: { port: number };
+  /**
+   * Web origins (besides loopback and RELAY_PUBLIC_URL's) whose pages may call the MCP
+   * endpoints (RELAY_ALLOWED_ORIGINS); '*' for any.
+   */
+  allowedOrigins: readonly string[] | '*';
   /** '' or a path like `/relay`: the agent and MCP endpoints live under it. */
   basePath: string;
   logLevel: LogLevel;

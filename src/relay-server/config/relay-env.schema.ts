@@ -94,6 +94,20 @@ export const relayEnvSchema = z
     ).default('info'),
     RELAY_TLS_CERT_FILE: optional(z.string()),
     RELAY_TLS_KEY_FILE: optional(z.string()),
+    RELAY_ALLOWED_ORIGINS: optional(
+      z
+        .string()
+        .transform((text) =>
+          text
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean),
+        )
+        .refine(
+          (list) => list.join() === '*' || list.every(isOrigin),
+          'RELAY_ALLOWED_ORIGINS must be * or comma-separated origins like https://app.example.com',
+        ),
+    ),
     RELAY_AGENTS: requiredJsonObject('RELAY_AGENTS', 'agent names to token entries', agentsSchema),
     // Optional when an OAuth issuer is configured (checkOAuthEnv).
     RELAY_CLIENTS: optional(
@@ -213,4 +227,9 @@ function requireStreamBudgetOrder(
         'RELAY_MAX_STREAM_BUFFER_BYTES must be at least RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT',
     });
   }
+}
+
+/** `https://app.example.com[:port]`: a scheme, a host and a port, nothing more. */
+function isOrigin(entry: string): boolean {
+  return URL.canParse(entry) && new URL(entry).origin === entry && entry.startsWith('http');
 }

@@ -18,6 +18,7 @@ import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-wit
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
+import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
 import { INEXACT_ID } from './exact-ids.js';
@@ -40,7 +41,7 @@ const ROUTES = [':server', '/'];
  * route needs a client token (ClientAuthGuard); an agent the client may not reach is answered
  * exactly like an agent that does not exist (404), so a token reveals no other agent names.
  */
-@UseGuards(ClientAuthGuard)
+@UseGuards(OriginGuard, ClientAuthGuard)
 @Controller('mcp/:agent')
 export class McpController {
   private readonly overLog: RateLimitedLog;

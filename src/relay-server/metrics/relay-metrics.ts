@@ -67,6 +67,10 @@ export const relayMetricProviders = [
     labelNames: ['reason'],
   }),
   makeCounterProvider({
+    name: 'relay_origin_refusals_total',
+    help: 'MCP requests refused (403) for a web Origin that is not allowed.',
+  }),
+  makeCounterProvider({
     name: 'relay_client_auth_failures_total',
     help: 'MCP client requests refused for a missing or unknown bearer token.',
   }),

@@ -1,0 +1,47 @@
+import {
+  type CanActivate,
+  type ExecutionContext,
+  ForbiddenException,
+  Inject,
+  Injectable,
+} from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Request } from 'express';
+import type { Counter } from 'prom-client';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A browser sends `Origin` with a web page's request, and a page on a name that DNS points at
+ * this relay (DNS rebinding) is another origin too: such a request is served only from the
+ * relay's public origin, loopback, or RELAY_ALLOWED_ORIGINS. Clients outside a browser send
+ * no `Origin` and are not affected. 403 otherwise, before the token is looked at.
+ */
+@Injectable()
+export class OriginGuard implements CanActivate {
+  private readonly allowed: ReadonlySet<string> | '*';
+
+  constructor(
+    @Inject(RELAY_CONFIG) config: RelayConfig,
+    @InjectMetric('relay_origin_refusals_total') private readonly refusals: Counter,
+  ) {
+    const listed = config.allowedOrigins;
+    const own = config.oauth ? [new URL(config.oauth.resource).origin] : [];
+    this.allowed = listed === '*' ? '*' : new Set([...listed, ...own]);
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const origin = context.switchToHttp().getRequest<Request>().headers.origin;
+    if (origin === undefined || this.allows(origin)) return true;
+    this.refusals.inc();
+    throw new ForbiddenException(
+      'requests from this web origin are not allowed here (RELAY_ALLOWED_ORIGINS)',
+    );
+  }
+
+  private allows(origin: string): boolean {
+    if (this.allowed === '*' || this.allowed.has(origin)) return true;
+    return URL.canParse(origin) && LOOPBACK.has(new URL(origin).hostname);
+  }
+}
