@@ -224,4 +224,36 @@ describe('MCP 2026-07-28 clients through agent and relay (e2e)', () => {
       error: { code: -32022, data: { supported: ['2026-07-28'], requested: '2099-01-01' } },
     });
   });
+
+  it('answers a removed or unknown method 404 -32601, and a request without clientCapabilities 400 -32602', async () => {
+    const send = async (
+      method: string,
+      meta: Record<string, unknown>,
+      status: number,
+      code: number,
+    ) => {
+      const response = await tlsFetch(mcpUrl('/everything'), {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${clientToken}`,
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': method,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { _meta: meta } }),
+      });
+      expect(response.status, method).toBe(status);
+      expect(await response.json(), method).toMatchObject({ id: 7, error: { code } });
+    };
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    for (const method of ['initialize', 'ping', 'logging/setLevel', 'unknown/method']) {
+      await send(method, envelope, 404, -32601);
+    }
+    const { 'io.modelcontextprotocol/protocolVersion': version } = envelope;
+    await send('tools/list', { 'io.modelcontextprotocol/protocolVersion': version }, 400, -32602);
+  });
 });

@@ -94,7 +94,11 @@ export class McpController {
       ? await this.stateless.post(
           target,
           message,
-          { protocolVersion, method: header(request, 'mcp-method') },
+          {
+            protocolVersion,
+            method: header(request, 'mcp-method'),
+            name: header(request, 'mcp-name'),
+          },
           hungUp.signal,
           stream?.sink,
         )

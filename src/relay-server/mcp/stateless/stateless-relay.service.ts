@@ -26,6 +26,7 @@ type Message = Record<string, unknown>;
 export interface StatelessHeaders {
   protocolVersion?: string;
   method?: string;
+  name?: string;
 }
 
 /**
@@ -63,7 +64,7 @@ export class StatelessRelay {
     // is closing the POST), and responses have nowhere to go, as on the 2025 path.
     if (id === null) return { status: 202 };
     const refused = refusal(message, headers);
-    if (refused) return { status: 400, body: refused };
+    if (refused) return { status: statusOf(refused) === 404 ? 404 : 400, body: refused };
     const method = message.method;
     if (method === 'subscriptions/listen') return this.listen(target, id, message, signal, sink);
 
@@ -85,12 +86,13 @@ export class StatelessRelay {
       method === 'server/discover'
         ? await this.discover(session, id, message, signal)
         : toStatelessAnswer(
-            method,
+            message,
             await this.forward(session, withoutEnvelope(message), signal, sink),
           );
-    return statusOf(answer) === 429
-      ? { status: 429, body: answer, headers: { 'Retry-After': '1' } }
-      : { status: 200, body: answer };
+    const status = statusOf(answer);
+    return status === 429
+      ? { status, body: answer, headers: { 'Retry-After': '1' } }
+      : { status, body: answer };
   }
 
   /**

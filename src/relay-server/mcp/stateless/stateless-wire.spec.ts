@@ -58,30 +58,77 @@ describe('stateless-wire', () => {
     ).toBeUndefined();
   });
 
+  type Case = [string, Record<string, unknown>, Record<string, string>, number];
+  it.each<Case>([
+    [
+      'no clientCapabilities',
+      call({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }),
+      {},
+      -32602,
+    ],
+    [
+      'a header that differs from an unsupported body version',
+      call({ ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' }),
+      { protocolVersion: '2026-07-28' },
+      -32020,
+    ],
+    ['an Mcp-Name for another tool', call(ENVELOPE), { name: 'other' }, -32020],
+    ...[
+      'initialize',
+      'ping',
+      'logging/setLevel',
+      'resources/subscribe',
+      'resources/unsubscribe',
+    ].map((method): Case => [`the removed ${method}`, { ...call(ENVELOPE), method }, {}, -32601]),
+  ])('refuses %s', (_case, message, headers, code) => {
+    expect(refusal(message, headers)?.error?.code).toBe(code);
+  });
+
+  it('takes an Mcp-Name that mirrors the name or URI', () => {
+    expect(refusal(call(ENVELOPE), { name: 'echo' })).toBeUndefined();
+    const read = {
+      ...call(ENVELOPE),
+      method: 'resources/read',
+      params: { uri: 'u', _meta: ENVELOPE },
+    };
+    expect(refusal(read, { name: 'u' })).toBeUndefined();
+  });
+
   it('gives results resultType, and the cacheable ones ttlMs and cacheScope', () => {
-    const list = toStatelessAnswer('tools/list', {
-      jsonrpc: '2.0',
-      id: 1,
-      result: { tools: [] },
-    });
+    const list = toStatelessAnswer(
+      { method: 'tools/list' },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        result: { tools: [] },
+      },
+    );
     expect(list.result).toEqual({
       resultType: 'complete',
       tools: [],
       ttlMs: 0,
       cacheScope: 'private',
     });
-    const called = toStatelessAnswer('tools/call', {
-      jsonrpc: '2.0',
-      id: 2,
-      result: { content: [] },
-    });
+    const called = toStatelessAnswer(
+      { method: 'tools/call' },
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        result: { content: [] },
+      },
+    );
     expect(called.result).toEqual({ resultType: 'complete', content: [] });
-    const missing = toStatelessAnswer('resources/read', {
+    const read = { method: 'resources/read', params: { uri: 'file:///x' } };
+    const missing = toStatelessAnswer(read, {
       jsonrpc: '2.0',
       id: 3,
       error: { code: -32002, message: 'no such resource' },
     });
-    expect(missing.error).toEqual({ code: -32602, message: 'no such resource' });
+    expect(missing.error).toEqual({
+      code: -32602,
+      message: 'no such resource',
+      data: { uri: 'file:///x' },
+    });
   });
 
   it('answers server/discover from an initialize result, without 2025-only capabilities, with tools listChanged (the relay follows the inventory)', () => {

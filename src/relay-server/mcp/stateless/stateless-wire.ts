@@ -76,45 +76,77 @@ export function isStateless(message: unknown, protocolHeader: string | undefined
   return envelopeVersion(message) !== undefined || protocolHeader === MODERN_VERSION;
 }
 
+/** Methods 2026-07-28 removed: the relay answers them -32601 (HTTP 404) itself. */
+const REMOVED_METHODS = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+
 /**
  * Why a stateless request is refused before it is forwarded, as the JSON-RPC error to answer
- * with (HTTP 400); undefined when it may go on.
+ * with (HTTP 400; 404 for a removed method); undefined when it may go on. The headers are
+ * compared before the version is judged: a mismatch is the client's mistake whatever it asked.
  */
 export function refusal(
   message: Message,
-  headers: { protocolVersion?: string; method?: string },
+  headers: { protocolVersion?: string; method?: string; name?: string },
 ): JsonRpcResponse | undefined {
   const id = idOf(message);
   if (typeof message.method !== 'string' || id === null) return undefined;
-  const version = envelopeVersion(message);
-  if (version === undefined) {
-    return errorWith(
-      id,
-      StatelessErrorCode.InvalidParams,
-      'a 2026-07-28 request needs its _meta envelope',
-    );
+  const meta = metaOf(message);
+  const version = meta?.[PROTOCOL_VERSION_META_KEY];
+  if (version === undefined || !isObject(meta?.[CLIENT_CAPABILITIES_META_KEY])) {
+    return errorWith(id, StatelessErrorCode.InvalidParams, ENVELOPE_NEEDED);
   }
+  const mismatch = headerMismatch(message, headers, version);
+  if (mismatch) return errorWith(id, StatelessErrorCode.HeaderMismatch, mismatch);
   if (version !== MODERN_VERSION) {
     return errorWith(id, StatelessErrorCode.UnsupportedVersion, 'unsupported protocol version', {
       supported: [MODERN_VERSION],
       requested: version,
     });
   }
-  if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) {
+  if (REMOVED_METHODS.has(message.method)) {
     return errorWith(
       id,
-      StatelessErrorCode.HeaderMismatch,
-      'the MCP-Protocol-Version header does not match the request',
-    );
-  }
-  if (headers.method !== undefined && headers.method !== message.method) {
-    return errorWith(
-      id,
-      StatelessErrorCode.HeaderMismatch,
-      'the Mcp-Method header does not match the request',
+      StatelessErrorCode.MethodNotFound,
+      `${message.method} is not a 2026-07-28 method`,
     );
   }
   return undefined;
+}
+
+const ENVELOPE_NEEDED =
+  'a 2026-07-28 request needs its _meta envelope with protocolVersion and clientCapabilities';
+
+/** Which header does not say what the body does (SEP-2243), if one does not. */
+function headerMismatch(
+  message: Message,
+  headers: { protocolVersion?: string; method?: string; name?: string },
+  version: unknown,
+): string | undefined {
+  if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) {
+    return 'the MCP-Protocol-Version header does not match the request';
+  }
+  if (headers.method !== undefined && headers.method !== message.method) {
+    return 'the Mcp-Method header does not match the request';
+  }
+  const name = nameOf(message);
+  if (headers.name !== undefined && name !== undefined && headers.name !== name) {
+    return 'the Mcp-Name header does not match the request';
+  }
+  return undefined;
+}
+
+/** What `Mcp-Name` mirrors: a tool's or prompt's name, a resource's URI. */
+function nameOf(message: Message): string | undefined {
+  const params = isObject(message.params) ? message.params : {};
+  const field = message.method === 'resources/read' ? params.uri : params.name;
+  const named = ['tools/call', 'prompts/get', 'resources/read'].includes(String(message.method));
+  return named && typeof field === 'string' ? field : undefined;
 }
 
 /**
@@ -138,11 +170,18 @@ export function withoutEnvelope(message: Message): Message {
  * a server's list holds, nor whether it is the same for every client), and the 2025
  * "resource not found" as the 2026 invalid-params.
  */
-export function toStatelessAnswer(method: string, answer: JsonRpcResponse): JsonRpcResponse {
+export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): JsonRpcResponse {
+  const method = String(request.method);
   if (answer.error !== undefined) {
-    return answer.error.code === RESOURCE_NOT_FOUND_2025
-      ? { ...answer, error: { ...answer.error, code: StatelessErrorCode.InvalidParams } }
-      : answer;
+    if (answer.error.code !== RESOURCE_NOT_FOUND_2025) return answer;
+    const uri = isObject(request.params) ? request.params.uri : undefined;
+    const data = isObject(answer.error.data) ? answer.error.data : {};
+    const error = {
+      ...answer.error,
+      code: StatelessErrorCode.InvalidParams,
+      data: { ...data, uri },
+    };
+    return { ...answer, error };
   }
   if (!isObject(answer.result)) return answer;
   const result: Message = { resultType: 'complete', ...answer.result };
@@ -189,9 +228,10 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
   };
 }
 
-/** HTTP status of a stateless answer: over a cap is 429, as on the 2025 path. */
+/** HTTP status of a stateless answer: over a cap is 429, as on the 2025 path; no method, 404. */
 export function statusOf(answer: JsonRpcResponse): number {
-  return answer.error?.code === JsonRpcCode.Overloaded ? 429 : 200;
+  if (answer.error?.code === JsonRpcCode.Overloaded) return 429;
+  return answer.error?.code === StatelessErrorCode.MethodNotFound ? 404 : 200;
 }
 
 export function idOf(message: unknown): JsonRpcId | null {
