@@ -33,6 +33,8 @@ export interface PlacementTarget {
 
 /** Refreshed three times per entry lifetime, so a replica that stops is out within seconds. */
 const REFRESH_MS = ENTRY_TTL_MS / 3;
+/** A clock this far off Redis's is logged (NTP keeps clocks within milliseconds). */
+const CLOCK_SKEW_WARN_MS = 2_000;
 
 /**
  * This replica's part in a relay of several (RELAY_REDIS_URL set): it publishes in Redis the
@@ -177,12 +179,13 @@ export class RelayCluster implements OnModuleDestroy {
 
   /** The signature of a request to a peer ('' before Redis gave the shared secret). */
   signPeer(signed: PeerSigned): string {
-    return this.secret ? signPeerRequest(this.secret, signed) : '';
+    return this.secret ? signPeerRequest(this.secret, signed, this.store?.now()) : '';
   }
 
   /** A request from a peer: signed with the shared secret, for this very request, lately. */
   isPeerSigned(signature: string, signed: PeerSigned): boolean {
-    return this.secret !== undefined && isPeerSignature(this.secret, signed, signature);
+    const now = this.store?.now();
+    return this.secret !== undefined && isPeerSignature(this.secret, signed, signature, now);
   }
 
   /**
@@ -247,6 +250,7 @@ export class RelayCluster implements OnModuleDestroy {
       this.up.set(0);
       return;
     }
+    this.warnOfSkew(await store.syncClock());
     this.secret = Buffer.from(await store.peerSecret());
     const agents = this.heldAgents();
     const gone = [...this.published].filter((agent) => !agents.has(agent));
@@ -258,6 +262,16 @@ export class RelayCluster implements OnModuleDestroy {
     this.published = new Set(agents.keys());
     this.reachedOnce = true;
     this.up.set(1);
+  }
+
+  /** Harmless (times are read on Redis's clock) but worth fixing: other services use this one. */
+  private warnOfSkew(offsetMs: number): void {
+    if (Math.abs(offsetMs) < CLOCK_SKEW_WARN_MS) return;
+    const aheadOfRedisSeconds = -Math.round(offsetMs / 1000);
+    this.log.warn(
+      { aheadOfRedisSeconds },
+      "this replica's clock is off Redis's; shared times use Redis's",
+    );
   }
 
   private heldAgents(): Map<string, string[]> {
