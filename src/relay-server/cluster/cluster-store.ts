@@ -45,6 +45,15 @@ export interface SessionEntry {
 
 /** An entry outlives three refreshes: one or two missed under load do not drop it. */
 export const ENTRY_TTL_MS = 15_000;
+/**
+ * An ended session's tombstone stops a replica that still lists the session from writing it
+ * back: the one that ended it (a publish already under way, seconds) or one that was frozen
+ * while owning it (its entries stale after ENTRY_TTL_MS, its sessions moved). Four entry
+ * lifetimes cover both; kept for the idle time, one client's churn filled Redis. A replica
+ * frozen longer may write an ended session back: only its client may use that id, and the
+ * session ends there after its idle time.
+ */
+export const TOMBSTONE_TTL_MS = 4 * ENTRY_TTL_MS;
 const SECRET_KEY = 'relay:peer-secret';
 /**
  * Set with a new secret, for an entry's lifetime: Redis started empty (a first start, or a
@@ -225,12 +234,9 @@ export class ClusterStore {
     return (await this.redis.eval(MOVE_SESSION, 1, sessionKey(id), ...args)) === 1;
   }
 
-  /**
-   * Ends the session's record while `owner` owns it (a session ended for good): a tombstone
-   * that lives as long as a record would, so no replica that held it can bring it back.
-   */
+  /** Ends the session's record while `owner` owns it (a session ended for good): a tombstone. */
   async forgetSession(id: string, owner: string): Promise<void> {
-    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, this.sessionTtlMs);
+    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, TOMBSTONE_TTL_MS);
   }
 }
 

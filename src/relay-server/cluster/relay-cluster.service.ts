@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Gauge } from 'prom-client';
+import type { Counter, Gauge } from 'prom-client';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
@@ -15,7 +15,7 @@ import {
   type SessionRecord,
 } from './cluster-store.js';
 import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signature.js';
-import { connectRedis } from './redis-client.js';
+import { connectRedis, failureCode, reasonOf } from './redis-client.js';
 import { SessionMover, type SessionPlacement } from './session-mover.js';
 
 /**
@@ -58,6 +58,8 @@ export class RelayCluster implements OnModuleDestroy {
   replicaUrl = '';
   /** Redis answered at least once since the start (readiness waits for it). */
   reachedOnce = false;
+  /** Why the last write to Redis failed (Redis full...), until one succeeds: /health shows it. */
+  publishError: string | undefined;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -65,6 +67,8 @@ export class RelayCluster implements OnModuleDestroy {
     private readonly registry: AgentRegistry,
     private readonly sessions: SessionStore,
     @InjectMetric('relay_redis_up') private readonly up: Gauge,
+    @InjectMetric('relay_redis_publish_failures_total')
+    private readonly publishFailures: Counter<'reason'>,
   ) {
     this.log = new RateLimitedLog(logger);
     this.up.set(0);
@@ -155,7 +159,10 @@ export class RelayCluster implements OnModuleDestroy {
     const full = session ? recordOf(session) : record;
     return this.store.publish(this.replicaUrl, new Map(), new Map([[id, full]])).then(
       () => true,
-      () => false,
+      (error: unknown) => {
+        this.publishFailed(error);
+        return false;
+      },
     );
   }
 
@@ -238,7 +245,7 @@ export class RelayCluster implements OnModuleDestroy {
     this.refreshing = true;
     setImmediate(() => {
       this.refresh()
-        .catch(() => this.log.warn({}, 'cannot publish this replica to Redis; retrying'))
+        .catch((error: unknown) => this.publishFailed(error))
         .finally(() => (this.refreshing = false));
     });
   }
@@ -261,7 +268,17 @@ export class RelayCluster implements OnModuleDestroy {
     this.peerAddresses = new Set((await store.replicaUrls()).map(addressOf));
     this.published = new Set(agents.keys());
     this.reachedOnce = true;
+    this.publishError = undefined;
     this.up.set(1);
+  }
+
+  /** A write Redis refused (full, read-only...) or lost: shown in /health, counted, logged. */
+  private publishFailed(error: unknown): void {
+    if (!this.redisUp) return; // unreachable: /health and relay_redis_up say so already
+    this.publishError = `cannot write to Redis: ${reasonOf(error as Error)}`;
+    this.up.set(0);
+    this.publishFailures.inc({ reason: failureCode(error) });
+    this.log.warn({ reason: this.publishError }, 'cannot publish this replica to Redis; retrying');
   }
 
   /** Harmless (times are read on Redis's clock) but worth fixing: other services use this one. */

@@ -226,7 +226,8 @@ export class RelayForwarder {
     return this.overloadedBy(agent, id, `too many requests in flight for ${who}; retry later`);
   }
 
-  private overloadedBy(agent: string, id: JsonRpcId | null, message: string): JsonRpcResponse {
+  /** A refusal for load (429, -32005), counted in relay_mcp_requests_total{outcome="overloaded"}. */
+  overloadedBy(agent: string, id: JsonRpcId | null, message: string): JsonRpcResponse {
     this.requests.inc({ agent, outcome: 'overloaded' });
     return jsonRpcError(id, JsonRpcCode.Overloaded, message);
   }
