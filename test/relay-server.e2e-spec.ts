@@ -28,6 +28,7 @@ const shopToken = newToken();
 const labToken = newToken();
 const aliceToken = newToken(); // may reach shop and lab
 const bobToken = newToken(); // may reach lab only
+const carolToken = newToken(); // may reach lab only
 
 let ca: TestCa;
 let caPem: string;
@@ -124,6 +125,7 @@ beforeAll(async () => {
       RELAY_CLIENTS: JSON.stringify({
         alice: { tokens: sha256Entry(aliceToken), agents: ['shop', 'lab'] },
         bob: { tokens: sha256Entry(bobToken), agents: ['lab'] },
+        carol: { tokens: sha256Entry(carolToken), agents: ['lab'] },
       }),
       RELAY_REQUEST_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
       RELAY_MAX_FRAME_BYTES: String(MAX_FRAME_BYTES),
@@ -338,33 +340,49 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     expect(after.status).toBe(404);
   });
 
-  it('caps requests in flight per client and per agent (429)', async () => {
+  it('caps requests in flight per client, per client of an agent and per agent (429)', async () => {
     const lab = await scriptedLab();
-    const alice = await labSession(aliceToken);
-    const bob = await labSession(bobToken);
+    const [alice, bob, carol] = await Promise.all(
+      [aliceToken, bobToken, carolToken].map((token) => labSession(token)),
+    );
+    const overloaded = async () =>
+      (await metric(
+        relay.metricsUrl,
+        'relay_mcp_requests_total{agent="lab",outcome="overloaded"}',
+      )) ?? 0;
+    const refusedBefore = await overloaded();
     const call = (id: number, session: string, token: string) =>
       post('lab', 'slow', { jsonrpc: '2.0', id, method: 'tools/call' }, { session, token });
-    const held = [1, 2, 3].map((id) => call(id, alice, aliceToken));
+    const held = [1, 2, 3].map((id) => call(id, alice!, aliceToken));
     await waitFor(() => lab.requests.length === PER_CLIENT, 'alice at her cap');
-    const overClient = await call(4, alice, aliceToken);
+    const overClient = await call(4, alice!, aliceToken);
     expect(overClient.status).toBe(429);
     expect(overClient.json).toMatchObject({ id: 4, error: { code: -32005 } });
 
-    held.push(call(5, bob, bobToken), call(6, bob, bobToken));
+    // Of lab's 2 free slots bob may hold 1 (no more than stay free): carol still finds one.
+    held.push(call(5, bob!, bobToken));
+    await waitFor(() => lab.requests.length === PER_CLIENT + 1, 'bob holding one');
+    const overShare = await call(6, bob!, bobToken);
+    expect(overShare.status).toBe(429);
+    expect(overShare.json).toMatchObject({
+      error: { message: expect.stringContaining('share of agent "lab"') as unknown },
+    });
+    held.push(call(7, carol!, carolToken));
     await waitFor(() => lab.requests.length === PER_AGENT, 'lab at its cap');
-    const overAgent = await call(7, bob, bobToken);
+    const overAgent = await call(8, carol!, carolToken);
     expect(overAgent.status).toBe(429);
     expect(overAgent.json).toMatchObject({
-      error: { message: expect.stringContaining('agent "lab"') as unknown },
+      error: { message: expect.stringContaining('for agent "lab"') as unknown },
     });
+    expect((await overloaded()) - refusedBefore).toBe(3);
 
     for (const request of lab.requests) lab.answer(request, { content: [] });
     for (const answer of await Promise.all(held)) expect(answer.status).toBe(200);
     // Released: the next request goes through again.
-    const again = call(8, alice, aliceToken);
-    const eighth = await waitFor(() => lab.requests[PER_AGENT], 'request 8 at the agent');
-    lab.answer(eighth, { content: [{ type: 'text', text: 'eight' }] });
-    expect((await again).json).toMatchObject({ id: 8, result: { content: [{ text: 'eight' }] } });
+    const again = call(9, alice!, aliceToken);
+    const ninth = await waitFor(() => lab.requests[PER_AGENT], 'request 9 at the agent');
+    lab.answer(ninth, { content: [{ type: 'text', text: 'nine' }] });
+    expect((await again).json).toMatchObject({ id: 9, result: { content: [{ text: 'nine' }] } });
     lab.vanish();
   });
 

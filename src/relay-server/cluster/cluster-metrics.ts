@@ -4,7 +4,12 @@ import { makeCounterProvider, makeGaugeProvider } from '@willsoto/nestjs-prometh
 export const clusterMetricProviders = [
   makeGaugeProvider({
     name: 'relay_redis_up',
-    help: '1 while this replica reaches Redis and has published its state, else 0.',
+    help: '1 while this replica reaches Redis and its last publish succeeded, else 0.',
+  }),
+  makeCounterProvider({
+    name: 'relay_redis_publish_failures_total',
+    help: 'Writes of this replica to Redis that failed while it was reachable, by reason (OOM: Redis is full).',
+    labelNames: ['reason'],
   }),
   makeCounterProvider({
     name: 'relay_forwarded_requests_total',

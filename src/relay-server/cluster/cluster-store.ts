@@ -6,7 +6,7 @@ import { z } from 'zod';
 export interface ReplicaEntry {
   /** The MCP servers up on this replica's connections of the agent. */
   servers: string[];
-  /** Epoch ms after which the entry is stale (its replica stopped refreshing it). */
+  /** Redis's epoch ms after which the entry is stale (its replica stopped refreshing it). */
   until: number;
 }
 
@@ -22,7 +22,7 @@ export interface SessionRecord {
   /** The agent pod (`hello`'s id) of a per-server session, preferred when it moves. */
   pod?: string;
   logging?: boolean;
-  /** Epoch ms after which the owner counts as gone (it stopped refreshing the record). */
+  /** Redis's epoch ms after which the owner counts as gone (it stopped refreshing the record). */
   until: number;
 }
 
@@ -45,6 +45,15 @@ export interface SessionEntry {
 
 /** An entry outlives three refreshes: one or two missed under load do not drop it. */
 export const ENTRY_TTL_MS = 15_000;
+/**
+ * An ended session's tombstone stops a replica that still lists the session from writing it
+ * back: the one that ended it (a publish already under way, seconds) or one that was frozen
+ * while owning it (its entries stale after ENTRY_TTL_MS, its sessions moved). Four entry
+ * lifetimes cover both; kept for the idle time, one client's churn filled Redis. A replica
+ * frozen longer may write an ended session back: only its client may use that id, and the
+ * session ends there after its idle time.
+ */
+export const TOMBSTONE_TTL_MS = 4 * ENTRY_TTL_MS;
 const SECRET_KEY = 'relay:peer-secret';
 /**
  * Set with a new secret, for an entry's lifetime: Redis started empty (a first start, or a
@@ -104,11 +113,29 @@ const TOMBSTONE = JSON.stringify({ owner: '' });
  * Peer secret: one random value, set once by whichever replica comes first (SET NX).
  */
 export class ClusterStore {
+  /** Redis's clock minus this process's, as last read: every `until` is on Redis's clock. */
+  private clockOffsetMs = 0;
+
   constructor(
     private readonly redis: Redis,
     /** A session's record lives this long after its owner last refreshed it. */
     private readonly sessionTtlMs: number,
   ) {}
+
+  /**
+   * Now on Redis's clock, which every replica shares: a replica whose own clock is off still
+   * reads and writes the same times as the others.
+   */
+  now(): number {
+    return Date.now() + this.clockOffsetMs;
+  }
+
+  /** Reads Redis's clock (once per refresh); returns how far this process's is off, in ms. */
+  async syncClock(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    this.clockOffsetMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Date.now();
+    return this.clockOffsetMs;
+  }
 
   async peerSecret(): Promise<string> {
     const created = await this.redis.set(SECRET_KEY, randomBytes(32).toString('base64url'), 'NX');
@@ -127,7 +154,7 @@ export class ClusterStore {
     agents: Map<string, string[]>,
     sessions: Map<string, Omit<SessionRecord, 'owner' | 'until'>>,
   ): Promise<string[]> {
-    const until = Date.now() + ENTRY_TTL_MS;
+    const until = this.now() + ENTRY_TTL_MS;
     const batch = this.redis.multi().hset(REPLICAS_KEY, replica, until);
     for (const [agent, servers] of agents) {
       batch.hset(agentKey(agent), replica, JSON.stringify({ servers, until }));
@@ -154,7 +181,7 @@ export class ClusterStore {
   /** The URLs of the live replicas; stale ones are removed. */
   async replicaUrls(): Promise<string[]> {
     const fields = await this.redis.hgetall(REPLICAS_KEY);
-    const now = Date.now();
+    const now = this.now();
     const stale = Object.keys(fields).filter((url) => !(Number(fields[url]) > now));
     if (stale.length > 0) await this.redis.hdel(REPLICAS_KEY, ...stale);
     return Object.keys(fields).filter((url) => !stale.includes(url));
@@ -171,7 +198,7 @@ export class ClusterStore {
   /** The replicas holding live connections of `agent`, with the servers up on each. */
   async replicas(agent: string): Promise<Map<string, ReplicaEntry>> {
     const fields = await this.redis.hgetall(agentKey(agent));
-    const now = Date.now();
+    const now = this.now();
     const live = new Map<string, ReplicaEntry>();
     for (const [replica, text] of Object.entries(fields)) {
       const entry = parseJson(text) as ReplicaEntry | undefined;
@@ -202,17 +229,14 @@ export class ClusterStore {
 
   /** Makes `owner` the session's owner, unless its record changed since `seen` was read. */
   async moveSession(id: string, seen: SessionEntry, owner: string): Promise<boolean> {
-    const moved = { ...seen.record, owner, until: Date.now() + ENTRY_TTL_MS };
+    const moved = { ...seen.record, owner, until: this.now() + ENTRY_TTL_MS };
     const args = [seen.text, JSON.stringify(moved), this.sessionTtlMs];
     return (await this.redis.eval(MOVE_SESSION, 1, sessionKey(id), ...args)) === 1;
   }
 
-  /**
-   * Ends the session's record while `owner` owns it (a session ended for good): a tombstone
-   * that lives as long as a record would, so no replica that held it can bring it back.
-   */
+  /** Ends the session's record while `owner` owns it (a session ended for good): a tombstone. */
   async forgetSession(id: string, owner: string): Promise<void> {
-    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, this.sessionTtlMs);
+    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, TOMBSTONE_TTL_MS);
   }
 }
 

@@ -33,8 +33,28 @@ export async function connectRedis(
   return redis;
 }
 
+/**
+ * Why Redis refused or failed a write, for a metric label: Redis's error word (OOM when full,
+ * READONLY, MISCONF, NOPERM...), the socket's code, or `timeout`; else `other`.
+ */
+export function failureCode(error: unknown): string {
+  const cause = firstCause(error);
+  const { code, message } = cause instanceof Error ? (cause as Error & { code?: unknown }) : {};
+  const word = message?.split(' ')[0] ?? '';
+  if (/^[A-Z]{2,16}$/.test(word)) return word;
+  if (typeof code === 'string' && /^E[A-Z]{2,16}$/.test(code)) return code;
+  return message?.includes('timed out') ? 'timeout' : 'other';
+}
+
 /** The error's code (ECONNREFUSED...) or its first words, without any address or password. */
-function reasonOf(error: Error & { code?: unknown }): string {
+export function reasonOf(failure: Error & { code?: unknown }): string {
+  const error = firstCause(failure) as Error & { code?: unknown };
   if (typeof error.code === 'string') return error.code;
   return error.message.replace(/redis(s)?:\/\/\S+/g, 'redis://…').slice(0, 120);
+}
+
+/** A MULTI that Redis discarded (EXECABORT) failed for its commands' errors: the first one. */
+function firstCause(error: unknown): unknown {
+  const previous = (error as { previousErrors?: unknown[] } | undefined)?.previousErrors;
+  return previous?.[0] ?? error;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Gauge } from 'prom-client';
+import type { Counter, Gauge } from 'prom-client';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
@@ -15,7 +15,7 @@ import {
   type SessionRecord,
 } from './cluster-store.js';
 import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signature.js';
-import { connectRedis } from './redis-client.js';
+import { connectRedis, failureCode, reasonOf } from './redis-client.js';
 import { SessionMover, type SessionPlacement } from './session-mover.js';
 
 /**
@@ -33,6 +33,8 @@ export interface PlacementTarget {
 
 /** Refreshed three times per entry lifetime, so a replica that stops is out within seconds. */
 const REFRESH_MS = ENTRY_TTL_MS / 3;
+/** A clock this far off Redis's is logged (NTP keeps clocks within milliseconds). */
+const CLOCK_SKEW_WARN_MS = 2_000;
 
 /**
  * This replica's part in a relay of several (RELAY_REDIS_URL set): it publishes in Redis the
@@ -56,6 +58,8 @@ export class RelayCluster implements OnModuleDestroy {
   replicaUrl = '';
   /** Redis answered at least once since the start (readiness waits for it). */
   reachedOnce = false;
+  /** Why the last write to Redis failed (Redis full...), until one succeeds: /health shows it. */
+  publishError: string | undefined;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -63,6 +67,8 @@ export class RelayCluster implements OnModuleDestroy {
     private readonly registry: AgentRegistry,
     private readonly sessions: SessionStore,
     @InjectMetric('relay_redis_up') private readonly up: Gauge,
+    @InjectMetric('relay_redis_publish_failures_total')
+    private readonly publishFailures: Counter<'reason'>,
   ) {
     this.log = new RateLimitedLog(logger);
     this.up.set(0);
@@ -153,7 +159,10 @@ export class RelayCluster implements OnModuleDestroy {
     const full = session ? recordOf(session) : record;
     return this.store.publish(this.replicaUrl, new Map(), new Map([[id, full]])).then(
       () => true,
-      () => false,
+      (error: unknown) => {
+        this.publishFailed(error);
+        return false;
+      },
     );
   }
 
@@ -177,12 +186,13 @@ export class RelayCluster implements OnModuleDestroy {
 
   /** The signature of a request to a peer ('' before Redis gave the shared secret). */
   signPeer(signed: PeerSigned): string {
-    return this.secret ? signPeerRequest(this.secret, signed) : '';
+    return this.secret ? signPeerRequest(this.secret, signed, this.store?.now()) : '';
   }
 
   /** A request from a peer: signed with the shared secret, for this very request, lately. */
   isPeerSigned(signature: string, signed: PeerSigned): boolean {
-    return this.secret !== undefined && isPeerSignature(this.secret, signed, signature);
+    const now = this.store?.now();
+    return this.secret !== undefined && isPeerSignature(this.secret, signed, signature, now);
   }
 
   /**
@@ -235,7 +245,7 @@ export class RelayCluster implements OnModuleDestroy {
     this.refreshing = true;
     setImmediate(() => {
       this.refresh()
-        .catch(() => this.log.warn({}, 'cannot publish this replica to Redis; retrying'))
+        .catch((error: unknown) => this.publishFailed(error))
         .finally(() => (this.refreshing = false));
     });
   }
@@ -247,6 +257,7 @@ export class RelayCluster implements OnModuleDestroy {
       this.up.set(0);
       return;
     }
+    this.warnOfSkew(await store.syncClock());
     this.secret = Buffer.from(await store.peerSecret());
     const agents = this.heldAgents();
     const gone = [...this.published].filter((agent) => !agents.has(agent));
@@ -257,7 +268,27 @@ export class RelayCluster implements OnModuleDestroy {
     this.peerAddresses = new Set((await store.replicaUrls()).map(addressOf));
     this.published = new Set(agents.keys());
     this.reachedOnce = true;
+    this.publishError = undefined;
     this.up.set(1);
+  }
+
+  /** A write Redis refused (full, read-only...) or lost: shown in /health, counted, logged. */
+  private publishFailed(error: unknown): void {
+    if (!this.redisUp) return; // unreachable: /health and relay_redis_up say so already
+    this.publishError = `cannot write to Redis: ${reasonOf(error as Error)}`;
+    this.up.set(0);
+    this.publishFailures.inc({ reason: failureCode(error) });
+    this.log.warn({ reason: this.publishError }, 'cannot publish this replica to Redis; retrying');
+  }
+
+  /** Harmless (times are read on Redis's clock) but worth fixing: other services use this one. */
+  private warnOfSkew(offsetMs: number): void {
+    if (Math.abs(offsetMs) < CLOCK_SKEW_WARN_MS) return;
+    const aheadOfRedisSeconds = -Math.round(offsetMs / 1000);
+    this.log.warn(
+      { aheadOfRedisSeconds },
+      "this replica's clock is off Redis's; shared times use Redis's",
+    );
   }
 
   private heldAgents(): Map<string, string[]> {

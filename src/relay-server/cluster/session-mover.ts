@@ -107,7 +107,7 @@ export class SessionMover {
 
   /** The owner stopped refreshing the record, refused a connection or answered no ping. */
   private gone(record: SessionRecord): boolean {
-    return record.until < Date.now() || this.deps.suspected(record.owner);
+    return record.until < this.deps.store.now() || this.deps.suspected(record.owner);
   }
 
   /** This replica when it holds a connection that serves the session; else a live peer that does. */

@@ -40,6 +40,7 @@ describe('loadRelayConfig', () => {
       agentPingMs: 30_000,
       sessionIdleMs: 3_600_000,
       maxSessionsPerClient: 100,
+      maxNewSessionsPerClientPerMinute: 120,
       maxStreamBufferBytesPerClient: 16 * 1024 * 1024,
       maxStreamBufferBytes: 128 * 1024 * 1024,
       connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },

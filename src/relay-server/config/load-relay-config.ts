@@ -84,6 +84,7 @@ function buildRelayConfig(
     agentProbeTimeoutMs: env.RELAY_AGENT_PROBE_TIMEOUT_SECONDS * 1000,
     sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
     maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
+    maxNewSessionsPerClientPerMinute: env.RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE,
     maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,
     maxStreamBufferBytes: env.RELAY_MAX_STREAM_BUFFER_BYTES,
     connections: {

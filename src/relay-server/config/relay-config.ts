@@ -86,6 +86,8 @@ export interface RelayConfig {
   sessionIdleMs: number;
   /** Past this many sessions a client's least recently used one ends. */
   maxSessionsPerClient: number;
+  /** Sessions (2025-11-25 `initialize`) one client may open per minute, here. */
+  maxNewSessionsPerClientPerMinute: number;
   /** Bytes one client's event streams may hold that the network has not taken yet. */
   maxStreamBufferBytesPerClient: number;
   /** The same for all clients together. */

@@ -139,6 +139,11 @@ export const relayEnvSchema = z
     RELAY_MAX_SESSIONS_PER_CLIENT: optional(
       wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000),
     ).default(100),
+    // Each new session writes a record to Redis and each ended one a tombstone: 2 a second
+    // is far above what an SDK client opens, and keeps one client's churn in Redis to kilobytes.
+    RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE: optional(
+      wholeNumber('RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE', 1, 1_000_000),
+    ).default(120),
     // Bytes clients' event streams hold that the network has not taken: 16 MiB a client and
     // 128 MiB in all fit the chart's 512Mi pod beside the relay's own ~130 MiB.
     RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: optional(

@@ -4,7 +4,7 @@ import { RelayCluster } from '../cluster/relay-cluster.service.js';
 
 /**
  * Redis, the replicas' shared state (RELAY_REDIS_URL only). `check` is down while Redis is
- * unreachable; `checkReady` only until it was reached once: a replica that lost Redis keeps
+ * unreachable or refuses this replica's writes (full); `checkReady` only until it was reached once: a replica that lost Redis keeps
  * its traffic and answers what needs shared state with 503 + Retry-After itself, so that an
  * outage of Redis does not take every replica out of the load balancer at once.
  */
@@ -22,9 +22,8 @@ export class RedisHealthIndicator {
   check() {
     const redis = this.indicator.check('redis');
     const details = { reachedOnce: this.cluster.reachedOnce };
-    return this.cluster.redisUp
-      ? redis.up(details)
-      : redis.down({ ...details, message: 'Redis is unreachable' });
+    const failure = this.cluster.redisUp ? this.cluster.publishError : 'Redis is unreachable';
+    return failure === undefined ? redis.up(details) : redis.down({ ...details, message: failure });
   }
 
   checkReady() {

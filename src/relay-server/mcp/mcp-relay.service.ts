@@ -1,11 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { AggregateService } from '../aggregate/aggregate.service.js';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
 import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
+import { SessionRate } from './session-rate.js';
 import { forwardInSession } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
@@ -39,12 +41,16 @@ type Message = Record<string, unknown>;
  */
 @Injectable()
 export class McpRelayService {
+  private readonly newSessions: SessionRate;
+
   constructor(
+    @Inject(RELAY_CONFIG) config: RelayConfig,
     private readonly registry: AgentRegistry,
     private readonly sessions: SessionStore,
     private readonly forwarder: RelayForwarder,
     private readonly aggregate: AggregateService,
   ) {
+    this.newSessions = new SessionRate(config.maxNewSessionsPerClientPerMinute);
     registry.onDisconnect((connection) => sessions.dropConnection(connection));
     // A server that comes up, goes down, is removed or lists other tools on a connection: its
     // sessions there re-list (the MCP server itself may never say so: it restarted, or left).
@@ -77,11 +83,7 @@ export class McpRelayService {
     if (kind === 'invalid')
       return invalid(id, 'not a JSON-RPC 2.0 request, notification or response');
 
-    if (kind === 'request' && method === 'initialize') {
-      return target.server === undefined
-        ? this.initializeAggregate(target, message)
-        : this.initialize(target, target.server, message, signal);
-    }
+    if (kind === 'request' && method === 'initialize') return this.open(target, message, signal);
 
     if (target.sessionId === undefined) {
       return invalid(id, 'Mcp-Session-Id header is required: start a session with initialize');
@@ -151,6 +153,18 @@ export class McpRelayService {
     if (!session) return { status: 404 };
     this.sessions.delete(session.id);
     return { status: 204 };
+  }
+
+  /** `initialize`: a new session, within the client's rate of them (429 past it). */
+  private async open(target: RelayTarget, message: Message, signal: AbortSignal) {
+    // Each session costs a record in Redis and, once ended, a tombstone: churn is bounded.
+    if (!this.newSessions.take(target.client)) {
+      const refusal = 'too many new sessions for this client; retry later';
+      return answerOf(this.forwarder.overloadedBy(target.agent, idOf(message), refusal));
+    }
+    return target.server === undefined
+      ? this.initializeAggregate(target, message)
+      : this.initialize(target, target.server, message, signal);
   }
 
   private async initialize(

@@ -34,6 +34,8 @@ type Message = Record<string, unknown>;
 export class RelayForwarder {
   private readonly perAgent: InFlightLimiter;
   private readonly perClient: InFlightLimiter;
+  /** Per agent and client: checked against the agent's free slots, never a cap of its own. */
+  private readonly perPair = new InFlightLimiter(Number.POSITIVE_INFINITY);
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -70,13 +72,8 @@ export class RelayForwarder {
         'a request with this id is already in flight in this session',
       );
     }
-    const releaseAgent = this.perAgent.acquire(session.agent);
-    if (!releaseAgent) return this.overloaded(session.agent, clientId, `agent "${session.agent}"`);
-    const releaseClient = this.perClient.acquire(session.client);
-    if (!releaseClient) {
-      releaseAgent();
-      return this.overloaded(session.agent, clientId, 'this client');
-    }
+    const release = this.admit(session, clientId);
+    if (typeof release !== 'function') return release;
     const stopTimer = this.duration.startTimer({ agent: session.agent });
     this.inFlight.inc({ agent: session.agent });
     const cancel = new AbortController();
@@ -94,8 +91,7 @@ export class RelayForwarder {
       session.inFlight.delete(key);
       this.inFlight.dec({ agent: session.agent });
       stopTimer();
-      releaseClient();
-      releaseAgent();
+      release();
     }
   }
 
@@ -190,18 +186,10 @@ export class RelayForwarder {
     if (waiting !== undefined) {
       return this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting));
     }
-    const releaseAgent = this.perAgent.acquire(session.agent);
-    if (!releaseAgent) return this.overloaded(session.agent, null, `agent "${session.agent}"`);
-    const releaseClient = this.perClient.acquire(session.client);
-    if (!releaseClient) {
-      releaseAgent();
-      return this.overloaded(session.agent, null, 'this client');
-    }
+    const release = this.admit(session, null);
+    if (typeof release !== 'function') return release;
     this.tenants.record(connection, server, session.client);
-    const rejected = connection.notify(server, message, () => {
-      releaseClient();
-      releaseAgent();
-    });
+    const rejected = connection.notify(server, message, release);
     return rejected === undefined ? undefined : { rejected };
   }
 
@@ -210,11 +198,36 @@ export class RelayForwarder {
     this.requests.inc({ agent, outcome });
   }
 
+  /**
+   * Takes a slot of the agent's budget, of the client's, and of the client's share of the
+   * agent; the refusal (-32005) when one is full. A client may hold no more of an agent's slots
+   * than remain free: alone it gets half the budget, and however many clients hang calls on
+   * the agent, the others still find a slot.
+   */
+  private admit(session: RelaySession, id: JsonRpcId | null): (() => void) | JsonRpcResponse {
+    const { agent, client } = session;
+    const pair = JSON.stringify([agent, client]);
+    const free = this.perAgent.max - this.perAgent.count(agent);
+    if (free > 0 && this.perPair.count(pair) >= free) {
+      return this.overloaded(agent, id, `this client's share of agent "${agent}"`);
+    }
+    const releases = [
+      this.perAgent.acquire(agent),
+      this.perClient.acquire(client),
+      this.perPair.acquire(pair),
+    ];
+    const [releaseAgent, releaseClient] = releases;
+    if (releaseAgent && releaseClient) return () => releases.forEach((release) => release?.());
+    releases.forEach((release) => release?.());
+    return this.overloaded(agent, id, releaseAgent ? 'this client' : `agent "${agent}"`);
+  }
+
   private overloaded(agent: string, id: JsonRpcId | null, who: string): JsonRpcResponse {
     return this.overloadedBy(agent, id, `too many requests in flight for ${who}; retry later`);
   }
 
-  private overloadedBy(agent: string, id: JsonRpcId | null, message: string): JsonRpcResponse {
+  /** A refusal for load (429, -32005), counted in relay_mcp_requests_total{outcome="overloaded"}. */
+  overloadedBy(agent: string, id: JsonRpcId | null, message: string): JsonRpcResponse {
     this.requests.inc({ agent, outcome: 'overloaded' });
     return jsonRpcError(id, JsonRpcCode.Overloaded, message);
   }

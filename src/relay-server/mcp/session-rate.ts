@@ -1,0 +1,28 @@
+const MINUTE_MS = 60_000;
+
+/**
+ * Counts the sessions each client opened in the current minute against a cap. A fixed window
+ * for all clients: the map holds only the clients of one minute, with no timer nor sweep.
+ */
+export class SessionRate {
+  private readonly counts = new Map<string, number>();
+  private windowStart = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts a new session of `client`; false (nothing counted) when it is at its cap. */
+  take(client: string): boolean {
+    const now = this.now();
+    if (now - this.windowStart >= MINUTE_MS) {
+      this.counts.clear();
+      this.windowStart = now;
+    }
+    const count = this.counts.get(client) ?? 0;
+    if (count >= this.perMinute) return false;
+    this.counts.set(client, count + 1);
+    return true;
+  }
+}
