@@ -35,6 +35,7 @@ const budgetBytes = (name: string) =>
 /** Empty strings count as unset, as they do for most twelve-factor services. */
 const IN_FLIGHT_MESSAGE = 'WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER must be a whole number from 1 to 256';
 
+const BACKLOG_CAP_MESSAGE = 'WEBHOOK_BACKLOG_COUNT_CAP must be a whole number from 1 to 1000000';
 const PROBE_HEADERS_MESSAGE =
   'PROBE_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 60';
 
@@ -141,6 +142,14 @@ export const envSchema = z
         .regex(/^\d{1,7}$/, 'WEBHOOK_MAX_ANSWER_BYTES must be a whole number of bytes')
         .transform(Number),
     ).default(4096),
+    // Pending notices are counted up to this per receiver every 5 s: a few ms of index reads.
+    WEBHOOK_BACKLOG_COUNT_CAP: optional(
+      z
+        .string()
+        .regex(/^\d{1,7}$/, BACKLOG_CAP_MESSAGE)
+        .transform(Number)
+        .refine((n) => n >= 1 && n <= 1_000_000, BACKLOG_CAP_MESSAGE),
+    ).default(10_000),
     SERVICE_AGENT_TOKEN: optional(
       z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
     ),

@@ -105,6 +105,7 @@ function buildAppConfig(
       delivery: env.WEBHOOK_DELIVERY,
       maxInFlightPerReceiver: env.WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER,
       maxAnswerBytes: env.WEBHOOK_MAX_ANSWER_BYTES,
+      backlogCountCap: env.WEBHOOK_BACKLOG_COUNT_CAP,
     },
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
