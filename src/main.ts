@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { getToken } from '@willsoto/nestjs-prometheus';
-import type { Counter } from 'prom-client';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module.js';
+import { appConnectionLimits } from './common/bootstrap/app-connection-limits.js';
 import { runHttpApp } from './common/bootstrap/run-http-app.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
 import { apiPortOnly, corsOptions } from './common/http/cors.js';
@@ -43,10 +42,7 @@ void runHttpApp<AppConfig>({
       metrics: 'SERVICE_METRICS_PORT',
     },
   }),
-  connectionLimits: (app, config) => {
-    const counter = app.get<Counter<'reason'>>(getToken('http_connections_refused_total'));
-    return { limits: config.connections, refused: (reason) => counter.inc({ reason }) };
-  },
+  connectionLimits: appConnectionLimits,
   announce: (app, config, logger, ports) =>
     announce(config, ports, logger, app.get<DevToken>(DEV_TOKEN)),
 });

@@ -19,25 +19,8 @@ describe('plant service: connections per address and in total', () => {
     await app.stop();
   });
 
-  /** Opens `count` silent connections from `localAddress`; resolves once each is connected. */
-  async function open(count: number, localAddress: string): Promise<{ closed: () => number }> {
-    let closed = 0;
-    const port = Number(new URL(app.apiUrl).port);
-    await Promise.all(
-      Array.from({ length: count }, () => {
-        const socket = connect({ port, host: '127.0.0.1', localAddress });
-        sockets.push(socket);
-        socket.on('error', () => undefined);
-        socket.once('close', () => closed++);
-        return new Promise((resolve) => {
-          socket.once('connect', resolve);
-          socket.once('close', resolve);
-        });
-      }),
-    );
-    return { closed: () => closed };
-  }
-
+  const open = (count: number, localAddress: string) =>
+    openIdle(sockets, app.apiUrl, count, localAddress);
   const refused = async (reason: string) =>
     (await metric(app.metricsUrl, `http_connections_refused_total{reason="${reason}"}`)) ?? 0;
 
@@ -61,3 +44,69 @@ describe('plant service: connections per address and in total', () => {
     }, 'a request served');
   });
 });
+
+/**
+ * The health and metrics ports have their own per-address cap (PROBE_MAX_CONNECTIONS_PER_ADDRESS,
+ * 8) and header timeout (PROBE_HEADERS_TIMEOUT_SECONDS, 2 s), with the API port's cap off: one
+ * address holding idle connections cannot fill them, and the kubelet's probes keep answering.
+ */
+describe('plant service: the probe ports under idle connections from one address', () => {
+  let app: RunningApp;
+  const sockets: Socket[] = [];
+  beforeAll(async () => {
+    // A small total, so that a test need not open 2,048 connections to fill it.
+    app = await startApp({ env: { MAX_CONNECTIONS: '50' } });
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await app.stop();
+  });
+
+  const refused = async (reason: string) =>
+    (await metric(app.metricsUrl, `http_connections_refused_total{reason="${reason}"}`)) ?? 0;
+
+  it('keeps /health and /metrics answering and closes the idle connections', async () => {
+    const attack = [
+      await openIdle(sockets, app.healthUrl, 60, '127.0.0.2'),
+      await openIdle(sockets, app.metricsUrl, 60, '127.0.0.2'),
+    ];
+    // At once, not after a wait: the probe must not depend on the attacker's timeout.
+    expect((await fetch(`${app.healthUrl}/health`)).status).toBe(200);
+    expect((await fetch(`${app.metricsUrl}/metrics`)).status).toBe(200);
+    expect(await refused('too_many_from_address')).toBe(104);
+
+    // The 16 let in carry no request: closed after the short header timeout, and counted.
+    await waitFor(
+      () => attack[0]!.closed() + attack[1]!.closed() === 120,
+      'idle ones closed',
+      8_000,
+    );
+    expect(await refused('headers_timeout')).toBe(16);
+  });
+});
+
+/** Opens `count` silent connections to `url` from `localAddress`; resolves once each is connected. */
+async function openIdle(
+  sockets: Socket[],
+  url: string,
+  count: number,
+  localAddress: string,
+): Promise<{ closed: () => number }> {
+  let closed = 0;
+  const port = Number(new URL(url).port);
+  await Promise.all(
+    Array.from({ length: count }, () => {
+      const socket = connect({ port, host: '127.0.0.1', localAddress });
+      sockets.push(socket);
+      socket.on('error', () => undefined);
+      // Reads what it is sent (a 408), so that it sees the server close the connection.
+      socket.resume();
+      socket.once('close', () => closed++);
+      return new Promise((resolve) => {
+        socket.once('connect', resolve);
+        socket.once('close', resolve);
+      });
+    }),
+  );
+  return { closed: () => closed };
+}

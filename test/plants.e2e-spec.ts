@@ -71,6 +71,29 @@ describe.each(storeVariants)('plants API on $name', (store) => {
       expect(kept.text).toBe('{"id":30,"name":"First"}');
     });
 
+    // A POST answered 503 after a timeout may have committed: the client's retry must not fail.
+    it('answers a retry with the stored body 200 and the stored plant, another body 409', async () => {
+      const body = '{"id": 32, "name": "Retried", "tag": "t"}';
+      expect((await post(body)).status).toBe(200);
+      const retry = await post(body);
+      expect(retry.status).toBe(200);
+      expect(retry.text).toBe('{"name":"Retried","tag":"t"}');
+      expect((await post('{"id": 33, "name": "No tag"}')).status).toBe(200);
+      expect((await post('{"id": 33, "name": "No tag"}')).text).toBe('{"name":"No tag"}');
+      for (const other of [
+        '{"id": 32, "name": "Retried"}',
+        '{"id": 32, "name": "Retried", "tag": "u"}',
+        '{"id": 32, "name": "retried", "tag": "t"}',
+        '{"id": 33, "name": "No tag", "tag": ""}',
+      ]) {
+        const conflict = await post(other);
+        expect(conflict.status, other).toBe(409);
+        expect(isErrorBody(conflict)).toBe(true);
+      }
+      const kept = await call(`${app.apiUrl}/plants/32`, { token: app.token });
+      expect(kept.text).toBe('{"id":32,"name":"Retried","tag":"t"}');
+    });
+
     it('gives exactly one 200 and 99 409s for 100 concurrent POSTs of one id', async () => {
       const answers = await Promise.all(
         Array.from({ length: 100 }, (_, i) => post(`{"id": 31, "name": "racer ${i}"}`)),

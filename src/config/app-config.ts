@@ -31,8 +31,15 @@ export interface AppConfig {
   database: DatabaseConfig;
   /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */
   apiTokenDigests: Buffer[];
-  /** Open connections per listener, in total and from one address; 0 means no cap. */
-  connections: { maxConnections: number; maxConnectionsPerAddress: number };
+  /**
+   * Open connections per listener, in total and from one address; 0 means no cap. The health
+   * and metrics ports have their own per-address cap and header timeout (`probe`).
+   */
+  connections: {
+    maxConnections: number;
+    maxConnectionsPerAddress: number;
+    probe: { maxConnectionsPerAddress: number; headersTimeoutMs: number };
+  };
   /** API requests per client address and minute; 0 means no limit. */
   rateLimitPerMinute: number;
   /** Browser origins allowed by CORS (`CORS_ORIGINS`); 'off' by default. */

@@ -35,6 +35,10 @@ const budgetBytes = (name: string) =>
 /** Empty strings count as unset, as they do for most twelve-factor services. */
 const IN_FLIGHT_MESSAGE = 'WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER must be a whole number from 1 to 256';
 
+const BACKLOG_CAP_MESSAGE = 'WEBHOOK_BACKLOG_COUNT_CAP must be a whole number from 1 to 1000000';
+const PROBE_HEADERS_MESSAGE =
+  'PROBE_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 60';
+
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
@@ -91,6 +95,24 @@ export const envSchema = z
       // Off by default: the API usually sits behind an ingress or load balancer, whose few
       // addresses carry every client's connections.
     ).default(0),
+    // The health and metrics ports: the kubelet and Prometheus come from a few addresses and
+    // send a request at once, so a small cap and a short header wait cost them nothing.
+    PROBE_MAX_CONNECTIONS_PER_ADDRESS: optional(
+      z
+        .string()
+        .regex(
+          /^\d{1,7}$/,
+          'PROBE_MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 turns the cap off)',
+        )
+        .transform(Number),
+    ).default(8),
+    PROBE_HEADERS_TIMEOUT_SECONDS: optional(
+      z
+        .string()
+        .regex(/^\d{1,2}$/, PROBE_HEADERS_MESSAGE)
+        .transform(Number)
+        .refine((n) => n >= 1 && n <= 60, PROBE_HEADERS_MESSAGE),
+    ).default(2),
     CORS_ORIGINS: z
       .string()
       .optional()
@@ -120,6 +142,14 @@ export const envSchema = z
         .regex(/^\d{1,7}$/, 'WEBHOOK_MAX_ANSWER_BYTES must be a whole number of bytes')
         .transform(Number),
     ).default(4096),
+    // Pending notices are counted up to this per receiver every 5 s: a few ms of index reads.
+    WEBHOOK_BACKLOG_COUNT_CAP: optional(
+      z
+        .string()
+        .regex(/^\d{1,7}$/, BACKLOG_CAP_MESSAGE)
+        .transform(Number)
+        .refine((n) => n >= 1 && n <= 1_000_000, BACKLOG_CAP_MESSAGE),
+    ).default(10_000),
     SERVICE_AGENT_TOKEN: optional(
       z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
     ),

@@ -134,6 +134,16 @@ describe('loadConfig: each environment problem names its variable, without its v
       'RATE_LIMIT_PER_MINUTE must be a whole number',
     ],
     [
+      'PROBE_HEADERS_TIMEOUT_SECONDS',
+      { PROBE_HEADERS_TIMEOUT_SECONDS: '0' },
+      'PROBE_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 60',
+    ],
+    [
+      'PROBE_MAX_CONNECTIONS_PER_ADDRESS',
+      { PROBE_MAX_CONNECTIONS_PER_ADDRESS: 'few' },
+      'PROBE_MAX_CONNECTIONS_PER_ADDRESS must be a whole number',
+    ],
+    [
       'SERVICE_MCP_STDIN_MAX_BYTES',
       { SERVICE_MCP_STDIN_MAX_BYTES: '64MiB' },
       'SERVICE_MCP_STDIN_MAX_BYTES must be a whole number of bytes',
@@ -343,7 +353,11 @@ describe('loadConfig: valid configurations', () => {
       database: { kind: 'sqlite', file: join(resolve('./data'), 'plants.sqlite') },
       apiTokenDigests: [],
       rateLimitPerMinute: 0,
-      connections: { maxConnections: 2048, maxConnectionsPerAddress: 0 },
+      connections: {
+        maxConnections: 2048,
+        maxConnectionsPerAddress: 0,
+        probe: { maxConnectionsPerAddress: 8, headersTimeoutMs: 2000 },
+      },
       agent: undefined,
       agentBudgets: { mcpStdinMaxBytes: 16_777_216, serverSendMaxBytes: 16_777_216 },
       mcp: { configDir: dir, configDirExplicit: true, absent: false },

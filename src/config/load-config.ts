@@ -96,10 +96,7 @@ function buildAppConfig(
     dataDir,
     database: databaseConfig(env, dataDir),
     apiTokenDigests: tokens.digests,
-    connections: {
-      maxConnections: env.MAX_CONNECTIONS,
-      maxConnectionsPerAddress: env.MAX_CONNECTIONS_PER_ADDRESS,
-    },
+    connections: connectionsConfig(env),
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     corsOrigins: env.CORS_ORIGINS,
     webhooks: {
@@ -108,6 +105,7 @@ function buildAppConfig(
       delivery: env.WEBHOOK_DELIVERY,
       maxInFlightPerReceiver: env.WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER,
       maxAnswerBytes: env.WEBHOOK_MAX_ANSWER_BYTES,
+      backlogCountCap: env.WEBHOOK_BACKLOG_COUNT_CAP,
     },
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
@@ -145,4 +143,15 @@ function databaseConfig(env: Env, dataDir: string): AppConfig['database'] {
 function describePostgresTarget(url: string): string {
   const parsed = new URL(url);
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+}
+
+function connectionsConfig(env: Env): AppConfig['connections'] {
+  return {
+    maxConnections: env.MAX_CONNECTIONS,
+    maxConnectionsPerAddress: env.MAX_CONNECTIONS_PER_ADDRESS,
+    probe: {
+      maxConnectionsPerAddress: env.PROBE_MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: env.PROBE_HEADERS_TIMEOUT_SECONDS * 1000,
+    },
+  };
 }

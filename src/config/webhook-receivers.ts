@@ -32,6 +32,8 @@ export interface WebhookConfig {
   maxInFlightPerReceiver: number;
   /** Bytes of a receiver's answer read at most; the rest is not read. */
   maxAnswerBytes: number;
+  /** Pending notices of a receiver are counted up to this (the metric and /health say so). */
+  backlogCountCap: number;
 }
 
 /** The Standard Webhooks schedule (as Svix): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */

@@ -45,11 +45,21 @@ export class PlantsController {
   @Post()
   @HttpCode(200)
   @ApiOperation({ operationId: 'createPlant', summary: 'Creates a new plant in the store' })
-  @ApiResponse({ status: 200, description: 'the created plant', type: PlantDto })
+  @ApiResponse({
+    status: 200,
+    description:
+      'the created plant; or, when a plant with this id already exists with the same name and ' +
+      'tag, that stored plant (a retry after a timeout or a 503 is safe: nothing is written again)',
+    type: PlantDto,
+  })
   // The seed labels POST /plants' 400 "unexpected error".
   @ApiErrorResponses([400, 408, 409, 413, 415, ...COMMON_ERRORS], {
     ...PLANT_ERROR_TEXTS,
     400: { ...PLANT_ERROR_TEXTS[400], description: 'unexpected error' },
+    409: {
+      ...PLANT_ERROR_TEXTS[409],
+      description: 'a plant with this id already exists with a different name or tag',
+    },
   })
   async create(@Body() body: NewPlantDto): Promise<PlantDto> {
     return toPlantDto(await this.plants.create({ id: body.id, name: body.name, tag: body.tag }));

@@ -19,13 +19,19 @@ export class PlantsService {
     @InjectMetric('plants_created_total') private readonly created: Counter,
   ) {}
 
+  /**
+   * A POST answered 503 after a timeout may still have committed: its retry with the same body
+   * gets the stored plant (200, nothing written again), a different body 409.
+   */
   async create(plant: Plant): Promise<Plant> {
     const outcome = await this.repository.insert(plant);
-    if (outcome === 'duplicate') {
-      throw new ConflictException(`a plant with id ${plant.id} already exists`);
+    if (outcome === 'created') {
+      this.created.inc();
+      return plant;
     }
-    this.created.inc();
-    return plant;
+    const stored = await this.repository.findById(plant.id);
+    if (stored && stored.name === plant.name && stored.tag === plant.tag) return stored;
+    throw new ConflictException(`a plant with id ${plant.id} already exists`);
   }
 
   async get(id: bigint): Promise<Plant> {

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { appConnectionLimits } from '../common/bootstrap/app-connection-limits.js';
 import { runHttpApp } from '../common/bootstrap/run-http-app.js';
 import { portScopeHandler } from '../common/http/port-scope.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
@@ -43,6 +44,7 @@ void runHttpApp<AppConfig>({
       metrics: 'SERVICE_METRICS_PORT',
     },
   }),
+  connectionLimits: appConnectionLimits,
   announce: (_app, config, logger, ports) =>
     logger.info(
       { ports, store: config.database.kind, version: config.version },

@@ -25,7 +25,18 @@ export const webhookMetricProviders = [
     ...by('webhook_delivery_duration_seconds', 'duration of one attempt.'),
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
   }),
-  makeGaugeProvider(by('webhook_pending_notices', 'notices waiting (all processes).')),
+  makeGaugeProvider(
+    by(
+      'webhook_pending_notices',
+      'notices waiting (all processes), up to WEBHOOK_BACKLOG_COUNT_CAP.',
+    ),
+  ),
+  makeGaugeProvider(
+    by(
+      'webhook_pending_notices_capped',
+      '1 when the notices waiting reached WEBHOOK_BACKLOG_COUNT_CAP.',
+    ),
+  ),
   makeGaugeProvider(
     by('webhook_oldest_pending_age_seconds', 'age of the oldest notice waiting; 0 when none.'),
   ),

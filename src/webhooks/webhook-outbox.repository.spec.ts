@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import { pino } from 'pino';
 import { Histogram } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -55,6 +55,10 @@ async function until(what: string, condition: () => Promise<boolean>, ms = 10_00
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** `count` generated rows `i` (1..count), as the head of an INSERT's SELECT on either store. */
+const manyRows = (count: number) =>
+  sql`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count}) SELECT`;
 
 /** A traced plant, a duplicate of plant 2 and an untraced plant, for one grouped write. */
 const MIXED_BATCH = [
@@ -306,9 +310,43 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
         null,
       ]);
       expect((await rowOf(two!.id)).state).toBe('failed');
-      const backlog = await outbox.backlog();
+      const backlog = await outbox.backlog([a!.id, b!.id], 100);
       expect(backlog.get(a!.id)?.pending).toBe(1);
       expect(backlog.get(b!.id)?.pending).toBe(2);
+    });
+
+    // 4M pending rows made the unbounded count(*) hold the embedded store's event loop 1.4 s.
+    it('counts a large backlog up to the cap, with plans that read index ranges only', async () => {
+      const base = Date.now() - 60_000;
+      await sql`
+        INSERT INTO webhook_outbox (event_id, receiver, payload, created_at, next_attempt_at)
+        ${manyRows(20_000)} 'e' || i, ${a!.id}, '{}', CAST(${base} AS bigint) + i, CAST(${base} AS bigint) + i FROM n`.execute(
+        db,
+      );
+      if (store.kind === 'postgres') await sql`ANALYZE webhook_outbox`.execute(db);
+      const capped = (await outbox.backlog([a!.id], 1000)).get(a!.id)!;
+      expect([capped.pending, capped.capped]).toEqual([1000, true]);
+      expect(capped.oldestAgeMs).toBeGreaterThanOrEqual(59_000);
+      expect(capped.oldestAgeMs).toBeLessThan(120_000);
+      const whole = (await outbox.backlog([a!.id], 50_000)).get(a!.id)!;
+      expect([whole.pending, whole.capped]).toEqual([20_000, false]);
+
+      for (const query of outbox.backlogQueries(a!.id, 1000)) {
+        const { sql: text, parameters } = query.compile();
+        const explain = store.kind === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ';
+        const plan = await db.executeQuery(CompiledQuery.raw(explain + text, [...parameters]));
+        const lines = plan.rows.map((row) => Object.values(row as object).join(' ')).join('\n');
+        // Bounded: a LIMIT over an index range, and nothing sorted or scanned whole.
+        if (store.kind === 'sqlite') {
+          expect(lines).toMatch(
+            /SEARCH webhook_outbox USING (COVERING )?INDEX webhook_outbox_pending/,
+          );
+          expect(lines).not.toMatch(/SCAN webhook_outbox|TEMP B-TREE/);
+        } else {
+          expect(lines).toMatch(/Limit/);
+          expect(lines).not.toMatch(/Sort|GroupAggregate|HashAggregate/);
+        }
+      }
     });
 
     it('closes the notices a commit wrote while a 410 stop was recorded', async () => {
@@ -325,7 +363,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
       expect(await unaware.claim(b!.id, 10, 'y', 60_000)).toEqual([]);
       await outbox.closeNoticesOfStopped();
       expect(await pendingOfB()).toBe(0);
-      expect((await outbox.backlog()).get(b!.id)).toBeUndefined();
+      expect((await outbox.backlog([b!.id], 100)).get(b!.id)).toBeUndefined();
     });
 
     it('keeps a 410 stop in the database until the receiver is removed from the configuration', async () => {

@@ -166,26 +166,42 @@ export class WebhookOutboxRepository {
   }
 
   /**
-   * Pending notices of each receiver, and the age of its oldest in ms by the clock that wrote
-   * it: negative if that clock ran ahead (shown as it is, never hidden as 0).
+   * Pending notices of each of `receivers` with any, counted up to `cap` (`capped` past it), and
+   * the age of its oldest in ms by the clock that wrote it: negative if that clock ran ahead
+   * (shown as it is, never hidden as 0). Two index ranges per receiver, never the whole backlog:
+   * a `count(*)` of 4M rows held the embedded store's event loop for 1.4 s.
    */
-  async backlog(): Promise<Map<string, { pending: number; oldestAgeMs: number }>> {
-    const rows = await this.db
+  async backlog(
+    receivers: string[],
+    cap: number,
+  ): Promise<Map<string, { pending: number; capped: boolean; oldestAgeMs: number }>> {
+    const backlog = new Map<string, { pending: number; capped: boolean; oldestAgeMs: number }>();
+    for (const receiver of receivers) {
+      const [counted, oldest] = this.backlogQueries(receiver, cap);
+      const { pending } = await counted.executeTakeFirstOrThrow();
+      const row = await oldest.executeTakeFirst();
+      if (Number(pending) === 0 || !row) continue;
+      const capped = Number(pending) >= cap;
+      backlog.set(receiver, { pending: Number(pending), capped, oldestAgeMs: Number(row.ageMs) });
+    }
+    return backlog;
+  }
+
+  /** The two bounded queries of `backlog` (their plans are checked in the tests). */
+  backlogQueries(receiver: string, cap: number) {
+    const pendingOf = this.db
       .selectFrom('webhook_outbox')
-      .select((eb) => [
-        'receiver',
-        eb.fn.countAll().as('pending'),
-        sql<number>`${this.now()} - min(created_at)`.as('oldestAgeMs'),
-      ])
-      .where('state', '=', 'pending')
-      .groupBy('receiver')
-      .execute();
-    return new Map(
-      rows.map((r) => [
-        r.receiver,
-        { pending: Number(r.pending), oldestAgeMs: Number(r.oldestAgeMs) },
-      ]),
-    );
+      .where('receiver', '=', receiver)
+      // A literal, so that both stores' planners may use the partial indexes of pending rows.
+      .where('state', '=', sql.lit('pending'));
+    const counted = this.db
+      .selectFrom(pendingOf.select(sql.lit(1).as('one')).limit(cap).as('capped'))
+      .select((eb) => eb.fn.countAll().as('pending'));
+    const oldest = pendingOf
+      .select(sql<number>`${this.now()} - created_at`.as('ageMs'))
+      .orderBy('created_at')
+      .limit(1);
+    return [counted, oldest] as const;
   }
 
   /** Deletes a batch of finished (or unconfigured receivers') notices older than `before`. */

@@ -18,7 +18,10 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 /** Beside delivery: the stops read every few seconds, the backlog, old notices deleted. */
 @Injectable()
 export class WebhookUpkeep {
-  private readonly backlog = new Map<string, { pending: number; oldestAgeSeconds: number }>();
+  private readonly backlog = new Map<
+    string,
+    { pending: number; pendingCapped: boolean; oldestAgeSeconds: number }
+  >();
   private readonly log: RateLimitedLog;
 
   constructor(
@@ -26,6 +29,7 @@ export class WebhookUpkeep {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @InjectMetric('webhook_pending_notices') private readonly pending: Gauge,
+    @InjectMetric('webhook_pending_notices_capped') private readonly capped: Gauge,
     @InjectMetric('webhook_oldest_pending_age_seconds') private readonly oldestAge: Gauge,
   ) {
     this.log = new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 2 });
@@ -74,14 +78,21 @@ export class WebhookUpkeep {
   }
 
   private async refreshBacklog(): Promise<void> {
-    const backlog = await this.outbox.backlog();
-    for (const { id } of this.config.webhooks.receivers) {
-      const { pending, oldestAgeMs } = backlog.get(id) ?? { pending: 0, oldestAgeMs: 0 };
+    const { receivers, backlogCountCap } = this.config.webhooks;
+    const backlog = await this.outbox.backlog(
+      receivers.map((r) => r.id),
+      backlogCountCap,
+    );
+    for (const { id } of receivers) {
+      const none = { pending: 0, capped: false, oldestAgeMs: 0 };
+      const { pending, capped, oldestAgeMs } = backlog.get(id) ?? none;
       // Not clamped: a negative age says a writer's clock runs ahead, which must show.
       const oldestAgeSeconds = oldestAgeMs / 1000;
       this.pending.set({ receiver: id }, pending);
+      this.capped.set({ receiver: id }, capped ? 1 : 0);
       this.oldestAge.set({ receiver: id }, oldestAgeSeconds);
-      this.backlog.set(id, { pending, oldestAgeSeconds: Math.round(oldestAgeSeconds) });
+      const oldest = Math.round(oldestAgeSeconds);
+      this.backlog.set(id, { pending, pendingCapped: capped, oldestAgeSeconds: oldest });
     }
   }
 

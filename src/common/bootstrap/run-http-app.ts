@@ -66,11 +66,19 @@ export interface HttpEntryPoint<C extends EntryPointConfig> {
    * Caps on the open connections of each listener, and what counts the connections refused
    * (a metric of the entry point's own). Without it the listeners take any number.
    */
-  connectionLimits?(
-    app: NestExpressApplication,
-    config: C,
-  ): { limits: ConnectionLimits; refused(reason: ConnectionRefusal): void };
+  connectionLimits?(app: NestExpressApplication, config: C): ListenerLimits;
 }
+
+/** The caps of the api listener, those of the health and metrics ones, and what counts refusals. */
+export interface ListenerLimits {
+  limits: ConnectionLimits;
+  /** The health and metrics listeners' own (`limits` when absent). */
+  probeLimits?: ConnectionLimits;
+  refused(reason: ConnectionRefusal): void;
+}
+
+/** Applies a listener's server limits and connection caps; call before `listen`. */
+type Limiter = Record<'api' | 'probe', (server: Server) => void>;
 
 /**
  * The one bootstrap of every HTTP entry point: load the config (exit 78 naming every problem),
@@ -133,7 +141,7 @@ async function listenOnEveryPort(
   app: NestExpressApplication,
   { host, ports: configured, portVariables }: Listeners,
   ports: PortScope,
-  limit: (server: Server) => void,
+  limit: Limiter,
   logger: Logger,
 ): Promise<Server[]> {
   // Which listener failed, by its variable: `EADDRINUSE 0.0.0.0:8080` alone does not say.
@@ -143,15 +151,13 @@ async function listenOnEveryPort(
     );
   };
   try {
-    applyServerLimits(app.getHttpServer());
-    limit(app.getHttpServer());
+    limit.api(app.getHttpServer());
     await app.listen(ports.api, host).catch(naming('api'));
     ports.api = boundPort(app.getHttpServer());
     return await Promise.all(
       (['health', 'metrics'] as const).map(async (listener) => {
         const server = createServer(app.getHttpAdapter().getInstance());
-        applyServerLimits(server);
-        limit(server);
+        limit.probe(server);
         await listen(server, ports[listener], host).catch(naming(listener));
         ports[listener] = boundPort(server);
         return server;
@@ -167,20 +173,22 @@ async function listenOnEveryPort(
   }
 }
 
-/** Applies the entry point's connection caps to a listener; a refusal is counted and logged. */
-function connectionLimiter(
-  setting:
-    ReturnType<NonNullable<HttpEntryPoint<EntryPointConfig>['connectionLimits']>> | undefined,
-  logger: Logger,
-): (server: Server) => void {
-  if (!setting) return () => undefined;
+/**
+ * Applies the server limits and the entry point's connection caps to each listener; a refusal
+ * is counted and logged. The health and metrics listeners take their own caps when given.
+ */
+function connectionLimiter(setting: ListenerLimits | undefined, logger: Logger): Limiter {
   // Anyone can open connections: one line per 10 s at most, the metric counts every one.
   const log = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
-  return (server) =>
-    limitConnections(server, setting.limits, (reason, address) => {
+  const apply = (limits: ConnectionLimits | undefined) => (server: Server) => {
+    applyServerLimits(server, limits?.headersTimeoutMs);
+    if (!setting || !limits) return;
+    limitConnections(server, limits, (reason, address) => {
       setting.refused(reason);
       log.warn({ reason, remote: address }, 'connection refused or closed before a request');
     });
+  };
+  return { api: apply(setting?.limits), probe: apply(setting?.probeLimits ?? setting?.limits) };
 }
 
 function listen(server: Server, port: number, host: string): Promise<Server> {

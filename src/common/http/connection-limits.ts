@@ -9,11 +9,20 @@ export interface ConnectionLimits {
   maxConnectionsPerAddress: number;
   /** Addresses the per-address cap does not count (the relay's own replicas). */
   exempt?: (address: string) => boolean;
+  /**
+   * Set where the listener holds its clients to a header timeout of its own (the probe ports):
+   * a connection closed for it is then reported as `headers_timeout`.
+   */
+  headersTimeoutMs?: number;
 }
 
 /** Why a connection was refused or closed before it carried a request. */
 export type ConnectionRefusal =
-  'too_many' | 'too_many_from_address' | 'tls_handshake_timeout' | 'tls_handshake_failed';
+  | 'too_many'
+  | 'too_many_from_address'
+  | 'headers_timeout'
+  | 'tls_handshake_timeout'
+  | 'tls_handshake_failed';
 
 /**
  * Holds a listener to `limits`: a connection past either cap is closed as it is accepted,
@@ -31,25 +40,12 @@ export function limitConnections(
   server.on('drop', (data?: { remoteAddress?: string }) =>
     refused('too_many', data?.remoteAddress),
   );
-  if (limits.maxConnectionsPerAddress > 0) {
-    const perAddress = new Map<string, number>();
-    // Prepended: the socket is closed before the TLS or HTTP listener sets anything up on it.
-    server.prependListener('connection', (socket: Socket) => {
-      const address = socket.remoteAddress;
-      if (address === undefined) return void socket.destroy(); // gone already
-      if (limits.exempt?.(address)) return;
-      const open = perAddress.get(address) ?? 0;
-      if (open >= limits.maxConnectionsPerAddress) {
-        refused('too_many_from_address', address);
-        socket.destroy();
-        return;
-      }
-      perAddress.set(address, open + 1);
-      socket.once('close', () => {
-        const left = (perAddress.get(address) ?? 1) - 1;
-        if (left > 0) perAddress.set(address, left);
-        else perAddress.delete(address);
-      });
+  if (limits.maxConnectionsPerAddress > 0) capPerAddress(server, limits, refused);
+  if (limits.headersTimeoutMs !== undefined) {
+    // Node's timeout check closes a connection whose headers are late (idle ones included).
+    server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+      if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+        refused('headers_timeout', socket.remoteAddress);
     });
   }
   // tls.Server emits this for a handshake that failed or ran past its handshakeTimeout; a plain
@@ -59,5 +55,32 @@ export function limitConnections(
     const reason =
       error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'tls_handshake_timeout' : 'tls_handshake_failed';
     refused(reason, socket.remoteAddress);
+  });
+}
+
+/** Closes a connection from an address that holds `maxConnectionsPerAddress` already. */
+function capPerAddress(
+  server: Server,
+  limits: ConnectionLimits,
+  refused: (reason: ConnectionRefusal, address: string | undefined) => void,
+): void {
+  const perAddress = new Map<string, number>();
+  // Prepended: the socket is closed before the TLS or HTTP listener sets anything up on it.
+  server.prependListener('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (address === undefined) return void socket.destroy(); // gone already
+    if (limits.exempt?.(address)) return;
+    const open = perAddress.get(address) ?? 0;
+    if (open >= limits.maxConnectionsPerAddress) {
+      refused('too_many_from_address', address);
+      socket.destroy();
+      return;
+    }
+    perAddress.set(address, open + 1);
+    socket.once('close', () => {
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
+    });
   });
 }

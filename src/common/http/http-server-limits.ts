@@ -8,13 +8,15 @@ export const REQUEST_TIMEOUT_MS = 90_000;
 /** How often Node checks the two timeouts above (its default, 30 s, lets them overrun). */
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
-const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
+const clientErrors = (
+  headersTimeoutMs: number,
+): Record<string, { status: number; message: string }> => ({
   HPE_HEADER_OVERFLOW: { status: 431, message: 'the request headers are larger than 16 KiB' },
   ERR_HTTP_REQUEST_TIMEOUT: {
     status: 408,
-    message: `the request did not arrive in time: headers within ${HEADERS_TIMEOUT_MS / 1000} s`,
+    message: `the request did not arrive in time: headers within ${headersTimeoutMs / 1000} s`,
   },
-};
+});
 const MALFORMED = { status: 400, message: 'the request is not valid HTTP/1.1' };
 
 /** Responses on a socket not yet finished, and the error answer waiting for them. */
@@ -25,15 +27,19 @@ type TrackedSocket = Duplex & { [PENDING]?: number; [WAITING_ANSWER]?: () => voi
 /**
  * The limits every listener (API, health, metrics) holds its clients to, and the Error body
  * `{error, message}` for what Node refuses before Express sees a request (431, 408, malformed
- * requests), where Node would write an empty answer. Call before `listen`.
+ * requests), where Node would write an empty answer. The probe ports pass a shorter header
+ * timeout. Call before `listen`.
  */
-export function applyServerLimits(server: Server): void {
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
+export function applyServerLimits(server: Server, headersTimeoutMs = HEADERS_TIMEOUT_MS): void {
+  const errors = clientErrors(headersTimeoutMs);
+  server.headersTimeout = headersTimeoutMs;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     CONNECTIONS_CHECKING_INTERVAL_MS;
   server.on('request', countPendingResponse);
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: TrackedSocket) =>
+    answerClientError(error, socket, errors),
+  );
 }
 
 function countPendingResponse(request: IncomingMessage, response: ServerResponse): void {
@@ -50,7 +56,11 @@ function countPendingResponse(request: IncomingMessage, response: ServerResponse
  * unframed body): that request is carried out, so its answer goes first and the error answer
  * after it, never an error alone for work that was done.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: TrackedSocket): void {
+function answerClientError(
+  error: NodeJS.ErrnoException,
+  socket: TrackedSocket,
+  errors: ReturnType<typeof clientErrors>,
+): void {
   // Only an HTTP error gets an HTTP answer. Anything else (a TLS handshake that failed or timed
   // out, a reset) is closed at once: an answer written into a TLS socket that never finished
   // its handshake is never sent, and would hold the connection open for good.
@@ -60,16 +70,15 @@ function answerClientError(error: NodeJS.ErrnoException, socket: TrackedSocket):
   }
   // The parser repeats its error for every later chunk: one answer is enough.
   if (socket[WAITING_ANSWER]) return;
-  socket[WAITING_ANSWER] = () => writeErrorAnswer(error, socket);
+  socket[WAITING_ANSWER] = () => writeErrorAnswer(errors[error.code ?? ''] ?? MALFORMED, socket);
   if ((socket[PENDING] ?? 0) === 0) socket[WAITING_ANSWER]();
 }
 
-function writeErrorAnswer(error: NodeJS.ErrnoException, socket: Duplex): void {
+function writeErrorAnswer({ status, message }: typeof MALFORMED, socket: Duplex): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  const { status, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
   const body = JSON.stringify({ error: status, message });
   socket.end(
     [

@@ -13,7 +13,7 @@ export const httpMetricProviders = [
   }),
   makeCounterProvider({
     name: 'http_connections_refused_total',
-    help: 'Connections closed before any request: over a connection cap, or a TLS handshake that failed or timed out, by reason.',
+    help: 'Connections closed before any request: over a connection cap, request headers late on the health and metrics ports, or a TLS handshake that failed or timed out, by reason.',
     labelNames: ['reason'],
   }),
   makeHistogramProvider({

@@ -6,6 +6,7 @@ import { indexDueNotices } from './2026-11-25-001-index-due-notices.js';
 import { addOutboxTraceContext } from './2026-11-25-002-add-outbox-trace-context.js';
 import { notifyOutboxInserts } from './2026-11-27-001-notify-outbox-inserts.js';
 import { addWebhookSettings } from './2026-11-28-001-add-webhook-settings.js';
+import { indexPendingByAge } from './2026-11-28-002-index-pending-by-age.js';
 
 /**
  * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-25-002-add-outbox-trace-context': addOutboxTraceContext,
   '2026-11-27-001-notify-outbox-inserts': notifyOutboxInserts,
   '2026-11-28-001-add-webhook-settings': addWebhookSettings,
+  '2026-11-28-002-index-pending-by-age': indexPendingByAge,
 };
 
 export const migrationProvider: MigrationProvider = {

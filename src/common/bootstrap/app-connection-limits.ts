@@ -1,0 +1,24 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { getToken } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
+import type { AppConfig } from '../../config/app-config.js';
+import type { ListenerLimits } from './run-http-app.js';
+
+/**
+ * The plant service's and the webhook worker's connection caps: the api port's from
+ * MAX_CONNECTIONS*, the health and metrics ports' with their own per-address cap and header
+ * timeout (PROBE_*), so that one address holding idle connections cannot starve the probes.
+ * Refusals count in `http_connections_refused_total{reason}`.
+ */
+export function appConnectionLimits(
+  app: NestExpressApplication,
+  config: AppConfig,
+): ListenerLimits {
+  const counter = app.get<Counter<'reason'>>(getToken('http_connections_refused_total'));
+  const { maxConnections, maxConnectionsPerAddress, probe } = config.connections;
+  return {
+    limits: { maxConnections, maxConnectionsPerAddress },
+    probeLimits: { maxConnections, ...probe },
+    refused: (reason) => counter.inc({ reason }),
+  };
+}
