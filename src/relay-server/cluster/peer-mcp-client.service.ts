@@ -1,5 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/client';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+} from '@modelcontextprotocol/client';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
@@ -82,14 +85,18 @@ export class PeerMcpClient implements OtherReplicas {
   }
 }
 
-/** The 2025 request as a 2026-07-28 one: the envelope's protocol version in `_meta`. */
+/**
+ * The 2025 request as a 2026-07-28 one: the envelope in `_meta`. No client capabilities: the
+ * answer is read whole here, so the peer's server cannot ask this client anything.
+ */
 export function withEnvelope(message: Message): Message {
   const params = isObject(message.params) ? message.params : {};
-  const meta = isObject(params._meta) ? params._meta : {};
-  return {
-    ...message,
-    params: { ...params, _meta: { ...meta, [PROTOCOL_VERSION_META_KEY]: MODERN_VERSION } },
+  const envelope = {
+    [PROTOCOL_VERSION_META_KEY]: MODERN_VERSION,
+    [CLIENT_CAPABILITIES_META_KEY]: {},
   };
+  const meta = isObject(params._meta) ? params._meta : {};
+  return { ...message, params: { ...params, _meta: { ...meta, ...envelope } } };
 }
 
 /** The peer's JSON-RPC answer without its 2026 result fields, or an error saying what failed. */
