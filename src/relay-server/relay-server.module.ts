@@ -21,6 +21,7 @@ import { oauthMetricProviders } from './auth/oauth/oauth-metrics.js';
 import { ProtectedResourceController } from './auth/oauth/protected-resource.controller.js';
 import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
 import { clusterMetricProviders } from './cluster/cluster-metrics.js';
+import { PeerDispatcher } from './cluster/peer-agents.js';
 import { PeerForwarder } from './cluster/peer-forwarder.service.js';
 import { PeerMcpClient } from './cluster/peer-mcp-client.service.js';
 import { PeerPingController } from './cluster/peer-ping.controller.js';
@@ -60,6 +61,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     ...sessionMetricProviders,
     ...clusterMetricProviders,
     RelayCluster,
+    PeerDispatcher,
     PeerForwarder,
     PeerMcpClient,
     { provide: OtherReplicas, useExisting: PeerMcpClient },

@@ -1,26 +1,36 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
-import type { RelayConfig } from '../config/relay-config.js';
-
-/** Keep-alive connections to the other replicas, plain or TLS as the relay port is. */
-export interface PeerAgents {
-  http: HttpAgent;
-  https: HttpsAgent;
-}
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Agent } from 'undici';
+import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 
 /**
+ * The replica's one pool of keep-alive connections to the other replicas, plain or TLS as the
+ * relay port is; every forward, JSON call and ping goes through it.
+ *
  * Over TLS a peer must present a certificate that chains to this replica's own certificate
  * file (every pod mounts the same Secret; its intermediates count as anchors too). Peers are
  * reached by pod address, which the certificate does not name: the chain is checked, not the
  * name. A listener with another certificate gets no request and no signature.
  */
-export function peerAgents(tls: RelayConfig['tls']): PeerAgents {
-  return {
-    http: new HttpAgent({ keepAlive: true }),
-    https: new HttpsAgent({
-      keepAlive: true,
-      ...(tls && { ca: tls.cert, allowPartialTrustChain: true }),
-      checkServerIdentity: () => undefined,
-    }),
-  };
+@Injectable()
+export class PeerDispatcher extends Agent implements OnModuleDestroy {
+  constructor(@Inject(RELAY_CONFIG) config: Pick<RelayConfig, 'tls'>) {
+    const tls = config.tls;
+    super({
+      connect: {
+        ...(tls && { ca: tls.cert, allowPartialTrustChain: true }),
+        checkServerIdentity: () => undefined,
+        rejectUnauthorized: true,
+      },
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.destroy();
+  }
+}
+
+/** A refused connection: nothing reached the peer. undici may wrap the socket's error. */
+export function refusedConnection(error: unknown): boolean {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
+  return code === 'ECONNREFUSED' || cause?.code === 'ECONNREFUSED';
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
@@ -8,7 +8,7 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import type { ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { type PeerAgents, peerAgents } from './peer-agents.js';
+import { PeerDispatcher } from './peer-agents.js';
 import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
@@ -28,8 +28,7 @@ const RETRY_AFTER_SECONDS = '2';
  * shared secret; it serves such a request itself, never forwarding it again.
  */
 @Injectable()
-export class PeerForwarder implements OnModuleDestroy {
-  private readonly agents: PeerAgents;
+export class PeerForwarder {
   private readonly log: RateLimitedLog;
   private readonly probe: PeerProbe;
 
@@ -37,18 +36,18 @@ export class PeerForwarder implements OnModuleDestroy {
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     @Inject(LOGGER) logger: Logger,
     private readonly cluster: RelayCluster,
+    private readonly dispatcher: PeerDispatcher,
     @InjectMetric('relay_forwarded_requests_total') private readonly forwarded: Counter<'outcome'>,
     @InjectMetric('relay_redis_refusals_total') private readonly refusals: Counter,
     @InjectMetric('relay_unresponsive_peers_total') unresponsive: Counter,
   ) {
     this.log = new RateLimitedLog(logger);
-    this.agents = peerAgents(config.tls);
     this.probe = new PeerProbe({
       requestTimeoutMs: config.requestTimeoutMs,
       pingTimeoutMs: config.agentProbeTimeoutMs,
       pingUrl: (peer) => onPeer(peer, `${config.basePath}/${PEER_PING_PATH}`),
       pingHeaders: (url) => this.pingCredentials(url),
-      agents: this.agents,
+      dispatcher,
       onFrozen: (peer, cut) => {
         this.cluster.suspect(peer);
         unresponsive.inc();
@@ -58,11 +57,6 @@ export class PeerForwarder implements OnModuleDestroy {
         );
       },
     });
-  }
-
-  onModuleDestroy(): void {
-    this.agents.http.destroy();
-    this.agents.https.destroy();
   }
 
   /**
@@ -135,7 +129,7 @@ export class PeerForwarder implements OnModuleDestroy {
           method: request.method,
           headers: this.peerHeaders(request, url),
           body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
-          agents: this.agents,
+          dispatcher: this.dispatcher,
           headersTimeoutMs: this.config.requestTimeoutMs + 5000,
           signal: waiting.signal,
         },

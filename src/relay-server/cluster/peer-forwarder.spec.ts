@@ -6,6 +6,7 @@ import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClientRequest } from '../auth/client-auth.guard.js';
 import type { RelayConfig } from '../config/relay-config.js';
+import { PeerDispatcher } from './peer-agents.js';
 import { PeerForwarder } from './peer-forwarder.service.js';
 import type { RelayCluster } from './relay-cluster.service.js';
 
@@ -60,6 +61,7 @@ function forwarder(peer: string, suspects: string[]): PeerForwarder {
     config as RelayConfig,
     pino({ level: 'silent' }),
     cluster,
+    new PeerDispatcher({ tls: undefined }),
     counter('forwarded'),
     counter('refusals'),
     counter('unresponsive'),

@@ -6,12 +6,16 @@ export const PEER_SIGNATURE = 'x-relay-peer-signature';
 export const PEER_CLIENT = 'x-relay-peer-client';
 export const PEER_AGENTS = 'x-relay-peer-agents';
 
-/** Not passed on either way: per connection (RFC 9110 7.6.1), or the client's credentials. */
+/**
+ * Not passed on either way: per connection (RFC 9110 7.6.1; `expect` too, as this replica
+ * already holds the body), or the client's credentials.
+ */
 const NOT_PASSED = new Set([
   'authorization',
   'connection',
   'content-length',
   'cookie',
+  'expect',
   'host',
   'keep-alive',
   'proxy-connection',

@@ -1,11 +1,14 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/client';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+} from '@modelcontextprotocol/client';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { OtherReplicas, type ReplicaRequest } from '../aggregate/other-replicas.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { type PeerAgents, peerAgents } from './peer-agents.js';
+import { PeerDispatcher } from './peer-agents.js';
 import { jsonRpcError, type JsonRpcResponse, stringifyMessage } from '../mcp/json-rpc.js';
 import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
 import { onPeer, peerCredentials } from './peer-headers.js';
@@ -27,21 +30,13 @@ const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
  * there, as a 2026 client cancels. The answer comes back as a 2025 answer.
  */
 @Injectable()
-export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
-  private readonly agents: PeerAgents;
-
+export class PeerMcpClient implements OtherReplicas {
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     private readonly cluster: RelayCluster,
+    private readonly dispatcher: PeerDispatcher,
     @InjectMetric('relay_forwarded_requests_total') private readonly forwarded: Counter<'outcome'>,
-  ) {
-    this.agents = peerAgents(config.tls);
-  }
-
-  onModuleDestroy(): void {
-    this.agents.http.destroy();
-    this.agents.https.destroy();
-  }
+  ) {}
 
   serversElsewhere(agent: string): Promise<Map<string, string>> {
     return this.cluster.serversElsewhere(agent);
@@ -56,7 +51,7 @@ export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
       url,
       headers: this.headers(request, url),
       body: stringifyMessage(withEnvelope(message)),
-      agents: this.agents,
+      dispatcher: this.dispatcher,
       // The peer answers -32003 itself at the request timeout; this bounds a peer that froze.
       timeoutMs: this.config.requestTimeoutMs + 5000,
       // The peer's answer came to it in one agent frame; twice that leaves room for re-encoding.
@@ -90,14 +85,18 @@ export class PeerMcpClient implements OtherReplicas, OnModuleDestroy {
   }
 }
 
-/** The 2025 request as a 2026-07-28 one: the envelope's protocol version in `_meta`. */
+/**
+ * The 2025 request as a 2026-07-28 one: the envelope in `_meta`. No client capabilities: the
+ * answer is read whole here, so the peer's server cannot ask this client anything.
+ */
 export function withEnvelope(message: Message): Message {
   const params = isObject(message.params) ? message.params : {};
-  const meta = isObject(params._meta) ? params._meta : {};
-  return {
-    ...message,
-    params: { ...params, _meta: { ...meta, [PROTOCOL_VERSION_META_KEY]: MODERN_VERSION } },
+  const envelope = {
+    [PROTOCOL_VERSION_META_KEY]: MODERN_VERSION,
+    [CLIENT_CAPABILITIES_META_KEY]: {},
   };
+  const meta = isObject(params._meta) ? params._meta : {};
+  return { ...message, params: { ...params, _meta: { ...meta, ...envelope } } };
 }
 
 /** The peer's JSON-RPC answer without its 2026 result fields, or an error saying what failed. */

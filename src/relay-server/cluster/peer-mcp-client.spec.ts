@@ -3,9 +3,12 @@ import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { answerOf, withEnvelope } from './peer-mcp-client.service.js';
 
 const VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
+const envelope = { [VERSION_KEY]: '2026-07-28', [CAPABILITIES_KEY]: {} };
 
 describe('withEnvelope', () => {
-  it('adds the 2026-07-28 version to _meta and keeps the rest', () => {
+  it('adds the 2026-07-28 envelope to _meta and keeps the rest', () => {
     const message = {
       jsonrpc: '2.0',
       id: 3,
@@ -14,10 +17,10 @@ describe('withEnvelope', () => {
     };
     expect(withEnvelope(message)).toEqual({
       ...message,
-      params: { name: 'whoami', _meta: { progressToken: 'p', [VERSION_KEY]: '2026-07-28' } },
+      params: { name: 'whoami', _meta: { progressToken: 'p', ...envelope } },
     });
     expect(withEnvelope({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).params).toEqual({
-      _meta: { [VERSION_KEY]: '2026-07-28' },
+      _meta: envelope,
     });
   });
 });

@@ -1,6 +1,6 @@
-import { Agent as HttpAgent, createServer as createHttpServer, type Server } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+import { createServer as createHttpServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
+import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PeerProbe } from './peer-probe.js';
 
@@ -38,7 +38,7 @@ function probe(frozen: { peer: string; cut: number }[]) {
     pingTimeoutMs: 100,
     pingUrl: (peer) => new URL('/relay-peer/ping', peer),
     pingHeaders: () => ({ 'x-secret': 's3' }),
-    agents: { http: new HttpAgent(), https: new HttpsAgent() },
+    dispatcher: new Agent(),
     onFrozen: (peer, cut) => frozen.push({ peer, cut }),
   });
 }

@@ -1,5 +1,4 @@
-import { type Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { type Dispatcher, request } from 'undici';
 
 export interface PeerProbeOptions {
   /** A peer answers every request by then, if only with -32003. */
@@ -10,7 +9,7 @@ export interface PeerProbeOptions {
   pingUrl: (peer: string) => URL;
   /** The ping's headers: signed for the ping's URL. */
   pingHeaders: (url: URL) => Record<string, string>;
-  agents: { http: HttpAgent; https: HttpsAgent };
+  dispatcher: Dispatcher;
   /** A peer that did not answer its ping; `cut`: the requests that were waiting on it. */
   onFrozen: (peer: string, cut: number) => void;
 }
@@ -67,22 +66,18 @@ export class PeerProbe {
   }
 
   /** Any HTTP answer shows the peer's process is running; no answer in time, that it is not. */
-  alive(peer: string): Promise<boolean> {
+  async alive(peer: string): Promise<boolean> {
     const url = this.options.pingUrl(peer);
-    const secure = url.protocol === 'https:';
-    return new Promise((resolve) => {
-      const ping = (secure ? httpsRequest : httpRequest)(url, {
-        method: 'GET',
+    try {
+      const answer = await request(url, {
+        dispatcher: this.options.dispatcher,
         headers: this.options.pingHeaders(url),
-        agent: secure ? this.options.agents.https : this.options.agents.http,
         signal: AbortSignal.timeout(this.options.pingTimeoutMs),
       });
-      ping.on('response', (incoming) => {
-        incoming.on('error', () => undefined).resume();
-        resolve(true);
-      });
-      ping.on('error', () => resolve(false));
-      ping.end();
-    });
+      answer.body.on('error', () => undefined).resume();
+      return true;
+    } catch {
+      return false;
+    }
   }
 }

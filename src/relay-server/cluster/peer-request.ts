@@ -1,6 +1,7 @@
-import { type Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
-import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { finished } from 'node:stream/promises';
 import type { Response } from 'express';
+import { type Dispatcher, request } from 'undici';
+import { refusedConnection } from './peer-agents.js';
 
 /** One client request passed on to the replica that serves it. */
 export interface PeerCall {
@@ -8,7 +9,7 @@ export interface PeerCall {
   method: string;
   headers: Record<string, string | string[]>;
   body: Buffer | undefined;
-  agents: { http: HttpAgent; https: HttpsAgent };
+  dispatcher: Dispatcher;
   /** The peer must have sent its answer's headers by then (it times out requests itself). */
   headersTimeoutMs: number;
   /** Cuts the exchange (the peer was found frozen): it ends as lost. */
@@ -29,65 +30,51 @@ export type PeerOutcome =
   | 'lost_while_answering'
   | 'client_gone';
 
+const NOT_PASSED_BACK = new Set(['connection', 'keep-alive', 'transfer-encoding']);
+
 /**
  * A plain reverse proxy for one request: the peer's status, headers and body (an event stream
  * too) are passed to the client as they come, with backpressure. A client that hangs up closes
- * the peer request, so the peer cancels the work. Resolves once the exchange is over.
+ * the peer request, so the peer cancels the work. A peer lost mid-answer leaves the response
+ * open, so the caller can still close an event stream with an error event.
  */
-export function requestPeer(call: PeerCall, response: Response): Promise<PeerOutcome> {
-  return new Promise((resolve) => {
-    const secure = call.url.protocol === 'https:';
-    const send = secure ? httpsRequest : httpRequest;
-    const outgoing = send(call.url, {
+export async function requestPeer(call: PeerCall, response: Response): Promise<PeerOutcome> {
+  const hungUp = new AbortController();
+  const onClose = () => {
+    if (!response.writableFinished) hungUp.abort();
+  };
+  response.once('close', onClose);
+  try {
+    const answer = await request(call.url, {
+      dispatcher: call.dispatcher,
       method: call.method,
       headers: call.headers,
-      agent: secure ? call.agents.https : call.agents.http,
-      signal: call.signal,
+      body: call.body,
+      headersTimeout: call.headersTimeoutMs,
+      // An event stream may stay quiet for as long as its client keeps it.
+      bodyTimeout: 0,
+      signal: AbortSignal.any([call.signal, hungUp.signal]),
     });
-    outgoing.setTimeout(call.headersTimeoutMs, () => outgoing.destroy(new Error('peer timeout')));
-    outgoing.on('response', (incoming) => {
-      outgoing.setTimeout(0);
-      // The client was authenticated here: a 401 can only be about our signature.
-      if (incoming.statusCode === 401) {
-        incoming.resume();
-        resolve('distrusted');
-        return;
-      }
-      passResponse(incoming, response, resolve);
-    });
-    outgoing.on('error', (error: Error & { code?: string }) => {
-      if (response.headersSent) return;
-      resolve(error.code === 'ECONNREFUSED' ? 'refused' : 'lost_before_answer');
-    });
-    response.once('close', () => {
-      if (response.writableFinished) return;
-      resolve('client_gone');
-      outgoing.destroy();
-    });
-    outgoing.end(call.body);
-  });
-}
-
-const NOT_PASSED_BACK = new Set(['connection', 'keep-alive', 'transfer-encoding']);
-
-function passResponse(
-  incoming: IncomingMessage,
-  response: Response,
-  resolve: (outcome: PeerOutcome) => void,
-): void {
-  response.status(incoming.statusCode ?? 502);
-  for (const [name, value] of Object.entries(incoming.headers)) {
-    if (value !== undefined && !NOT_PASSED_BACK.has(name)) response.setHeader(name, value);
-  }
-  // An event stream's headers go at once: the client waits for them before any event.
-  response.flushHeaders();
-  incoming.pipe(response, { end: false });
-  incoming.once('close', () => {
-    if (incoming.complete) {
-      response.end();
-      resolve('answered');
-    } else {
-      resolve('lost_while_answering');
+    // The client was authenticated here: a 401 can only be about our signature.
+    if (answer.statusCode === 401) {
+      answer.body.on('error', () => undefined).resume();
+      return 'distrusted';
     }
-  });
+    response.status(answer.statusCode);
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !NOT_PASSED_BACK.has(name)) response.setHeader(name, value);
+    }
+    // An event stream's headers go at once: the client waits for them before any event.
+    response.flushHeaders();
+    answer.body.pipe(response, { end: false });
+    await finished(answer.body);
+    response.end();
+    return 'answered';
+  } catch (error) {
+    if (hungUp.signal.aborted) return 'client_gone';
+    if (response.headersSent) return 'lost_while_answering';
+    return refusedConnection(error) ? 'refused' : 'lost_before_answer';
+  } finally {
+    response.off('close', onClose);
+  }
 }
