@@ -109,6 +109,34 @@ describe.skipIf(!postgresAvailable)('a table locked past the statement timeout',
   }, 40_000);
 });
 
+describe.skipIf(!postgresAvailable)('the plants table locked by another session', () => {
+  it('fails /health within 1 s, naming the store and the lock, while writes cannot commit', async () => {
+    const url = await createTestDatabase();
+    const app = await startApp({ env: { DATABASE_URL: url } });
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    const health = async () => {
+      const started = performance.now();
+      const answer = await call(`${app.healthUrl}/health`);
+      return { answer, ms: performance.now() - started };
+    };
+    try {
+      expect((await health()).answer.status).toBe(200);
+      await locker.query('BEGIN; LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+      const { answer, ms } = await health();
+      expect(answer.status).toBe(503);
+      expect(ms).toBeLessThan(1000);
+      const details = (answer.json as { details: Record<string, { message?: string }> }).details;
+      expect(details.database?.message).toMatch(/PostgreSQL.*lock/);
+      await locker.query('ROLLBACK');
+      expect((await health()).answer.status).toBe(200);
+    } finally {
+      await locker.end();
+      await app.stop();
+    }
+  });
+});
+
 describe.skipIf(!postgresAvailable)('several replicas on one PostgreSQL', () => {
   it('start at the same time (the migration runs once, under its lock) and share the plants', async () => {
     const env = { DATABASE_URL: await createTestDatabase() };

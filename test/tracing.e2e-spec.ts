@@ -201,12 +201,64 @@ describe('tracing', () => {
     );
     expect(commit.attributes['db.operation.batch.size']).toBe(1);
     // Nothing dropped: the collector keeps up. The metric exists only while tracing is on.
-    expect(await metric(app.metricsUrl, 'otel_spans_dropped_total')).toBe(0);
+    for (const reason of ['queue_full', 'export_failed']) {
+      expect(await metric(app.metricsUrl, `otel_spans_dropped_total{reason="${reason}"}`)).toBe(0);
+    }
     // The request's log line carries the ids of its span.
     const lines = logLines(app.output(), (l) => l.msg === 'request' && l.route === '/plants');
     expect(lines).toContainEqual(
       expect.objectContaining({ trace_id: caller.traceId, span_id: post.spanId }),
     );
+  });
+
+  describe('a collector that fails or hangs', () => {
+    let collector: OtlpReceiver;
+    let app: RunningApp | undefined;
+    beforeAll(async () => {
+      collector = await new OtlpReceiver().listen();
+    });
+    afterAll(async () => {
+      await app?.stop();
+      await collector.close();
+    });
+    const createPlant = (id: number) =>
+      call(`${app!.apiUrl}/plants`, {
+        method: 'POST',
+        token: app!.token,
+        body: `{"id": ${id}, "name": "lost span"}`,
+      });
+
+    it('counts the spans of a failed export as dropped, reason export_failed', async () => {
+      collector.behaviour = 'fail';
+      app = await startApp({ env: tracingEnv(collector, 'failing-collector') });
+      expect((await createPlant(1)).status).toBe(200);
+      await expect
+        .poll(() => metric(app!.metricsUrl, 'otel_spans_dropped_total{reason="export_failed"}'), {
+          timeout: 10_000,
+        })
+        .toBeGreaterThanOrEqual(2);
+      expect(await metric(app.metricsUrl, 'otel_spans_dropped_total{reason="queue_full"}')).toBe(0);
+      await app.stop();
+      app = undefined;
+    });
+
+    it('stops within TRACING_SHUTDOWN_TIMEOUT_SECONDS when the collector never answers', async () => {
+      collector.behaviour = 'hang';
+      app = await startApp({ env: tracingEnv(collector, 'hanging-collector') });
+      const exportsBefore = collector.exports;
+      expect((await createPlant(2)).status).toBe(200);
+      // An export is stuck at the collector (the exporter's own timeout is 10 s).
+      await expect
+        .poll(() => collector.exports, { timeout: 10_000 })
+        .toBeGreaterThan(exportsBefore);
+      expect((await createPlant(3)).status).toBe(200);
+      const started = performance.now();
+      expect(await app.stop()).toBe(0);
+      // The default bound is 2 s; the hung export alone would hold the exit for 10 s.
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(app.output()).toMatch(/"spans":[1-9]\d*[^\n]*tracing: spans not sent at shutdown/);
+      app = undefined;
+    });
   });
 
   describe('off', () => {

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from './database.types.js';
 import { KYSELY } from './database.tokens.js';
+import { STORE_PROBE, type StoreProbe } from './store-probe.js';
 import { StoreIntegrityService } from './store-integrity.service.js';
 
 export interface PingResult {
@@ -10,7 +11,7 @@ export interface PingResult {
 }
 
 /**
- * `select 1`, raced against a timeout so a hung database gives a fast "down" rather than a
+ * The store's probe (`select 1`; on PostgreSQL a write-lock probe), raced against a timeout so a hung database gives a fast "down" rather than a
  * hung probe. The last result is kept for `db_up`, so a metrics scrape costs no query.
  * A fault of the store's files (deleted, replaced, corrupt) is "down" whatever the ping says:
  * `select 1` still answers from a deleted file.
@@ -22,6 +23,7 @@ export class DatabasePingService {
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<Database>,
     private readonly integrity: StoreIntegrityService,
+    @Inject(STORE_PROBE) private readonly probe: StoreProbe,
   ) {}
 
   get lastResult(): PingResult {
@@ -37,7 +39,7 @@ export class DatabasePingService {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await Promise.race([sql`select 1`.execute(this.db), timeout]);
+      await Promise.race([this.probe(this.db), timeout]);
       this.last = { up: true };
     } catch (error) {
       this.last = { up: false, error: error instanceof Error ? error.message : String(error) };

@@ -12,6 +12,7 @@ import { openSqlite } from './sqlite.connection.js';
 import { keyReceiverIds } from './receiver-ids.js';
 import type { SqliteFileIdentity } from './sqlite-file-identity.js';
 import { StoreIntegrityService } from './store-integrity.service.js';
+import { STORE_PROBE, postgresProbe, sqliteProbe } from './store-probe.js';
 
 /**
  * Opens the configured store (embedded SQLite by default, PostgreSQL with DATABASE_URL),
@@ -59,6 +60,12 @@ interface OpenedStore {
       inject: [OPENED_STORE, LOGGER],
       useFactory: (store: OpenedStore, logger: Logger) =>
         new StoreIntegrityService(store.identity, logger),
+    },
+    {
+      provide: STORE_PROBE,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) =>
+        config.database.kind === 'sqlite' ? sqliteProbe : postgresProbe,
     },
     DatabasePingService,
   ],

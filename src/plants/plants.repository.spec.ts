@@ -12,6 +12,7 @@ import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
+import { sqliteProbe } from '../database/store-probe.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import type { Plant } from './plant.js';
 import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
@@ -61,7 +62,7 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
     repository = new PlantsRepository(
       db,
       config,
-      new DatabasePingService(db, opened.integrity),
+      new DatabasePingService(db, opened.integrity, sqliteProbe),
       opened.integrity,
       outbox,
       commitSeconds,

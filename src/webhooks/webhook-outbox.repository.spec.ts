@@ -12,6 +12,7 @@ import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
+import { sqliteProbe } from '../database/store-probe.js';
 import { PlantNotices } from '../plants/plant-notices.js';
 import { PlantsRepository } from '../plants/plants.repository.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
@@ -86,7 +87,7 @@ function plantsRepository(
   return new PlantsRepository(
     db,
     config,
-    new DatabasePingService(db, integrity),
+    new DatabasePingService(db, integrity, sqliteProbe),
     integrity,
     outbox,
     new Histogram({ name: 'commit_seconds', help: 'unused here', registers: [] }),

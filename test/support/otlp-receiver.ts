@@ -48,10 +48,20 @@ interface ExportRequest {
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** Exports received, answered or not. */
+  exports = 0;
+  /** `fail`: every export answered 400 (not retried); `hang`: never answered, as a stuck collector. */
+  behaviour: 'accept' | 'fail' | 'hang' = 'accept';
   private readonly server: Server;
 
   constructor() {
     this.server = createServer((request, response) => {
+      this.exports++;
+      if (this.behaviour === 'hang') return;
+      if (this.behaviour === 'fail') {
+        response.writeHead(400, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {

@@ -36,4 +36,18 @@ describe('BoundedSpanProcessor', () => {
     processor.onEnd(span);
     expect(dropped).toBe(4);
   });
+
+  it('reports the spans of a failed export as export_failed, and holds them no longer', () => {
+    const exporter: SpanExporter = {
+      export: (spans, done) => done({ code: spans.length > 0 ? 1 : 0 }),
+      shutdown: () => Promise.resolve(),
+    };
+    const lost: string[] = [];
+    const processor = new BoundedSpanProcessor(exportAtOnce, exporter, 2, (reason, spans) =>
+      lost.push(`${reason}:${spans}`),
+    );
+    for (let i = 0; i < 3; i++) processor.onEnd(span);
+    expect(lost).toEqual(['export_failed:1', 'export_failed:1', 'export_failed:1']);
+    expect(processor.pending).toBe(0);
+  });
 });

@@ -1,12 +1,15 @@
 import type { Context } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
+import { type ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
+
+/** Why spans never reached the collector: too many held, or their export failed. */
+export type DropReason = 'queue_full' | 'export_failed';
 
 /**
  * Caps the finished spans held in the process (waiting to be sent, or being sent) at `max`,
- * and counts each span dropped past it (`dropped`, a metric): a collector that is down or slow
- * must not grow the process's memory. Wraps the batch processor and its exporter, whose own
- * queue then never fills.
+ * and reports each span dropped past it, and those of a failed export (`dropped`, a metric):
+ * a collector that is down or slow must not grow the process's memory, and what it loses must
+ * show. Wraps the batch processor and its exporter, whose own queue then never fills.
  */
 export class BoundedSpanProcessor implements SpanProcessor {
   private held = 0;
@@ -16,17 +19,23 @@ export class BoundedSpanProcessor implements SpanProcessor {
     makeProcessor: (exporter: SpanExporter) => SpanProcessor,
     exporter: SpanExporter,
     private readonly max: number,
-    private readonly dropped: () => void,
+    private readonly dropped: (reason: DropReason, spans: number) => void,
   ) {
     this.inner = makeProcessor({
       export: (spans: ReadableSpan[], done: (result: ExportResult) => void) =>
         exporter.export(spans, (result) => {
           this.held -= spans.length;
+          if (result.code !== ExportResultCode.SUCCESS) this.dropped('export_failed', spans.length);
           done(result);
         }),
       shutdown: () => exporter.shutdown(),
       forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
     });
+  }
+
+  /** Spans finished but not yet sent (waiting, or in an export that has not ended). */
+  get pending(): number {
+    return this.held;
   }
 
   onStart(span: Span, parentContext: Context): void {
@@ -35,7 +44,7 @@ export class BoundedSpanProcessor implements SpanProcessor {
 
   onEnd(span: ReadableSpan): void {
     if (this.held >= this.max) {
-      this.dropped();
+      this.dropped('queue_full', 1);
       return;
     }
     this.held++;

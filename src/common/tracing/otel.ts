@@ -26,7 +26,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../../config/shared/tracing-env.js';
-import { BoundedSpanProcessor } from './bounded-span-processor.js';
+import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.js';
 
 /**
  * The OpenTelemetry SDK and the few helpers our seams use. Loaded by startTracing only when
@@ -35,6 +35,7 @@ import { BoundedSpanProcessor } from './bounded-span-processor.js';
  * that patches `require` sees nothing inside the bundle.
  */
 export { SpanKind };
+export type { DropReason };
 export type { Context, Span };
 
 /** W3C trace context as it travels in headers, frames and `_meta`. */
@@ -44,11 +45,16 @@ export interface TraceCarrier {
 }
 
 let provider: TracerProvider | undefined;
+let processor: BoundedSpanProcessor | undefined;
 let tracer: Tracer = trace.getTracer('plant-store');
 let contextManager: AsyncLocalStorageContextManager | undefined;
 
-/** Starts the SDK; `dropped` counts each span dropped because too many wait to be sent. */
-export function start(config: TracingConfig, version: string, dropped: () => void): void {
+/** Starts the SDK; `dropped` counts spans dropped (too many waiting) or lost (failed export). */
+export function start(
+  config: TracingConfig,
+  version: string,
+  dropped: (reason: DropReason, spans: number) => void,
+): void {
   contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -59,7 +65,7 @@ export function start(config: TracingConfig, version: string, dropped: () => voi
       [ATTR_SERVICE_VERSION]: version,
     }),
   );
-  const processor = new BoundedSpanProcessor(
+  processor = new BoundedSpanProcessor(
     (exporter) =>
       new BatchSpanProcessor({
         exporter,
@@ -81,9 +87,21 @@ export function start(config: TracingConfig, version: string, dropped: () => voi
   tracer = provider.getTracer('plant-store', version);
 }
 
-/** Exports the spans still queued; at shutdown. */
-export async function shutdown(): Promise<void> {
-  await provider?.shutdown();
+/**
+ * Exports the spans still queued, waiting `timeoutMs` at most: a collector that hangs must not
+ * hold the exit for the exporter's 10 s. Resolves with the spans left unsent (0 when all went).
+ */
+export async function shutdown(timeoutMs: number): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  try {
+    const outcome = await Promise.race([provider?.shutdown(), timedOut]);
+    return outcome === 'timeout' ? (processor?.pending ?? 0) : 0;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function samplerOf({ sampler, samplerRatio }: TracingConfig): Sampler {

@@ -8,6 +8,7 @@ import type * as Otel from './otel.js';
 export type Tracing = typeof Otel;
 
 let loaded: Tracing | undefined;
+let stopping: { timeoutMs: number; logger: Logger } | undefined;
 
 /**
  * The tracing helpers, or undefined when tracing is off. Every seam asks this first: with
@@ -28,21 +29,37 @@ export async function startTracing(
   // In prom-client's default registry, which /metrics serves; only while tracing is on.
   const dropped = new Counter({
     name: 'otel_spans_dropped_total',
-    help: 'Finished spans dropped because OTEL_BSP_MAX_QUEUE_SIZE were waiting to be sent',
+    help: 'Finished spans that never reached the collector: queue_full (OTEL_BSP_MAX_QUEUE_SIZE were waiting to be sent) or export_failed (the collector refused the export, or it failed or timed out)',
+    labelNames: ['reason'],
   });
-  // One line a minute at most: a collector that is down drops spans continuously.
-  const log = new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 });
-  otel.start(config, version, () => {
-    dropped.inc();
-    log.warn(
-      { maxQueueSize: config.maxQueueSize },
-      'tracing: dropped a span, too many wait to be sent (OTEL_BSP_MAX_QUEUE_SIZE); is the collector reachable?',
-    );
+  const reasons: Record<Otel.DropReason, string> = {
+    queue_full:
+      'tracing: dropped spans, too many wait to be sent (OTEL_BSP_MAX_QUEUE_SIZE); is the collector reachable?',
+    export_failed: 'tracing: an export failed, its spans are lost; is the collector reachable?',
+  };
+  // One line a minute at most per reason: a collector that is down loses spans continuously.
+  const logs = {
+    queue_full: new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 }),
+    export_failed: new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 }),
+  };
+  for (const reason of Object.keys(reasons)) dropped.inc({ reason }, 0);
+  otel.start(config, version, (reason, spans) => {
+    dropped.inc({ reason }, spans);
+    logs[reason].warn({ reason, spans, maxQueueSize: config.maxQueueSize }, reasons[reason]);
   });
   loaded = otel;
+  stopping = { timeoutMs: config.shutdownTimeoutMs, logger };
 }
 
-/** Sends the spans still queued; at shutdown. */
+/** Sends the spans still queued, for TRACING_SHUTDOWN_TIMEOUT_SECONDS at most; at shutdown. */
 export async function stopTracing(): Promise<void> {
-  await loaded?.shutdown();
+  if (!loaded || !stopping) return;
+  const { timeoutMs, logger } = stopping;
+  const unsent = await loaded.shutdown(timeoutMs);
+  if (unsent > 0) {
+    logger.warn(
+      { spans: unsent, timeoutSeconds: timeoutMs / 1000 },
+      'tracing: spans not sent at shutdown, the collector did not answer within TRACING_SHUTDOWN_TIMEOUT_SECONDS',
+    );
+  }
 }

@@ -23,6 +23,7 @@ describe('tracing from the OTEL_* variables', () => {
       samplerRatio: 1,
       exportDelayMs: 5000,
       maxQueueSize: 2048,
+      shutdownTimeoutMs: 2000,
     });
   });
 
@@ -35,6 +36,7 @@ describe('tracing from the OTEL_* variables', () => {
       OTEL_TRACES_SAMPLER_ARG: '0.25',
       OTEL_BSP_SCHEDULE_DELAY: '100',
       OTEL_BSP_MAX_QUEUE_SIZE: '64',
+      TRACING_SHUTDOWN_TIMEOUT_SECONDS: '5',
     });
     expect(config).toEqual({
       serviceName: 'shop',
@@ -42,6 +44,7 @@ describe('tracing from the OTEL_* variables', () => {
       samplerRatio: 0.25,
       exportDelayMs: 100,
       maxQueueSize: 64,
+      shutdownTimeoutMs: 5000,
     });
   });
 
@@ -52,6 +55,7 @@ describe('tracing from the OTEL_* variables', () => {
     ['OTEL_TRACES_SAMPLER_ARG', '1.5'],
     ['OTEL_BSP_MAX_QUEUE_SIZE', '0'],
     ['OTEL_SDK_DISABLED', 'yes'],
+    ['TRACING_SHUTDOWN_TIMEOUT_SECONDS', '61'],
   ])('refuses %s=%s, naming it', (name, value) => {
     const result = schema.safeParse({ ...endpoint, [name]: value });
     expect(result.success).toBe(false);

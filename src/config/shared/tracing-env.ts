@@ -26,6 +26,8 @@ export interface TracingConfig {
   exportDelayMs: number;
   /** Finished spans waiting to be sent, past which new ones are dropped (OTEL_BSP_MAX_QUEUE_SIZE). */
   maxQueueSize: number;
+  /** How long the last export may hold the exit (TRACING_SHUTDOWN_TIMEOUT_SECONDS, ms). */
+  shutdownTimeoutMs: number;
 }
 
 const unsetIfEmpty = <T extends z.ZodType>(schema: T) =>
@@ -83,6 +85,17 @@ export const tracingEnvShape = {
       .regex(/^[1-9]\d{0,5}$/, 'OTEL_BSP_MAX_QUEUE_SIZE must be a whole number from 1 to 999999')
       .transform(Number),
   ).default(2048),
+  // Ours, not OpenTelemetry's: the exporter's own timeout (10 s) would hold SIGTERM that long.
+  TRACING_SHUTDOWN_TIMEOUT_SECONDS: unsetIfEmpty(
+    z
+      .string()
+      .trim()
+      .regex(
+        /^(\d|[1-5]\d|60)$/,
+        'TRACING_SHUTDOWN_TIMEOUT_SECONDS must be a whole number of seconds from 0 to 60',
+      )
+      .transform(Number),
+  ).default(2),
   OTEL_TRACES_SAMPLER_ARG: unsetIfEmpty(
     z
       .string()
@@ -108,5 +121,6 @@ export function tracingConfigOf(
     samplerRatio: env.OTEL_TRACES_SAMPLER_ARG ?? 1,
     exportDelayMs: env.OTEL_BSP_SCHEDULE_DELAY,
     maxQueueSize: env.OTEL_BSP_MAX_QUEUE_SIZE,
+    shutdownTimeoutMs: env.TRACING_SHUTDOWN_TIMEOUT_SECONDS * 1000,
   };
 }

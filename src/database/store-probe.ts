@@ -1,0 +1,44 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './database.types.js';
+
+/** Injection token of the health check's query for the configured store. */
+export const STORE_PROBE = Symbol('STORE_PROBE');
+
+/** The health check's query: resolves when the store would take a write now. */
+export type StoreProbe = (db: Kysely<Database>) => Promise<void>;
+
+/**
+ * How long the PostgreSQL probe waits for the write locks: inside the ping's 750 ms, so a
+ * locked table answers "down, locked" rather than the ping's plain timeout.
+ */
+export const WRITE_LOCK_WAIT_MS = 500;
+
+/** SQLSTATE 55P03: lock_timeout expired. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/** The embedded store: one process owns the file, so `select 1` answering is enough. */
+export const sqliteProbe: StoreProbe = async (db) => {
+  await sql`select 1`.execute(db);
+};
+
+/**
+ * Takes, and at once gives back, the lock every plant write takes on the tables it writes
+ * (ROW EXCLUSIVE). Another session's LOCK TABLE (or an ALTER TABLE queued behind a long
+ * reader) stalls writes for the 10 s statement timeout while `select 1` still answers; this
+ * probe sees it within WRITE_LOCK_WAIT_MS. It writes nothing and does not wait on other
+ * writers: ROW EXCLUSIVE does not conflict with itself.
+ */
+export const postgresProbe: StoreProbe = async (db) => {
+  try {
+    await db.transaction().execute(async (trx) => {
+      await sql.raw(`set local lock_timeout = ${WRITE_LOCK_WAIT_MS}`).execute(trx);
+      await sql`lock table plants, webhook_outbox in row exclusive mode`.execute(trx);
+    });
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+    throw new Error(
+      `PostgreSQL: writes cannot commit: another session has held a lock on plants or webhook_outbox for over ${WRITE_LOCK_WAIT_MS} ms`,
+      { cause: error },
+    );
+  }
+};
