@@ -24,8 +24,8 @@ const RETRY_AFTER_SECONDS = '2';
 /**
  * Serves a client request that belongs to another replica by passing it there (a reverse
  * proxy over RELAY_PORT), or answers 503 + Retry-After while the shared state is unreachable.
- * The peer sees the client already authenticated here (its name and agents) and the replicas'
- * shared secret; it serves such a request itself, never forwarding it again.
+ * The peer sees the client already authenticated here (its name and agents), signed for this
+ * one request with the replicas' secret; it serves such a request itself, never passing it on.
  */
 @Injectable()
 export class PeerForwarder {

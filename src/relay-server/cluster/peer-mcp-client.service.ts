@@ -25,7 +25,7 @@ const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
 /**
  * The aggregate endpoint's way to the agent's MCP servers that are up only on other replicas:
  * one 2026-07-28 (stateless) request to `<base>/mcp/<agent>/<server>` of a replica that has the
- * server up, as the client authenticated here and vouched for by the replicas' secret, so the
+ * server up, as the client authenticated here and signed with the replicas' secret, so the
  * peer serves it itself (its caps, timeout and pod choice). Closing the request cancels it
  * there, as a 2026 client cancels. The answer comes back as a 2025 answer.
  */
