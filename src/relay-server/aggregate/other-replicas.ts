@@ -1,4 +1,4 @@
-import type { JsonRpcResponse } from '../mcp/json-rpc.js';
+import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
 
 /** One request to one MCP server of an agent, through the replica that has it up. */
 export interface ReplicaRequest {

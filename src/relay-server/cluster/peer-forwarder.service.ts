@@ -9,7 +9,7 @@ import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import type { ClientRequest } from '../auth/client-auth.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
-import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.js';
+import { idOf, jsonRpcError, type JsonRpcId, stringifyMessage } from '../json-rpc/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
 import { onPeer, passedHeaders, peerCredentials } from './peer-headers.js';
@@ -220,10 +220,4 @@ function answerLost(response: Response, id: JsonRpcId | null, beforeAnswer: bool
 function writeJson(response: Response, body: unknown): void {
   response.setHeader('Content-Type', 'application/json');
   response.end(stringifyMessage(body));
-}
-
-function idOf(message: unknown): JsonRpcId | null {
-  if (typeof message !== 'object' || message === null || !('id' in message)) return null;
-  const { id } = message;
-  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? id : null;
 }

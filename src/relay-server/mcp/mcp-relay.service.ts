@@ -4,7 +4,15 @@ import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { AggregateService } from '../aggregate/aggregate.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
+import {
+  idOf,
+  isObject,
+  JsonRpcCode,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type Message,
+} from '../json-rpc/json-rpc.js';
 import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
 import { SessionRate } from './session-rate.js';
@@ -28,8 +36,6 @@ export interface RelayTarget {
   server: string | undefined;
   sessionId: string | undefined;
 }
-
-type Message = Record<string, unknown>;
 
 /**
  * Streamable HTTP (MCP 2025-11-25) on the relay's side, as a pure forwarder: it reads only
@@ -257,10 +263,6 @@ export class McpRelayService {
   }
 }
 
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** What a JSON-RPC 2.0 message is, from its method, id and result or error members. */
 function kindOf(
   message: Message,
@@ -272,16 +274,6 @@ function kindOf(
     return 'id' in message ? 'invalid' : 'notification';
   }
   return id !== null && ('result' in message || 'error' in message) ? 'response' : 'invalid';
-}
-
-function idOf(message: unknown): JsonRpcId | null {
-  if (!isObject(message)) return null;
-  const id = message.id;
-  return typeof id === 'string' ||
-    typeof id === 'bigint' ||
-    (typeof id === 'number' && Number.isFinite(id))
-    ? id
-    : null;
 }
 
 function invalid(id: JsonRpcId | null, reason: string): RelayAnswer {

@@ -22,7 +22,7 @@ import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
 import { INEXACT_ID } from './exact-ids.js';
-import { JsonRpcCode, jsonRpcError, stringifyMessage } from './json-rpc.js';
+import { JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
 import { PeerForwarder } from '../cluster/peer-forwarder.service.js';
 import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';

@@ -3,9 +3,7 @@ import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
 import { changedServers } from '../inventory-changes.js';
-import type { JsonRpcId } from '../json-rpc.js';
-
-type Message = Record<string, unknown>;
+import { type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
 /** One open `subscriptions/listen` stream of a 2026 client. */
 interface Listener {
