@@ -6,7 +6,7 @@ import {
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import { OtherReplicas, type ReplicaRequest } from '../aggregate/other-replicas.js';
+import { OtherReplicas, type ReplicaRequest } from '../mcp/other-replicas.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
 import {

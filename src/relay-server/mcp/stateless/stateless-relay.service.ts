@@ -3,7 +3,7 @@ import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextpro
 import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
-import { AggregateService } from '../../aggregate/aggregate.service.js';
+import { AggregateService } from '../aggregate/aggregate.service.js';
 import {
   idOf,
   isObject,
@@ -13,7 +13,7 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
-import type { RelayAnswer, RelayTarget } from '../mcp-relay.service.js';
+import type { RelayAnswer, RelayTarget } from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { forwardInSession } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';

@@ -1,23 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import { LOGGER } from '../../common/logging/logger.token.js';
-import { APP_VERSION } from '../../config/version.js';
-import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
-import { AgentRegistry } from '../agents/agent-registry.service.js';
-import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
+import { LOGGER } from '../../../common/logging/logger.token.js';
+import { APP_VERSION } from '../../../config/shared/version.js';
+import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
+import { AgentRegistry } from '../../agents/agent-registry.service.js';
+import { RateLimitedLog } from '../../../common/logging/rate-limited-log.js';
 import {
   isObject,
   jsonRpcError,
   type JsonRpcId,
   type JsonRpcResponse,
   type Message,
-} from '../json-rpc/json-rpc.js';
-import { RelayForwarder } from '../mcp/relay-forwarder.service.js';
-import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
+} from '../../json-rpc/json-rpc.js';
+import { RelayForwarder } from '../relay-forwarder.service.js';
+import { type RelaySession, SessionStore } from '../session-store.service.js';
 import { offeredDigest } from './offered-tools.js';
-import { OtherReplicas } from './other-replicas.js';
+import { OtherReplicas } from '../other-replicas.js';
 import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
 

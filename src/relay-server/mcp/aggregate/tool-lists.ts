@@ -1,4 +1,4 @@
-import { isObject, type JsonRpcResponse } from '../json-rpc/json-rpc.js';
+import { isObject, type JsonRpcResponse } from '../../json-rpc/json-rpc.js';
 import { canPrefix, MAX_TOOL_NAME_LENGTH, prefixedName } from './tool-names.js';
 
 /** One `tools/list` request to one MCP server of the agent (`cursor` for the next page). */
