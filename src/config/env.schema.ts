@@ -198,7 +198,7 @@ const agentFields = {
   SERVICE_CONFIG_DIR: setting(unsetIfEmpty(z.string()), {
     description: 'Folder of `mcp-servers.json` (when set, the file must exist)',
     group: 'agent',
-    unset: '/app/config',
+    unset: '`/app/config`',
   }),
   SERVICE_REPOS_DIR: setting(unsetIfEmpty(z.string()).default('/app/repos'), {
     description: 'Working directory of the MCP servers, when it exists',

@@ -29,7 +29,7 @@ export const webhookEnvFields = {
     {
       description: 'Seconds between tries; when they run out the notice is `failed`',
       group: 'webhook',
-      unset: '5,300,1800,7200,18000,36000,36000',
+      unset: '`5,300,1800,7200,18000,36000,36000`',
     },
   ),
   WEBHOOK_DELIVERY: setting(

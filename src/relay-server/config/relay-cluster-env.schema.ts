@@ -49,7 +49,7 @@ export const relayClusterEnvFields = {
     ),
     {
       description: 'How other replicas reach this one, `http(s)://<host>:<port>`',
-      unset: 'http(s)://127.0.0.1:<RELAY_PORT>',
+      unset: 'loopback',
     },
   ),
   RELAY_REDIS_TIMEOUT_MS: setting(

@@ -91,7 +91,7 @@ const listenerFields = {
           'RELAY_BASE_PATH must be a path like /relay (segments of A-Z a-z 0-9 . _ ~ -, no trailing /)',
         ),
     ).default(''),
-    { description: 'A path prefix like `/relay` for both endpoints', unset: '/' },
+    { description: 'A path prefix like `/relay` for both endpoints', unset: 'none' },
   ),
   RELAY_LOG_LEVEL: S(
     unsetIfEmpty(
