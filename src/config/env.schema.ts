@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
 import { requireDistinctPorts } from './shared/distinct-ports.js';
-import { noColorField, setting, unsetIfEmpty, wholeNumber } from './shared/env-fields.js';
+import { noColorField, setting, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
 import { LOG_LEVELS } from './shared/log-levels.js';
 import { tracingEnvShape } from './shared/tracing-env.js';
 import { webhookEnvFields } from './webhook-env.schema.js';
@@ -13,8 +13,11 @@ import { webhookEnvFields } from './webhook-env.schema.js';
  */
 
 /** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
-const port = (name: string) =>
-  wholeNumber(name, 0, 65535, `${name} must be an integer from 0 to 65535`);
+const PORT = 'must be an integer from 0 to 65535';
+const OFF = 'must be a whole number (0 turns the cap off)';
+const CAP = 9_999_999;
+const LIMIT = 'must be a whole number (0 turns the limit off)';
+const SECONDS = 'must be a whole number of seconds';
 
 /** One agent-protocol frame (4 MiB): a budget smaller than that would refuse every large message. */
 const MIN_BUDGET_BYTES = 4 * 1024 * 1024;
@@ -28,16 +31,31 @@ const budgetBytes = (name: string) =>
     .transform(Number)
     .pipe(z.number().min(MIN_BUDGET_BYTES, `${name} must be at least ${MIN_BUDGET_BYTES} (4 MiB)`));
 
-/** A cap where 0 turns it off. */
-const cap = (name: string, what = 'cap') =>
-  wholeNumber(name, 0, 9_999_999, `${name} must be a whole number (0 turns the ${what} off)`);
-
 const isBareUrl = (url: URL) =>
   url.username === '' && url.password === '' && url.search === '' && url.hash === '';
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 
 const apiFields = {
+  ...wholeNumberSettings({
+    PORT: [0, 65535, 3000, 'Port of the API, `/docs`, `/openapi.json` (`0`: any free port)', PORT],
+    RATE_LIMIT_PER_MINUTE: [0, 999_999_999, 0, 'API requests per address a minute', LIMIT],
+    // Per listener (API, health, metrics); 0 turns a cap off.
+    MAX_CONNECTIONS: [0, CAP, 2048, 'Open connections per listener (`0`: off)', OFF],
+    // Off by default: the API usually sits behind an ingress or load balancer, whose few
+    // addresses carry every client's connections.
+    MAX_CONNECTIONS_PER_ADDRESS: [0, CAP, 0, 'The same from one client address', OFF],
+    // The health and metrics ports: the kubelet and Prometheus come from a few addresses and
+    // send a request at once, so a small cap and a short header wait cost them nothing.
+    PROBE_MAX_CONNECTIONS_PER_ADDRESS: [0, CAP, 8, 'Probe ports: connections per address', OFF],
+    PROBE_HEADERS_TIMEOUT_SECONDS: [
+      1,
+      60,
+      2,
+      'Probe ports: headers within, else 408',
+      `${SECONDS} from 1 to 60`,
+    ],
+  }),
   // Any other value ran silently as development, with a development token.
   NODE_ENV: setting(
     unsetIfEmpty(
@@ -45,9 +63,6 @@ const apiFields = {
     ).default('development'),
     { description: '`development`, `production` (needs `API_TOKENS`) or `test`' },
   ),
-  PORT: setting(unsetIfEmpty(port('PORT')).default(3000), {
-    description: 'Port of the API, `/docs`, `/openapi.json` (`0`: any free port)',
-  }),
   HOST: setting(unsetIfEmpty(z.string()).default('0.0.0.0'), {
     description: 'Address all three listeners bind to',
   }),
@@ -57,46 +72,6 @@ const apiFields = {
     secret: true,
     unset: 'a development token',
   }),
-  RATE_LIMIT_PER_MINUTE: setting(
-    unsetIfEmpty(
-      wholeNumber(
-        'RATE_LIMIT_PER_MINUTE',
-        0,
-        999_999_999,
-        'RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off)',
-      ),
-    ).default(0),
-    { description: 'API requests per client address and minute; past it 429 (`0`: off)' },
-  ),
-  // Per listener (API, health, metrics); 0 turns a cap off.
-  MAX_CONNECTIONS: setting(unsetIfEmpty(cap('MAX_CONNECTIONS')).default(2048), {
-    description: 'Open connections per listener; past it a new one is closed (`0`: off)',
-  }),
-  // Off by default: the API usually sits behind an ingress or load balancer, whose few
-  // addresses carry every client's connections.
-  MAX_CONNECTIONS_PER_ADDRESS: setting(
-    unsetIfEmpty(cap('MAX_CONNECTIONS_PER_ADDRESS')).default(0),
-    {
-      description: 'The same from one client address, when clients connect directly',
-    },
-  ),
-  // The health and metrics ports: the kubelet and Prometheus come from a few addresses and
-  // send a request at once, so a small cap and a short header wait cost them nothing.
-  PROBE_MAX_CONNECTIONS_PER_ADDRESS: setting(
-    unsetIfEmpty(cap('PROBE_MAX_CONNECTIONS_PER_ADDRESS')).default(8),
-    { description: 'Health and metrics ports: open connections from one address' },
-  ),
-  PROBE_HEADERS_TIMEOUT_SECONDS: setting(
-    unsetIfEmpty(
-      wholeNumber(
-        'PROBE_HEADERS_TIMEOUT_SECONDS',
-        1,
-        60,
-        'PROBE_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 60',
-      ),
-    ).default(2),
-    { description: 'Health and metrics ports: request headers within this, else 408' },
-  ),
   CORS_ORIGINS: setting(
     z
       .string()
@@ -108,6 +83,15 @@ const apiFields = {
 };
 
 const storageFields = {
+  ...wholeNumberSettings({
+    DATABASE_STARTUP_TIMEOUT_SECONDS: [
+      0,
+      2 ** 53,
+      30,
+      'How long to retry PostgreSQL at start',
+      SECONDS,
+    ],
+  }),
   DATA_DIR: setting(unsetIfEmpty(z.string()).default('./data'), {
     description: 'Embedded store (`plants.sqlite`) and the development token',
   }),
@@ -131,33 +115,25 @@ const storageFields = {
     description: 'PostgreSQL password when `DATABASE_URL` has none',
     secret: true,
   }),
-  DATABASE_STARTUP_TIMEOUT_SECONDS: setting(
-    unsetIfEmpty(
-      wholeNumber(
-        'DATABASE_STARTUP_TIMEOUT_SECONDS',
-        0,
-        Number.MAX_SAFE_INTEGER,
-        'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds',
-      ),
-    ).default(30),
-    { description: 'How long to retry an unreachable PostgreSQL at start' },
-  ),
 };
 
 const processFields = {
+  ...wholeNumberSettings({
+    SERVICE_HEALTH_CHECK_PORT: [
+      0,
+      65535,
+      8080,
+      'Port of `/health`, `/health/live`, `/health/ready`',
+      PORT,
+    ],
+    SERVICE_METRICS_PORT: [0, 65535, 9090, 'Port of `/metrics`', PORT],
+  }),
   SERVICE_LOG_LEVEL: setting(
     unsetIfEmpty(
       z.enum(LOG_LEVELS, { error: `SERVICE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }),
     ).default('info'),
     { description: '`fatal` … `trace`, or `silent`' },
   ),
-  SERVICE_HEALTH_CHECK_PORT: setting(
-    unsetIfEmpty(port('SERVICE_HEALTH_CHECK_PORT')).default(8080),
-    { description: 'Port of `/health`, `/health/live`, `/health/ready`' },
-  ),
-  SERVICE_METRICS_PORT: setting(unsetIfEmpty(port('SERVICE_METRICS_PORT')).default(9090), {
-    description: 'Port of `/metrics`',
-  }),
   ...noColorField,
   // Read by Node.js itself; declared for the docs.
   NODE_OPTIONS: setting(unsetIfEmpty(z.string()), {

@@ -1,11 +1,13 @@
 import { z } from 'zod';
-import { setting, unsetIfEmpty, wholeNumber } from './shared/env-fields.js';
+import { setting, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
 import { parseRetrySchedule } from './webhook-receivers.js';
 
 /**
  * The plant webhook's settings, read by the service (delivering in process) and by the webhook
  * worker. WEBHOOK_URLS and WEBHOOK_SECRETS are checked together by parseWebhookReceivers.
  */
+const BYTES = 'must be a whole number of bytes';
+
 export const webhookEnvFields = {
   WEBHOOK_URLS: setting(z.string().optional(), {
     description: 'Receivers, comma-separated http(s) URLs (at most 32)',
@@ -43,27 +45,13 @@ export const webhookEnvFields = {
       group: 'webhook',
     },
   ),
-  WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER: setting(
-    unsetIfEmpty(wholeNumber('WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER', 1, 256)).default(16),
-    { description: 'Attempts in flight at once to one receiver, per process', group: 'webhook' },
-  ),
-  WEBHOOK_MAX_ANSWER_BYTES: setting(
-    unsetIfEmpty(
-      wholeNumber(
-        'WEBHOOK_MAX_ANSWER_BYTES',
-        0,
-        9_999_999,
-        'WEBHOOK_MAX_ANSWER_BYTES must be a whole number of bytes',
-      ),
-    ).default(4096),
-    { description: "Bytes of a receiver's answer read; the rest is left unread", group: 'webhook' },
-  ),
-  // Pending notices are counted up to this per receiver every 5 s: a few ms of index reads.
-  WEBHOOK_BACKLOG_COUNT_CAP: setting(
-    unsetIfEmpty(wholeNumber('WEBHOOK_BACKLOG_COUNT_CAP', 1, 1_000_000)).default(10_000),
+  ...wholeNumberSettings(
     {
-      description: 'Pending notices counted per receiver; past it "at least" the cap',
-      group: 'webhook',
+      WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER: [1, 256, 16, 'Attempts in flight to one receiver'],
+      WEBHOOK_MAX_ANSWER_BYTES: [0, 9_999_999, 4096, "Bytes of a receiver's answer read", BYTES],
+      // Pending notices are counted up to this per receiver every 5 s: a few ms of index reads.
+      WEBHOOK_BACKLOG_COUNT_CAP: [1, 1e6, 10_000, 'Pending notices counted per receiver'],
     },
+    'webhook',
   ),
 };

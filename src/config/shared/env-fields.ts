@@ -51,3 +51,41 @@ export const noColorField = {
     description: 'Non-empty: JSON log lines even on a terminal (no-color.org)',
   }),
 };
+
+/**
+ * A whole-number setting as one row: `[min, max, default, description, wording?]`; the wording
+ * follows the name in the message, "must be a whole number from <min> to <max>" unless given.
+ */
+export type WholeNumberRow = readonly [
+  min: number,
+  max: number,
+  fallback: number,
+  description: string,
+  wording?: string,
+];
+
+const wholeNumberSetting = (
+  name: string,
+  [min, max, fallback, description, wording]: WholeNumberRow,
+  group?: SettingGroup,
+) =>
+  setting(
+    unsetIfEmpty(wholeNumber(name, min, max, wording && `${name} ${wording}`)).default(fallback),
+    {
+      description,
+      ...(group && { group }),
+    },
+  );
+
+/** Whole-number settings declared as a table, one row each. */
+export function wholeNumberSettings<K extends string>(
+  rows: Record<K, WholeNumberRow>,
+  group?: SettingGroup,
+) {
+  return Object.fromEntries(
+    Object.entries<WholeNumberRow>(rows).map(([name, row]) => [
+      name,
+      wholeNumberSetting(name, row, group),
+    ]),
+  ) as Record<K, ReturnType<typeof wholeNumberSetting>>;
+}

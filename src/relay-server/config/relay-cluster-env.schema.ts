@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { setting, unsetIfEmpty, wholeNumber } from '../../config/shared/env-fields.js';
+import { setting, unsetIfEmpty, wholeNumberSettings } from '../../config/shared/env-fields.js';
 import type { RelayClusterConfig } from './relay-config.js';
 
 /**
@@ -52,14 +52,10 @@ export const relayClusterEnvFields = {
       unset: 'loopback',
     },
   ),
-  RELAY_REDIS_TIMEOUT_MS: setting(
-    unsetIfEmpty(wholeNumber('RELAY_REDIS_TIMEOUT_MS', 50, 60_000)).default(1000),
-    { description: 'A Redis command unanswered by then fails (503)' },
-  ),
-  RELAY_SESSION_MOVE_SECONDS: setting(
-    unsetIfEmpty(wholeNumber('RELAY_SESSION_MOVE_SECONDS', 1, 300)).default(10),
-    { description: "Wait for a gone replica's session to move, else 503" },
-  ),
+  ...wholeNumberSettings({
+    RELAY_REDIS_TIMEOUT_MS: [50, 60_000, 1000, 'A Redis command unanswered by then fails (503)'],
+    RELAY_SESSION_MOVE_SECONDS: [1, 300, 10, "Wait for a gone replica's session to move, else 503"],
+  }),
 };
 
 export function clusterConfig(env: {

@@ -9,7 +9,7 @@ import {
   noColorField,
   setting,
   unsetIfEmpty,
-  wholeNumber,
+  wholeNumberSettings,
 } from '../../config/shared/env-fields.js';
 
 /**
@@ -19,8 +19,9 @@ import {
  * the same parser as `API_TOKENS` in `load-relay-config.ts`.
  */
 
-/** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
-const port = (name: string) => wholeNumber(name, 0, 65535);
+const MiB = 1024 ** 2;
+const GiB = 1024 ** 3;
+const MAX_FRAME = DEFAULT_FRAME_LIMITS.maxFrameBytes;
 
 /** Agent and client names appear in URL paths, logs and metric labels. */
 export const RELAY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -69,19 +70,12 @@ const clientsSchema = z.record(
 const S = <T extends z.ZodType>(schema: T, description: string) => setting(schema, { description });
 
 const listenerFields = {
+  ...wholeNumberSettings({
+    RELAY_PORT: [0, 65535, 8443, 'Port of the agent and MCP endpoints (`0`: any free port)'],
+    RELAY_HEALTH_CHECK_PORT: [0, 65535, 8081, 'Port of `/health`, `/health/live`, `/health/ready`'],
+    RELAY_METRICS_PORT: [0, 65535, 9091, 'Port of `/metrics`'],
+  }),
   RELAY_HOST: S(unsetIfEmpty(z.string()).default('0.0.0.0'), 'Address all three listeners bind to'),
-  RELAY_PORT: S(
-    unsetIfEmpty(port('RELAY_PORT')).default(8443),
-    'Port of the agent and MCP endpoints (`0`: any free port)',
-  ),
-  RELAY_HEALTH_CHECK_PORT: S(
-    unsetIfEmpty(port('RELAY_HEALTH_CHECK_PORT')).default(8081),
-    'Port of `/health`, `/health/live`, `/health/ready`',
-  ),
-  RELAY_METRICS_PORT: S(
-    unsetIfEmpty(port('RELAY_METRICS_PORT')).default(9091),
-    'Port of `/metrics`',
-  ),
   RELAY_BASE_PATH: setting(
     unsetIfEmpty(
       z
@@ -146,116 +140,46 @@ const tenantFields = {
   ),
 };
 
-const limitFields = {
+const limitFields = wholeNumberSettings({
   // The protocol's frame limit is the most: an agent closes a larger frame's connection (1009).
-  RELAY_MAX_FRAME_BYTES: S(
-    unsetIfEmpty(
-      wholeNumber('RELAY_MAX_FRAME_BYTES', 1024, DEFAULT_FRAME_LIMITS.maxFrameBytes),
-    ).default(DEFAULT_FRAME_LIMITS.maxFrameBytes),
-    'Largest WebSocket frame and MCP request body (413)',
-  ),
-  RELAY_REQUEST_TIMEOUT_SECONDS: S(
-    unsetIfEmpty(wholeNumber('RELAY_REQUEST_TIMEOUT_SECONDS', 1, 3600)).default(70),
-    'A request unanswered by then gets `-32003`',
-  ),
-  RELAY_MAX_IN_FLIGHT_PER_AGENT: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_IN_FLIGHT_PER_AGENT', 1, 100_000)).default(256),
-    'Requests waiting for one agent; past it 429',
-  ),
-  RELAY_MAX_IN_FLIGHT_PER_CLIENT: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_IN_FLIGHT_PER_CLIENT', 1, 100_000)).default(32),
-    'Requests waiting for one client; past it 429',
-  ),
-  RELAY_AGENT_PING_SECONDS: S(
-    unsetIfEmpty(wholeNumber('RELAY_AGENT_PING_SECONDS', 1, 3600)).default(30),
-    'Ping interval; no pong by the next ping drops the connection',
-  ),
+  RELAY_MAX_FRAME_BYTES: [1024, MAX_FRAME, MAX_FRAME, 'Largest frame and MCP request body'],
+  RELAY_REQUEST_TIMEOUT_SECONDS: [1, 3600, 70, 'A request unanswered by then gets `-32003`'],
+  RELAY_MAX_IN_FLIGHT_PER_AGENT: [1, 100_000, 256, 'Requests waiting for one agent; past it 429'],
+  RELAY_MAX_IN_FLIGHT_PER_CLIENT: [1, 100_000, 32, 'Requests waiting for one client; past it 429'],
+  RELAY_AGENT_PING_SECONDS: [1, 3600, 30, 'Ping interval; no pong by the next drops it'],
   // After a request timed out on a connection, a pong must come within this or it is dropped.
-  RELAY_AGENT_PROBE_TIMEOUT_SECONDS: S(
-    unsetIfEmpty(wholeNumber('RELAY_AGENT_PROBE_TIMEOUT_SECONDS', 1, 300)).default(5),
-    'After a timeout, a pong within this or the connection drops',
-  ),
-  RELAY_SESSION_IDLE_SECONDS: S(
-    unsetIfEmpty(wholeNumber('RELAY_SESSION_IDLE_SECONDS', 1, 604_800)).default(3600),
-    'A session unused this long ends',
-  ),
-  RELAY_MAX_SESSIONS_PER_CLIENT: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000)).default(100),
-    'Sessions per client; past it the least recently used ends',
-  ),
+  RELAY_AGENT_PROBE_TIMEOUT_SECONDS: [1, 300, 5, 'After a timeout, a pong within this or it drops'],
+  RELAY_SESSION_IDLE_SECONDS: [1, 604_800, 3600, 'A session unused this long ends'],
+  RELAY_MAX_SESSIONS_PER_CLIENT: [1, 100_000, 100, 'Sessions per client; past it the oldest ends'],
   // Each new session writes a record to Redis and each ended one a tombstone: 2 a second
   // is far above what an SDK client opens, and keeps one client's churn in Redis to kilobytes.
-  RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE', 1, 1_000_000)).default(
-      120,
-    ),
-    'Sessions one client may open a minute per replica; past it 429',
-  ),
+  RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE: [1, 1e6, 120, 'New sessions of a client a minute'],
   // Bytes clients' event streams hold that the network has not taken: 16 MiB a client and
   // 128 MiB in all fit the chart's 512Mi pod beside the relay's own ~130 MiB.
-  RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: S(
-    unsetIfEmpty(
-      wholeNumber('RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT', 1024, 8 * 1024 ** 3),
-    ).default(16 * 1024 * 1024),
-    'Bytes unsent to one client; past it streams close, 429',
-  ),
-  RELAY_MAX_STREAM_BUFFER_BYTES: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_STREAM_BUFFER_BYTES', 1024, 8 * 1024 ** 3)).default(
-      128 * 1024 * 1024,
-    ),
-    'The same for all clients together',
-  ),
+  RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: [1024, 8 * GiB, 16 * MiB, 'Bytes unsent to one client'],
+  RELAY_MAX_STREAM_BUFFER_BYTES: [1024, 8 * GiB, 128 * MiB, 'The same for all clients together'],
   // About 33 KB each while a TLS handshake is under way: 2,048 stay well inside the pod.
-  RELAY_MAX_CONNECTIONS: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_CONNECTIONS', 0, 1_000_000)).default(2048),
-    'Open connections per listener (`0`: no cap)',
-  ),
-  RELAY_MAX_CONNECTIONS_PER_ADDRESS: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000)).default(256),
-    'The same from one address; behind a proxy raise it',
-  ),
-  RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: S(
-    unsetIfEmpty(wholeNumber('RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS', 1, 120)).default(5),
-    'A TLS handshake unfinished by then is closed',
-  ),
-};
-
-const agentLimitFields = {
+  RELAY_MAX_CONNECTIONS: [0, 1e6, 2048, 'Open connections per listener (`0`: no cap)'],
+  RELAY_MAX_CONNECTIONS_PER_ADDRESS: [0, 1e6, 256, 'The same from one address (`0`: no cap)'],
+  RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 5, 'A TLS handshake unfinished by then is closed'],
   // Above the plant chart's most replicas (10) plus a rolling update's surge.
-  RELAY_MAX_CONNECTIONS_PER_AGENT: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_CONNECTIONS_PER_AGENT', 1, 100_000)).default(16),
-    'Connections of one agent (all its pods); past it 429',
-  ),
-  RELAY_MAX_INVENTORY_BYTES_PER_AGENT: S(
-    unsetIfEmpty(wholeNumber('RELAY_MAX_INVENTORY_BYTES_PER_AGENT', 1024, 1024 ** 3)).default(
-      16 * 1024 * 1024,
-    ),
-    "Bytes of one agent's tool inventories kept",
-  ),
-  RELAY_AGENT_MAX_FRAMES_PER_SECOND: S(
-    unsetIfEmpty(wholeNumber('RELAY_AGENT_MAX_FRAMES_PER_SECOND', 0, 1_000_000)).default(1000),
-    'Frames a second from one agent connection (`0`: no limit)',
-  ),
-  RELAY_AGENT_MAX_BYTES_PER_SECOND: S(
-    unsetIfEmpty(wholeNumber('RELAY_AGENT_MAX_BYTES_PER_SECOND', 0, 1024 ** 3)).default(
-      4 * 1024 * 1024,
-    ),
-    'Bytes a second of unrequested frames from one connection',
-  ),
-  RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE: S(
-    unsetIfEmpty(wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3)).default(
-      16 * 1024 * 1024,
-    ),
-    'Bytes of inventory frames a minute from one connection',
-  ),
-};
+  RELAY_MAX_CONNECTIONS_PER_AGENT: [1, 100_000, 16, 'Connections of one agent (all its pods)'],
+  RELAY_MAX_INVENTORY_BYTES_PER_AGENT: [
+    1024,
+    GiB,
+    16 * MiB,
+    "Bytes of an agent's inventories kept",
+  ],
+  RELAY_AGENT_MAX_FRAMES_PER_SECOND: [0, 1e6, 1000, 'Frames a second from one agent connection'],
+  RELAY_AGENT_MAX_BYTES_PER_SECOND: [0, GiB, 4 * MiB, 'Bytes a second of unrequested frames'],
+  RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE: [0, GiB, 16 * MiB, 'Inventory bytes a minute'],
+});
 
 export const relayEnvSchema = z
   .object({
     ...listenerFields,
     ...tenantFields,
     ...limitFields,
-    ...agentLimitFields,
     ...relayOAuthEnvFields,
     ...relayClusterEnvFields,
     ...tracingEnvShape,

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { RelayOAuthConfig } from './relay-config.js';
 import { isHttpsOrLoopback } from './secure-url.js';
-import { setting, trueOrFalse, unsetIfEmpty, wholeNumber } from '../../config/shared/env-fields.js';
+import {
+  setting,
+  trueOrFalse,
+  unsetIfEmpty,
+  wholeNumberSettings,
+} from '../../config/shared/env-fields.js';
 
 /**
  * The relay's OAuth settings (`RELAY_OAUTH_*`, `RELAY_PUBLIC_URL`): when RELAY_OAUTH_ISSUER is
@@ -50,25 +55,13 @@ export const relayOAuthEnvFields = {
     ),
     { description: 'A claim listing the agents a token may reach' },
   ),
-  RELAY_OAUTH_CLOCK_SKEW_SECONDS: setting(
-    unsetIfEmpty(wholeNumber('RELAY_OAUTH_CLOCK_SKEW_SECONDS', 0, 300)).default(30),
-    { description: 'Leeway on `exp`, `nbf`, `iat`' },
-  ),
-  RELAY_OAUTH_JWKS_REFRESH_SECONDS: setting(
-    unsetIfEmpty(wholeNumber('RELAY_OAUTH_JWKS_REFRESH_SECONDS', 1, 3600)).default(30),
-    { description: 'Least time between two key-set fetches' },
-  ),
-  RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: setting(
-    unsetIfEmpty(wholeNumber('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60)).default(5),
-    { description: 'Timeout of each fetch from the IdP' },
-  ),
-  // Real key sets and metadata are a few KiB; 1 MiB leaves room and bounds the memory.
-  RELAY_OAUTH_MAX_DOCUMENT_BYTES: setting(
-    unsetIfEmpty(wholeNumber('RELAY_OAUTH_MAX_DOCUMENT_BYTES', 1024, 67_108_864)).default(
-      1_048_576,
-    ),
-    { description: 'Largest IdP metadata document or key set read' },
-  ),
+  ...wholeNumberSettings({
+    RELAY_OAUTH_CLOCK_SKEW_SECONDS: [0, 300, 30, 'Leeway on `exp`, `nbf`, `iat`'],
+    RELAY_OAUTH_JWKS_REFRESH_SECONDS: [1, 3600, 30, 'Least time between two key-set fetches'],
+    RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: [1, 60, 5, 'Timeout of each fetch from the IdP'],
+    // Real key sets and metadata are a few KiB; 1 MiB leaves room and bounds the memory.
+    RELAY_OAUTH_MAX_DOCUMENT_BYTES: [1024, 67_108_864, 1_048_576, 'Largest IdP document read'],
+  }),
   RELAY_OAUTH_REQUIRE_AT_JWT_TYP: setting(
     unsetIfEmpty(trueOrFalse('RELAY_OAUTH_REQUIRE_AT_JWT_TYP')).default('true'),
     { description: 'Refuse tokens whose `typ` is not `at+jwt`' },
