@@ -70,6 +70,28 @@ export const envSchema = z
         .regex(/^\d+$/, 'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds')
         .transform(Number),
     ).default(30),
+    // The PostgreSQL pool: its size is what each process counts against max_connections.
+    DATABASE_POOL_MAX: optional(
+      z
+        .string()
+        .regex(/^([1-9]\d{0,2})$/, 'DATABASE_POOL_MAX must be a whole number from 1 to 999')
+        .transform(Number),
+    ).default(5),
+    DATABASE_POOL_IDLE_SECONDS: optional(
+      z
+        .string()
+        .regex(/^([1-9]\d{0,4})$/, 'DATABASE_POOL_IDLE_SECONDS must be a whole number of seconds')
+        .transform(Number),
+    ).default(10),
+    DATABASE_POOL_MAX_LIFETIME_SECONDS: optional(
+      z
+        .string()
+        .regex(
+          /^([1-9]\d{0,5})$/,
+          'DATABASE_POOL_MAX_LIFETIME_SECONDS must be a whole number of seconds',
+        )
+        .transform(Number),
+    ).default(60),
     API_TOKENS: optional(z.string()),
     RATE_LIMIT_PER_MINUTE: optional(
       z
