@@ -142,6 +142,8 @@ describe.skipIf(!clusterToolsAvailable)('PostgreSQL failover under load', () => 
       })
       .toBe(0);
     expect(await healthStatus()).toBe(200);
+    const metrics = (await call(`${app.metricsUrl}/metrics`)).text;
+    expect(metrics).toMatch(/^# TYPE db_pool_acquire_failures_total counter$/m);
 
     const firstOk = Math.max(
       ...Array.from({ length: LOOPS }, (_, w) => {
