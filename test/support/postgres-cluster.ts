@@ -18,6 +18,9 @@ function binDir(): string | undefined {
 }
 const BIN = binDir();
 export const clusterToolsAvailable = BIN !== undefined;
+if (!clusterToolsAvailable && process.env.REQUIRE_POSTGRES === '1') {
+  throw new Error('REQUIRE_POSTGRES=1 but PostgreSQL is not installed (.ci/start-postgres.sh)');
+}
 
 /** PostgreSQL refuses to run as root: as .ci/start-postgres.sh does, run it as `postgres`. */
 async function pgTool(tool: string, args: string[]): Promise<void> {
