@@ -11,7 +11,7 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
-import { getNumberFromEnv } from '@opentelemetry/core';
+import { getNumberFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -24,10 +24,9 @@ import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.
 /**
  * OpenTelemetry's Node SDK and the few helpers our seams use. Loaded by startTracing only when
  * tracing is on (a dynamic import: the bundle keeps it in a chunk of its own), so a process
- * without tracing loads none of it. The SDK reads the OTEL_* variables (sampler, propagators,
- * resource, batch queue, exporter endpoint and headers); we add the count of spans lost. Spans
- * are made by hand at our own seams: instrumentation that patches `require` sees nothing inside
- * the bundle.
+ * without tracing loads none of it. The SDK reads the OTEL_* variables (sampler, resource,
+ * batch queue, exporter endpoint and headers); we add the count of spans lost. Spans are made by
+ * hand at our own seams: instrumentation that patches `require` sees nothing inside the bundle.
  */
 export { SpanKind };
 export type { DropReason };
@@ -73,6 +72,8 @@ export function start(
       }),
     ),
     spanProcessors: [processor],
+    // Trace context only: a client's W3C baggage is not passed on to MCP servers and webhooks.
+    textMapPropagator: new W3CTraceContextPropagator(),
   });
   sdk.start();
   tracer = trace.getTracer('plant-store', version);
