@@ -23,7 +23,7 @@ export type ProcessRole = 'api' | 'webhook-worker';
 export function loadConfig(
   environment: Readonly<Record<string, string | undefined>>,
   // Said by the entry point, never by a variable: the worker serves no API (no tokens needed),
-  // and delivers whatever WEBHOOK_DELIVERY, the API's setting, says.
+  // and always delivers: WEBHOOK_DELIVERY is the API's setting.
   { role = 'api' }: { role?: ProcessRole } = {},
 ): AppConfig {
   const problems: string[] = [];
