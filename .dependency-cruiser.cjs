@@ -4,7 +4,7 @@
 // only), Webhooks (the health indicator only); Database -> Config, Common; Common -> Config;
 // AgentProtocol -> Common; Config -> nothing of ours; the relay server -> Common, AgentProtocol
 // and Config's shared kit (config/shared/), its folders in layers; the entry points (main.ts,
-// app.module.ts, relay-server/main.ts) -> everything.
+// app.module.ts, write-openapi.ts, relay-server/main.ts) -> everything.
 // Each rule below is one arrow that must never exist; its name is what a failing lint prints.
 // (`process.env` outside src/config and the entry points is an eslint rule: eslint.config.js.)
 const FEATURES = '^src/(plants|auth|agent|agent-protocol|database|webhooks|relay-server|openapi)/';
@@ -39,6 +39,15 @@ const relayLayerRules = RELAY_LAYERS.map((layer, i) => ({
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    // The entry points sit on top: nothing in a folder of src/ imports them back.
+    {
+      name: 'nothing-up-to-entry-points',
+      comment:
+        'src/main.ts and src/app.module.ts wire the features; a feature that imports them turns the house upside down (an entry point of its own goes beside main.ts).',
+      severity: 'error',
+      from: { path: '^src/[^/]+/' },
+      to: { path: '^src/(main|app\\.module)\\.ts$' },
+    },
     {
       name: 'plants-not-to-agent',
       comment: 'Plants must not need the agent: the plant store runs without AgentModule.',

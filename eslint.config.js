@@ -40,7 +40,7 @@ export default tseslint.config(
       'src/main.ts',
       'src/relay-server/main.ts',
       'src/webhook-worker/main.ts',
-      'src/openapi/write-openapi.ts',
+      'src/write-openapi.ts',
       'src/**/*.spec.ts',
     ],
     rules: {

@@ -96,6 +96,23 @@ describe.concurrent('DATA_DIR that cannot hold the embedded store', () => {
   );
 });
 
+describe('DATA_DIR naming a file, as in the quick start with no API_TOKENS', () => {
+  it('exits 1 with one line that names DATA_DIR, not Nest and ours both', async () => {
+    const file = join(tempDir('data-file'), 'README.md');
+    writeFileSync(file, 'not a folder\n');
+    const app = await startApp({
+      env: { DATA_DIR: file, API_TOKENS: undefined },
+      waitForHealth: false,
+    });
+    expect(await startOutcome(app)).toBe(1);
+    const output = app.output();
+    expect(output).toContain(`DATA_DIR (${file}) must be a directory this process can write`);
+    // Printed once, by the service: Nest's ExceptionHandler does not repeat it.
+    expect(output.match(/ENOTDIR/g)).toHaveLength(1);
+    expect(output).not.toContain('ExceptionHandler');
+  });
+});
+
 describe.concurrent('PostgreSQL refusing the login at start', () => {
   it('a wrong password (28P01) exits at once, saying so, without printing the password', async () => {
     const server = new RefusingPostgres();

@@ -3,9 +3,11 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
+import { listeningPorts } from './support/listening-ports.js';
 import { createTestDatabase, postgresAvailable, storeVariants } from './support/postgres.js';
 import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
 import { withSqliteFile } from './support/sqlite-child.js';
+import { startOutcome } from './support/start-outcome.js';
 
 interface ReceiverStatus {
   id: string;
@@ -496,6 +498,42 @@ describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () 
     expect(stopped).toEqual([0, 0]);
     expect(hook.deliveries).toHaveLength(ids.length);
     expect(hook.rejected).toEqual([]);
+  }, 60_000);
+
+  it('listens on its health and metrics ports only, and says it is the worker', async () => {
+    const { worker } = await setUp();
+    const w = await worker();
+    const portOf = (url: string) => Number(new URL(url).port);
+    expect(listeningPorts(w.child.pid!)).toEqual(
+      [portOf(w.healthUrl), portOf(w.metricsUrl)].sort((a, b) => a - b),
+    );
+    const health = (await call(`${w.healthUrl}/health`)).json as {
+      details: { plantWebhook: { delivery: string } };
+    };
+    expect(health.details.plantWebhook.delivery).toBe('worker');
+    // Each port serves its own paths only.
+    expect((await call(`${w.healthUrl}/metrics`)).status).toBe(404);
+    expect((await call(`${w.metricsUrl}/health`)).status).toBe(404);
+    expect((await call(`${w.healthUrl}/health/live`)).status).toBe(200);
+    expect((await call(`${w.healthUrl}/health/ready`)).status).toBe(200);
+  }, 60_000);
+
+  it('started on the probe ports of the API, exits 1 naming the setting to change', async () => {
+    const { env, api } = await setUp();
+    const taken = Number(new URL(api.healthUrl).port);
+    const w = await startApp({
+      env: {
+        ...env,
+        SERVICE_HEALTH_CHECK_PORT: String(taken),
+        SERVICE_METRICS_PORT: new URL(api.metricsUrl).port,
+      },
+      webhookWorker: true,
+      waitForHealth: false,
+    });
+    apps.push(w);
+    expect(await startOutcome(w)).toBe(1);
+    expect(w.output()).toContain(`SERVICE_HEALTH_CHECK_PORT=${taken} on 127.0.0.1`);
+    expect(w.output()).toContain('EADDRINUSE');
   }, 60_000);
 
   it('takes over the notice of a worker killed mid-attempt once its lease runs out', async () => {

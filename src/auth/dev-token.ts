@@ -11,6 +11,19 @@ export const DEV_TOKEN_FILE = 'dev-token';
 export function loadOrCreateDevToken(dataDir: string): { token: string; file: string } {
   const file = join(dataDir, DEV_TOKEN_FILE);
   try {
+    return readOrCreate(dataDir, file);
+  } catch (error) {
+    // A bare ENOTDIR or EACCES does not say which setting to change.
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `cannot keep the development token in ${file}: DATA_DIR (${dataDir}) must be a directory this process can write (${reason})`,
+      { cause: error },
+    );
+  }
+}
+
+function readOrCreate(dataDir: string, file: string): { token: string; file: string } {
+  try {
     const token = readFileSync(file, 'utf8').trim();
     if (token.length >= 32) {
       chmodSync(file, 0o600);

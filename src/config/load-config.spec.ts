@@ -28,6 +28,8 @@ function configDir(file: string | null): string {
 }
 
 /** A valid environment (as the e2e spawns used), with `overrides` applied. */
+const POSTGRES = 'postgres://plants@db:5432/plants';
+
 function environment(overrides: Record<string, string>, file: string | null = EMPTY) {
   return {
     DATA_DIR: '/tmp/plant-data',
@@ -327,11 +329,29 @@ describe('loadConfig: several problems at once', () => {
   });
 
   it('ask the webhook worker, which serves no API, for no API_TOKENS in production', () => {
-    const config = loadConfig(environment({ NODE_ENV: 'production', API_TOKENS: '' }), {
-      servesApi: false,
-    });
+    const config = loadConfig(
+      environment({ NODE_ENV: 'production', API_TOKENS: '', DATABASE_URL: POSTGRES }),
+      { role: 'webhook-worker' },
+    );
     expect(config.production).toBe(true);
     expect(config.apiTokenDigests).toEqual([]);
+  });
+
+  it('say the worker is the worker, whatever WEBHOOK_DELIVERY (the API setting) holds', () => {
+    for (const delivery of [undefined, 'in-process', 'external']) {
+      const env = environment({
+        DATABASE_URL: POSTGRES,
+        ...(delivery ? { WEBHOOK_DELIVERY: delivery } : {}),
+      });
+      expect(loadConfig(env, { role: 'webhook-worker' }).webhooks.delivery).toBe('worker');
+      expect(loadConfig(env).webhooks.delivery).toBe(delivery ?? 'in-process');
+    }
+  });
+
+  it('refuse the webhook worker on the embedded store, naming DATABASE_URL', () => {
+    expect(() => loadConfig(environment({}), { role: 'webhook-worker' })).toThrow(
+      'the webhook worker needs PostgreSQL (DATABASE_URL)',
+    );
   });
 });
 

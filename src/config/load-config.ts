@@ -13,14 +13,18 @@ import { APP_VERSION } from './version.js';
 
 export const DEFAULT_CONFIG_DIR = '/app/config';
 
+/** What the process is, by its entry point: the plant service or the webhook worker. */
+export type ProcessRole = 'api' | 'webhook-worker';
+
 /**
  * Validates the whole environment and `mcp-servers.json` and returns the typed config, or
  * throws one ConfigError that lists every problem, each naming its variable or JSON path.
  */
 export function loadConfig(
   environment: Readonly<Record<string, string | undefined>>,
-  // The webhook worker serves no API, so production needs no API tokens there.
-  { servesApi = true }: { servesApi?: boolean } = {},
+  // Said by the entry point, never by a variable: the worker serves no API (no tokens needed),
+  // and always delivers: WEBHOOK_DELIVERY is the API's setting.
+  { role = 'api' }: { role?: ProcessRole } = {},
 ): AppConfig {
   const problems: string[] = [];
   const parsed = envSchema.safeParse(environment);
@@ -30,7 +34,7 @@ export function loadConfig(
   problems.push(...tokens.problems);
   const webhooks = parseWebhookReceivers(environment.WEBHOOK_URLS, environment.WEBHOOK_SECRETS);
   problems.push(...webhooks.problems);
-  problems.push(...externalDeliveryProblems(environment));
+  problems.push(...externalDeliveryProblems(environment, role));
 
   const configDirExplicit = (environment.SERVICE_CONFIG_DIR ?? '') !== '';
   const configDir = resolve(
@@ -38,7 +42,7 @@ export function loadConfig(
   );
   const mcp = loadMcpServers(configDir, { required: configDirExplicit, environment });
   problems.push(...mcp.problems);
-  if (servesApi) problems.push(...productionTokenProblems(environment, tokens));
+  if (role === 'api') problems.push(...productionTokenProblems(environment, tokens));
 
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const config = buildAppConfig(parsed.data, environment, {
@@ -46,7 +50,12 @@ export function loadConfig(
     webhooks,
     mcp: { load: mcp, configDir, configDirExplicit },
   });
-  return { ...config, tracing: tracingConfigOf(parsed.data, 'plant-store') };
+  const delivery = role === 'webhook-worker' ? 'worker' : parsed.data.WEBHOOK_DELIVERY;
+  return {
+    ...config,
+    webhooks: { ...config.webhooks, delivery },
+    tracing: tracingConfigOf(parsed.data, 'plant-store'),
+  };
 }
 
 /** What loadConfig has already checked, beside the environment itself. */
@@ -56,8 +65,17 @@ interface CheckedParts {
   mcp: { load: McpServersLoad; configDir: string; configDirExplicit: boolean };
 }
 
-function externalDeliveryProblems(environment: Readonly<Record<string, string | undefined>>) {
-  if (environment.WEBHOOK_DELIVERY === 'external' && !environment.DATABASE_URL) {
+function externalDeliveryProblems(
+  environment: Readonly<Record<string, string | undefined>>,
+  role: ProcessRole,
+): string[] {
+  if (environment.DATABASE_URL) return [];
+  if (role === 'webhook-worker') {
+    return [
+      'the webhook worker needs PostgreSQL (DATABASE_URL): with the embedded store one process writes and delivers',
+    ];
+  }
+  if (environment.WEBHOOK_DELIVERY === 'external') {
     return [
       'WEBHOOK_DELIVERY=external needs PostgreSQL (DATABASE_URL): the embedded store allows one process, which delivers itself',
     ];

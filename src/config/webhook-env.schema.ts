@@ -41,7 +41,7 @@ export const webhookEnvFields = {
       }),
     ).default('in-process'),
     {
-      description: '`external`: `npm run webhook-worker` delivers (PostgreSQL only)',
+      description: 'API only; `external`: `npm run webhook-worker` delivers (PostgreSQL only)',
       group: 'webhook',
     },
   ),

@@ -24,8 +24,9 @@ export interface WebhookConfig {
   /** Seconds to wait after each failed attempt; when they run out the notice is `failed`. */
   retrySchedule: number[];
   /**
-   * `external`: this process only writes the outbox; a webhook worker delivers it. `worker`:
-   * this process is that worker (set by the worker itself, not by WEBHOOK_DELIVERY).
+   * Who delivers. On the API, WEBHOOK_DELIVERY: `in-process` (itself) or `external` (it only
+   * writes the outbox). `worker` on the webhook worker, by its entry point, whatever
+   * WEBHOOK_DELIVERY says.
    */
   delivery: 'in-process' | 'external' | 'worker';
   /** Attempts in flight at once to one receiver. */

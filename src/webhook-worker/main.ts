@@ -1,51 +1,34 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { appConnectionLimits } from '../common/bootstrap/app-connection-limits.js';
-import { runHttpApp } from '../common/bootstrap/run-http-app.js';
-import { portScopeHandler } from '../common/http/port-scope.js';
+import { runWorker } from '../common/bootstrap/run-worker.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
 import type { AppConfig } from '../config/app-config.js';
-import { ConfigError } from '../config/shared/config-error.js';
 import { loadConfig } from '../config/load-config.js';
 import { WebhookWorkerModule } from './webhook-worker.module.js';
+import { workerProbes } from './worker-probes.js';
 
 /**
  * The webhook worker (`npm run webhook-worker`, `node dist/bundle/webhook-worker.js`): delivers
- * the plant webhook's outbox, with /health and /metrics on the probe ports. The API port is
- * not served (an ephemeral loopback port that answers 404). It needs PostgreSQL: the embedded
- * store allows one process, which then delivers itself.
+ * the plant webhook's outbox, and binds two ports only, /health on SERVICE_HEALTH_CHECK_PORT
+ * and /metrics on SERVICE_METRICS_PORT. It needs PostgreSQL: the embedded store allows one
+ * process, which then delivers itself.
  */
-void runHttpApp<AppConfig>({
-  loadConfig: () => {
-    const config = loadConfig(process.env, { servesApi: false });
-    if (config.database.kind !== 'postgres') {
-      throw new ConfigError([
-        'the webhook worker needs PostgreSQL (DATABASE_URL): with the embedded store one process writes and delivers',
-      ]);
-    }
-    return config;
-  },
-  createApp: (config, logger) =>
-    NestFactory.create<NestExpressApplication>(WebhookWorkerModule.forRoot(config, logger), {
-      bodyParser: false,
+void runWorker<AppConfig>({
+  loadConfig: () => loadConfig(process.env, { role: 'webhook-worker' }),
+  createContext: (config, logger) =>
+    NestFactory.createApplicationContext(WebhookWorkerModule.forRoot(config, logger), {
       logger: new PinoNestLogger(logger),
       abortOnError: false,
     }),
-  configure(app, _config, ports) {
-    app.use(portScopeHandler(ports));
-  },
   listeners: (config) => ({
     host: config.http.host,
-    ports: { api: 0, health: config.health.port, metrics: config.metrics.port },
-    portVariables: {
-      api: 'PORT',
-      health: 'SERVICE_HEALTH_CHECK_PORT',
-      metrics: 'SERVICE_METRICS_PORT',
-    },
+    ports: { health: config.health.port, metrics: config.metrics.port },
+    portVariables: { health: 'SERVICE_HEALTH_CHECK_PORT', metrics: 'SERVICE_METRICS_PORT' },
   }),
+  handlers: workerProbes,
   connectionLimits: appConnectionLimits,
-  announce: (_app, config, logger, ports) =>
+  announce: (config, logger, ports) =>
     logger.info(
       { ports, store: config.database.kind, version: config.version },
       'webhook worker running',

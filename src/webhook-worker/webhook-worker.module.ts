@@ -7,31 +7,26 @@ import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
-import { WorkerHealthController } from './worker-health.controller.js';
+import { WorkerHealth } from './worker-health.js';
 
 /**
  * The webhook worker: the plant webhook's delivery alone, with no plant API, from the same
- * build as the service (`npm run webhook-worker`). It delivers whatever WEBHOOK_DELIVERY says:
- * that setting tells the API processes to deliver nothing themselves.
+ * build as the service (`npm run webhook-worker`). A Nest application context: its probes are
+ * served by plain listeners (main.ts), so no controller here.
  */
 @Module({})
 export class WebhookWorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
-    const delivering = {
-      ...config,
-      webhooks: { ...config.webhooks, delivery: 'worker' as const },
-    };
     return {
       module: WebhookWorkerModule,
       imports: [
-        CoreModule.forRoot(APP_CONFIG, delivering, logger),
+        CoreModule.forRoot(APP_CONFIG, config, logger),
         DatabaseModule,
         MetricsModule,
         WebhooksModule,
         TerminusModule.forRoot({ errorLogStyle: 'json' }),
       ],
-      controllers: [WorkerHealthController],
-      providers: [WebhookHealthIndicator],
+      providers: [WebhookHealthIndicator, WorkerHealth],
     };
   }
 }

@@ -33,7 +33,10 @@ async function listenUntilLost(url: string, signal: AbortSignal, wake: () => voi
   const stop = () => void client.end().catch(() => undefined);
   signal.addEventListener('abort', stop);
   try {
-    await client.connect();
+    // pg's connect() never settles when end() is called while it connects: a stop right after
+    // the start would wait for it forever.
+    await Promise.race([client.connect(), untilAborted(signal)]);
+    if (signal.aborted) return;
     await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
     client.on('notification', wake);
     wake(); // rows committed while this process was not listening
@@ -43,4 +46,11 @@ async function listenUntilLost(url: string, signal: AbortSignal, wake: () => voi
     signal.removeEventListener('abort', stop);
     await client.end().catch(() => undefined);
   }
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
 }

@@ -160,12 +160,12 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       const environment = environmentOf(container, docs);
       delete environment.PGPASSWORD; // read by the PostgreSQL client, not the config loader
       expect(environment.API_TOKENS).toBeUndefined(); // it serves no API
-      const config = loadConfig(environment, { servesApi: false });
+      const config = loadConfig(environment, { role: 'webhook-worker' });
       expect(config.database.kind).toBe('postgres');
       expect(config.webhooks.receivers).toHaveLength(2);
       expect(config.webhooks.retrySchedule).toEqual([5, 60, 600]);
       expect(config.webhooks.maxInFlightPerReceiver).toBe(8);
-      expect(config.webhooks.delivery).toBe('in-process');
+      expect(config.webhooks.delivery).toBe('worker');
       expect([config.health.port, config.metrics.port]).toEqual([8080, 9090]);
     });
 

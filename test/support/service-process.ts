@@ -53,9 +53,11 @@ function portsOf(line: string, startLine: string): BoundPorts | undefined {
     const entry = JSON.parse(line) as { msg?: unknown; ports?: Partial<BoundPorts> };
     const ports = entry.ports;
     if (entry.msg !== startLine || ports === undefined) return undefined;
-    const { api, health, metrics } = ports;
-    if ([api, health, metrics].every((port) => typeof port === 'number' && port > 0)) {
-      return { api: api!, health: health!, metrics: metrics! };
+    // The webhook worker binds no API port: its line has none (then 0 here).
+    const { api = 0, health, metrics } = ports;
+    const bound = (port: unknown) => typeof port === 'number' && port > 0;
+    if ((api === 0 || bound(api)) && bound(health) && bound(metrics)) {
+      return { api, health: health!, metrics: metrics! };
     }
   } catch {
     // not a log line of ours

@@ -1,5 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import { Gauge, Registry } from 'prom-client';
@@ -111,6 +116,26 @@ async function startServer(
     sockets,
     wss,
   };
+}
+
+/** A TLS server whose certificate nothing trusts, made with the openssl CLI at test time. */
+async function startSelfSignedServer(): Promise<{ url: URL }> {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-self-signed-'));
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
+      .concat(['-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=localhost'])
+      .concat(['-addext', 'subjectAltName=IP:127.0.0.1']),
+    { cwd: dir, stdio: 'pipe' },
+  );
+  const https = createHttpsServer({
+    key: readFileSync(join(dir, 'key.pem')),
+    cert: readFileSync(join(dir, 'cert.pem')),
+  });
+  await new Promise<void>((resolve) => https.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => https.close(() => resolve())));
+  const { port } = https.address() as AddressInfo;
+  return { url: new URL(`wss://127.0.0.1:${port}/agent/v1/connect`) };
 }
 
 function startClient(
@@ -244,6 +269,15 @@ describe('AgentRelayClient', () => {
       expect(logs.join('')).toContain('"retryInMs":300');
     },
   );
+
+  it('hints once at NODE_EXTRA_CA_CERTS when the server certificate is self-signed', async () => {
+    const server = await startSelfSignedServer();
+    const { client, logs } = startClient(server.url);
+    await waitFor(() => client.status().reconnects! >= 2);
+    const text = logs.join('');
+    expect(text).toContain('self-signed certificate');
+    expect(text.match(/NODE_EXTRA_CA_CERTS/g)).toHaveLength(1);
+  });
 
   it('reconnects when the connection drops', async () => {
     const server = await startServer();

@@ -84,6 +84,14 @@ export const DEFAULT_RELAY_LIMITS: RelayLimits = {
 /** How often a held-back connection checks whether its send queue has drained. */
 const DRAIN_POLL_MS = 50;
 
+/** Node's codes for a certificate chain that ends at no CA it trusts. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+]);
+
 export interface AgentRelayClientOptions {
   url: URL;
   token: Secret;
@@ -132,6 +140,7 @@ export class AgentRelayClient {
   #lastError: string | undefined;
   #tokenRejected = false;
   #reconnects = 0;
+  #certificateHintGiven = false;
   #stopped = true;
   #unsubscribe: (() => void)[] = [];
 
@@ -217,9 +226,20 @@ export class AgentRelayClient {
     // Without a listener an 'error' would crash the process; 'close' always follows it.
     socket.on('error', (error) => {
       if (httpStatus === undefined) this.#lastError = error.message;
+      this.#hintAtTrustedCertificates(error);
     });
     socket.on('close', (code, reason) =>
       this.#onClose(socket, httpStatus, code, reason.toString()),
+    );
+  }
+
+  /** Once per process: every retry meets the same certificate, and each retry logs its error. */
+  #hintAtTrustedCertificates(error: NodeJS.ErrnoException): void {
+    if (this.#certificateHintGiven || !UNTRUSTED_CERTIFICATE.has(error.code ?? '')) return;
+    this.#certificateHintGiven = true;
+    this.#logger.warn(
+      { code: error.code },
+      `the agent server's certificate is not trusted (${error.message}): if it is self-signed or from a private CA, give that certificate's PEM file in NODE_EXTRA_CA_CERTS`,
     );
   }
 

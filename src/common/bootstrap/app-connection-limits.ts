@@ -1,8 +1,8 @@
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { INestApplicationContext } from '@nestjs/common';
 import { getToken } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import type { AppConfig } from '../../config/app-config.js';
-import type { ListenerLimits } from './run-http-app.js';
+import type { ListenerLimits } from './process-lifecycle.js';
 
 /**
  * The plant service's and the webhook worker's connection caps: the api port's from
@@ -11,7 +11,7 @@ import type { ListenerLimits } from './run-http-app.js';
  * Refusals count in `http_connections_refused_total{reason}`.
  */
 export function appConnectionLimits(
-  app: NestExpressApplication,
+  app: INestApplicationContext,
   config: AppConfig,
 ): ListenerLimits {
   const counter = app.get<Counter<'reason'>>(getToken('http_connections_refused_total'));

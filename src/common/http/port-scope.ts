@@ -22,9 +22,13 @@ export function listenerOf(localPort: number | undefined, ports: PortScope): Lis
   return 'api';
 }
 
+/** Express matches routes case-insensitively and with a trailing slash: /METRICS/ is /metrics. */
+export function normalPath(path: string): string {
+  return (path.length > 1 ? path.replace(/\/+$/, '') : path).toLowerCase();
+}
+
 export function pathAllowed(listener: Listener, path: string): boolean {
-  // Express matches routes case-insensitively, so compare lower-cased: /METRICS is /metrics.
-  const clean = (path.length > 1 ? path.replace(/\/+$/, '') : path).toLowerCase();
+  const clean = normalPath(path);
   if (listener === 'health') return HEALTH_PATHS.has(clean);
   if (listener === 'metrics') return METRICS_PATHS.has(clean);
   return !HEALTH_PATHS.has(clean) && !METRICS_PATHS.has(clean);

@@ -14,6 +14,9 @@ const START_UP_DETAIL = new Set([
   'NestApplication',
 ]);
 
+/** The context of Nest's log line for an error thrown while the application is created. */
+const START_UP_FAILURE = 'ExceptionHandler';
+
 /** Nest's own log lines (module init, route mapping) through the same pino logger. */
 export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
@@ -26,7 +29,10 @@ export class PinoNestLogger implements LoggerService {
     }
   }
   error(message: unknown, trace?: string, context?: string): void {
-    this.logger.error({ context, trace }, String(message));
+    // Nest logs a start-up failure here and rethrows it; the entry point then logs it as its
+    // one "cannot start" line, so this copy is detail.
+    const level = context === START_UP_FAILURE ? 'debug' : 'error';
+    this.logger[level]({ context, trace }, String(message));
   }
   warn(message: unknown, context?: string): void {
     this.logger.warn({ context }, String(message));
