@@ -35,6 +35,7 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
       ...(await store.env()),
       WEBHOOK_URLS: to.map((r) => r.url).join(','),
       WEBHOOK_SECRETS: to.map((r) => r.secret).join(','),
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
       WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1',
     };
     const app = await startApp({ env, dataDir });
@@ -134,6 +135,7 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
           ...envs.get(first),
           WEBHOOK_URLS: to.map((r) => r.url).join(','),
           WEBHOOK_SECRETS: to.map((r) => r.secret).join(','),
+          WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
         },
         dataDir: first.dataDir,
       });
@@ -392,6 +394,7 @@ describe.skipIf(!postgresAvailable)('plant webhook with two replicas on one Post
       API_TOKENS: token,
       WEBHOOK_URLS: hook.url,
       WEBHOOK_SECRETS: hook.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
     };
     const replicas = [await startApp({ env }), await startApp({ env })];
     try {
@@ -452,6 +455,7 @@ describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () 
       API_TOKENS: newToken(),
       WEBHOOK_URLS: hook.url,
       WEBHOOK_SECRETS: hook.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
     };
     const run = async (options: Parameters<typeof startApp>[0]) => {
       const app = await startApp(options);

@@ -142,6 +142,14 @@ export const envSchema = z
         .regex(/^\d{1,7}$/, 'WEBHOOK_MAX_ANSWER_BYTES must be a whole number of bytes')
         .transform(Number),
     ).default(4096),
+    // Off by default: a receiver's DNS owner could otherwise point our POSTs inward.
+    WEBHOOK_ALLOW_PRIVATE_ADDRESSES: optional(
+      z.enum(['true', 'false'], {
+        message: 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES must be true or false',
+      }),
+    )
+      .default('false')
+      .transform((v) => v === 'true'),
     // Pending notices are counted up to this per receiver every 5 s: a few ms of index reads.
     WEBHOOK_BACKLOG_COUNT_CAP: optional(
       z

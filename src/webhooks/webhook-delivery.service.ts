@@ -16,6 +16,7 @@ import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import { listenForNotices } from './outbox-listener.js';
+import { PRIVATE_ADDRESS } from './webhook-http.js';
 import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 import { type Attempt, describe, reasonOf, retryAfterMs, WebhookSender } from './webhook-sender.js';
 import { WebhookUpkeep } from './webhook-upkeep.service.js';
@@ -33,6 +34,10 @@ const POLL_MS = 2_000;
  */
 const GATHER_MS = 25;
 const RESULT_LABEL = { delivered: '2xx', gone: '410', retry: 'retry' } as const;
+const resultLabel = (attempt: Exclude<Attempt, { kind: 'aborted' }>) =>
+  attempt.kind === 'retry' && attempt.error === PRIVATE_ADDRESS
+    ? 'private_address'
+    : RESULT_LABEL[attempt.kind];
 
 type Sent = { notice: ClaimedNotice; attempt: Attempt };
 type Retry = Extract<Attempt, { kind: 'retry' }>;
@@ -95,7 +100,7 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     this.abort.abort();
     this.wake();
     await Promise.all(this.tasks);
-    this.sender.close();
+    await this.sender.close();
     if (!this.delivering) return;
     await this.outbox.releaseLeases(this.owner).catch((error: unknown) => {
       this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
@@ -161,7 +166,7 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     const labels = { receiver: receiver.id };
     for (const { attempt } of sent) {
       if (attempt.kind === 'aborted') continue;
-      this.attempts.inc({ ...labels, result: RESULT_LABEL[attempt.kind] });
+      this.attempts.inc({ ...labels, result: resultLabel(attempt) });
       this.duration.observe(labels, attempt.seconds);
       if (attempt.answerCut) this.answersCut.inc(labels);
     }
