@@ -3,7 +3,13 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
-import { createTestDatabase, postgresAvailable, storeVariants } from './support/postgres.js';
+import {
+  createTestDatabase,
+  postgresAvailable,
+  storeVariants,
+  TEST_DATABASE_URL,
+} from './support/postgres.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
 import { withSqliteFile } from './support/sqlite-child.js';
 
@@ -438,6 +444,66 @@ describe.skipIf(!postgresAvailable)('plant webhook with two replicas on one Post
       await hook.close();
     }
   });
+});
+
+describe.skipIf(!postgresAvailable)('plant webhook replicas on one PostgreSQL', () => {
+  /** Bytes of queries `proxy`'s client sends in `ms`, while `during` runs. */
+  const sentIn = async (proxy: TcpProxy, ms: number, during: () => Promise<void>) => {
+    const before = proxy.bytesFromClients;
+    const window = new Promise((resolve) => setTimeout(resolve, ms));
+    await Promise.all([during(), window]);
+    return proxy.bytesFromClients - before;
+  };
+
+  it("does not wake a replica to claim for another replica's commits", async () => {
+    const hooks = await Promise.all(
+      Array.from({ length: 8 }, () => new WebhookReceiver().listen()),
+    );
+    const server = new URL(TEST_DATABASE_URL);
+    const proxy = new TcpProxy({ host: server.hostname, port: Number(server.port) });
+    await proxy.start();
+    const url = await createTestDatabase();
+    const proxied = Object.assign(new URL(url), { port: String(proxy.port) }).toString();
+    const token = newToken();
+    const env = {
+      API_TOKENS: token,
+      WEBHOOK_URLS: hooks.map((h) => h.url).join(','),
+      WEBHOOK_SECRETS: hooks.map((h) => h.secret).join(','),
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+    };
+    const writer = await startApp({ env: { ...env, DATABASE_URL: url } });
+    const idle = await startApp({ env: { ...env, DATABASE_URL: proxied } });
+    try {
+      const quiet = await sentIn(proxy, 4_000, () => Promise.resolve());
+      let id = 0;
+      const load = async () => {
+        for (let round = 0; round < 40; round++) {
+          const answers = await Promise.all(
+            Array.from({ length: 5 }, () =>
+              call(`${writer.apiUrl}/plants`, {
+                method: 'POST',
+                token,
+                body: `{"id": ${++id}, "name": "p"}`,
+              }),
+            ),
+          );
+          expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+        }
+      };
+      const busy = await sentIn(proxy, 4_000, load);
+      await waitFor('every notice', () => hooks.every((h) => h.distinctBodies().length === id));
+      // Before: each of the writer's commits woke the idle replica to claim for all 8 receivers
+      // (about 30x its quiet traffic here); its poll and upkeep alone stay near the quiet rate.
+      console.log(
+        `the idle replica sent ${quiet} B quiet, ${busy} B while the other took ${id} plants`,
+      );
+      expect(busy).toBeLessThan(3 * quiet + 30_000);
+    } finally {
+      await Promise.all([writer.stop('SIGKILL'), idle.stop('SIGKILL')]);
+      await proxy.stop();
+      await Promise.all(hooks.map((h) => h.close()));
+    }
+  }, 90_000);
 });
 
 describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () => {

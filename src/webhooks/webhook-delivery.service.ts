@@ -45,7 +45,8 @@ type Retry = Extract<Attempt, { kind: 'retry' }>;
 /**
  * Claims each receiver's due notices with a lease (at most `maxInFlightPerReceiver` at once),
  * POSTs them and records each outcome: 2xx delivered, 410 stops the receiver, anything else is
- * retried on the schedule. Woken by this process's commits, NOTIFY (PostgreSQL) and a poll.
+ * retried on the schedule. Woken by this process's commits, NOTIFY (a worker on PostgreSQL) and
+ * a poll.
  */
 @Injectable()
 export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -85,7 +86,9 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     if (!this.delivering) return;
     await this.outbox.releaseLeases(undefined);
     this.outbox.onCommitted = () => this.wake();
-    if (this.config.database.kind === 'postgres') {
+    // Only a worker LISTENs: a process that writes notices wakes its own delivery, and waking
+    // every replica on every commit cost each a claim per receiver for nothing (the poll covers).
+    if (this.config.database.kind === 'postgres' && this.config.webhooks.delivery === 'worker') {
       const url = this.config.database.url.reveal();
       this.track(listenForNotices(url, this.abort.signal, () => this.wake(), this.dbLog, POLL_MS));
     }
