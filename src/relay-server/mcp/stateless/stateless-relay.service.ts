@@ -9,7 +9,7 @@ import type { RelayAnswer, RelayTarget } from '../mcp-relay.service.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { forwardInSession } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
-import { ListenStore } from './listen-store.service.js';
+import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
   discoverAnswer,
   idOf,
@@ -96,10 +96,10 @@ export class StatelessRelay {
   }
 
   /**
-   * `subscriptions/listen`: acknowledges the tools list changes (the only ones the relay
-   * follows), then holds the POST's event stream open for `notifications/tools/list_changed`
-   * (ListenStore) until the client closes it or the relay stops, and ends it with the
-   * listen's result.
+   * `subscriptions/listen`: acknowledges the list changes asked for (tools, prompts,
+   * resources), then holds the POST's event stream open for their `list_changed`
+   * notifications (ListenStore) until the client closes it or the relay stops, and ends it
+   * with the listen's result.
    */
   private async listen(
     target: RelayTarget,
@@ -120,17 +120,19 @@ export class StatelessRelay {
     }
     let end = () => {};
     const ended = new Promise<void>((resolve) => (end = resolve));
+    const lists = listsAsked(message.params);
     const remove = this.listens.add({
       client: target.client,
       agent: target.agent,
       server: target.server,
+      lists,
       id,
       send: sink,
       end,
     });
     if (!remove) return tooManyListens(id);
     const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
-    sink(listenAcknowledgement(message, subscription));
+    sink(listenAcknowledgement(lists, subscription));
     signal.addEventListener('abort', end, { once: true });
     if (signal.aborted) end();
     try {
@@ -217,17 +219,13 @@ function oneRequestSession(
   };
 }
 
-/** Confirms the notifications a listen gets: only tools list changes, if it asked for them. */
-function listenAcknowledgement(message: Message, subscription: Message): Message {
-  const params = isObject(message.params) ? message.params : {};
-  const asked = isObject(params.notifications) ? params.notifications : {};
+/** Confirms the list changes a listen gets: those it asked for. */
+function listenAcknowledgement(lists: ListKind[], subscription: Message): Message {
+  const notifications = Object.fromEntries(lists.map((list) => [`${list}ListChanged`, true]));
   return {
     jsonrpc: '2.0',
     method: 'notifications/subscriptions/acknowledged',
-    params: {
-      notifications: asked.toolsListChanged === true ? { toolsListChanged: true } : {},
-      _meta: subscription,
-    },
+    params: { notifications, _meta: subscription },
   };
 }
 

@@ -173,13 +173,18 @@ export function withoutEnvelope(message: Message): Message {
 export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): JsonRpcResponse {
   const method = String(request.method);
   if (answer.error !== undefined) {
-    if (answer.error.code !== RESOURCE_NOT_FOUND_2025) return answer;
+    // Newer 2025 servers already answer a missing resource with invalid-params, without the uri.
+    const code = answer.error.code;
+    const missing =
+      code === RESOURCE_NOT_FOUND_2025 ||
+      (method === 'resources/read' && code === StatelessErrorCode.InvalidParams);
+    if (!missing) return answer;
     const uri = isObject(request.params) ? request.params.uri : undefined;
     const data = isObject(answer.error.data) ? answer.error.data : {};
     const error = {
       ...answer.error,
       code: StatelessErrorCode.InvalidParams,
-      data: { ...data, uri },
+      data: { uri, ...data },
     };
     return { ...answer, error };
   }
