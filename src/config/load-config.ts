@@ -110,7 +110,7 @@ function buildAppConfig(
       maxInFlightPerReceiver: env.WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER,
       maxAnswerBytes: env.WEBHOOK_MAX_ANSWER_BYTES,
       backlogCountCap: env.WEBHOOK_BACKLOG_COUNT_CAP,
-      allowPrivateAddresses: env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES,
+      allowPrivateAddresses: env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',
     },
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL

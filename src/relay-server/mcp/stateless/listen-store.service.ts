@@ -3,9 +3,7 @@ import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
 import { changedServers } from '../inventory-changes.js';
-import type { JsonRpcId } from '../json-rpc.js';
-
-type Message = Record<string, unknown>;
+import { type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
 /** The lists whose changes a listen can ask for, by the name of its flag. */
 const LIST_FLAGS = {

@@ -3,24 +3,29 @@ import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextpro
 import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
-import { AggregateService } from '../../aggregate/aggregate.service.js';
-import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.js';
-import type { RelayAnswer, RelayTarget } from '../mcp-relay.service.js';
+import { AggregateService } from '../aggregate/aggregate.service.js';
+import {
+  idOf,
+  isObject,
+  JsonRpcCode,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type Message,
+} from '../../json-rpc/json-rpc.js';
+import type { RelayAnswer, RelayTarget } from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { forwardInSession } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
   discoverAnswer,
-  idOf,
   MODERN_VERSION,
   refusal,
   statusOf,
   toStatelessAnswer,
   withoutEnvelope,
 } from './stateless-wire.js';
-
-type Message = Record<string, unknown>;
 
 /** The headers of a 2026 POST the relay checks against its body. */
 export interface StatelessHeaders {
@@ -239,8 +244,4 @@ function tooManyListens(id: JsonRpcId): RelayAnswer {
       'too many subscriptions/listen streams open for this client',
     ),
   };
-}
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
