@@ -156,6 +156,7 @@ async function startVariant(store, variant) {
       : {
           WEBHOOK_URLS: receiverUrl,
           WEBHOOK_SECRETS: `whsec_${randomBytes(32).toString('base64')}`,
+          WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
         }),
   };
   // The API first: it migrates the store the worker then opens.

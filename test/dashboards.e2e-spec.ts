@@ -53,6 +53,7 @@ beforeAll(async () => {
       ...shopAgentEnv(relay, ca.caFile, agentToken),
       WEBHOOK_URLS: receiver.url,
       WEBHOOK_SECRETS: receiver.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
       MAX_CONNECTIONS_PER_ADDRESS: '4',
     },
     mcpServers: { mcpServers: { echo: echoServer() } },

@@ -90,7 +90,12 @@ describe.skipIf(!postgresAvailable)('a table locked past the statement timeout',
     const hook = await new WebhookReceiver().listen();
     const url = await createTestDatabase();
     const app = await startApp({
-      env: { DATABASE_URL: url, WEBHOOK_URLS: hook.url, WEBHOOK_SECRETS: hook.secret },
+      env: {
+        DATABASE_URL: url,
+        WEBHOOK_URLS: hook.url,
+        WEBHOOK_SECRETS: hook.secret,
+        WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+      },
     });
     const locker = new pg.Client({ connectionString: url });
     await locker.connect();

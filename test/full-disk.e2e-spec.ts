@@ -70,7 +70,13 @@ describe('a full disk', () => {
       const disk = SmallDisk.mount(4);
       if (!disk) return context.skip('mounting a tmpfs needs root');
       const receiver = webhook ? await new WebhookReceiver().listen() : undefined;
-      const env = receiver ? { WEBHOOK_URLS: receiver.url, WEBHOOK_SECRETS: receiver.secret } : {};
+      const env = receiver
+        ? {
+            WEBHOOK_URLS: receiver.url,
+            WEBHOOK_SECRETS: receiver.secret,
+            WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+          }
+        : {};
       try {
         const app = await startApp({ dataDir: join(disk.dir, 'data'), env });
         try {

@@ -85,6 +85,7 @@ beforeAll(async () => {
       ...tracingEnv(otlp, 'agent-under-test', 'http/json'),
       WEBHOOK_URLS: webhook.url,
       WEBHOOK_SECRETS: webhook.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
       NODE_OPTIONS: `--import ${REGISTER}`,
       MODULE_LOG_FILE: modulesLoaded,
     },

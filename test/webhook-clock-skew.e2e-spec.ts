@@ -22,6 +22,7 @@ describe.skipIf(!postgresAvailable)('webhooks across clocks that disagree', () =
       API_TOKENS: newToken(),
       WEBHOOK_URLS: hook.url,
       WEBHOOK_SECRETS: hook.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
       WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1',
     };
     const api = await startApp({

@@ -35,6 +35,7 @@ describe.each(storeVariants)('webhook receiver ids on $name', (store) => {
       ...(await store.env()),
       WEBHOOK_URLS: secretUrl(hook),
       WEBHOOK_SECRETS: hook.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
       WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1,1,1',
     };
     return { hook, env };

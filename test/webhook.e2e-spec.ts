@@ -4,7 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
 import { listeningPorts } from './support/listening-ports.js';
-import { createTestDatabase, postgresAvailable, storeVariants } from './support/postgres.js';
+import {
+  createTestDatabase,
+  postgresAvailable,
+  storeVariants,
+  TEST_DATABASE_URL,
+} from './support/postgres.js';
+import { TcpProxy } from './support/tcp-proxy.js';
 import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
 import { withSqliteFile } from './support/sqlite-child.js';
 import { startOutcome } from './support/start-outcome.js';
@@ -37,6 +43,7 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
       ...(await store.env()),
       WEBHOOK_URLS: to.map((r) => r.url).join(','),
       WEBHOOK_SECRETS: to.map((r) => r.secret).join(','),
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
       WEBHOOK_RETRY_SCHEDULE_SECONDS: '1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1',
     };
     const app = await startApp({ env, dataDir });
@@ -136,6 +143,7 @@ describe.each(storeVariants)('plant webhook on $name', (store) => {
           ...envs.get(first),
           WEBHOOK_URLS: to.map((r) => r.url).join(','),
           WEBHOOK_SECRETS: to.map((r) => r.secret).join(','),
+          WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
         },
         dataDir: first.dataDir,
       });
@@ -394,6 +402,7 @@ describe.skipIf(!postgresAvailable)('plant webhook with two replicas on one Post
       API_TOKENS: token,
       WEBHOOK_URLS: hook.url,
       WEBHOOK_SECRETS: hook.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
     };
     const replicas = [await startApp({ env }), await startApp({ env })];
     try {
@@ -439,6 +448,70 @@ describe.skipIf(!postgresAvailable)('plant webhook with two replicas on one Post
   });
 });
 
+describe.skipIf(!postgresAvailable)('plant webhook replicas on one PostgreSQL', () => {
+  /** Bytes a second of queries `proxy`'s client sends over `ms` and while `during` runs. */
+  const sendRate = async (proxy: TcpProxy, ms: number, during: () => Promise<void>) => {
+    const [before, started] = [proxy.bytesFromClients, Date.now()];
+    const window = new Promise((resolve) => setTimeout(resolve, ms));
+    await Promise.all([during(), window]);
+    return Math.round(((proxy.bytesFromClients - before) * 1000) / (Date.now() - started));
+  };
+
+  it('does not wake a replica to claim when no row is due for it', async () => {
+    const hooks = await Promise.all(
+      Array.from({ length: 8 }, () => new WebhookReceiver().listen()),
+    );
+    const server = new URL(TEST_DATABASE_URL);
+    const proxy = new TcpProxy({ host: server.hostname, port: Number(server.port) });
+    await proxy.start();
+    const url = await createTestDatabase();
+    const proxied = Object.assign(new URL(url), { port: String(proxy.port) }).toString();
+    const token = newToken();
+    const env = {
+      API_TOKENS: token,
+      WEBHOOK_URLS: hooks.map((h) => h.url).join(','),
+      WEBHOOK_SECRETS: hooks.map((h) => h.secret).join(','),
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+    };
+    const writer = await startApp({ env: { ...env, DATABASE_URL: url } });
+    // Receivers of its own: no row is ever due for the idle replica, only the writer's are.
+    const ownUrls = hooks.map((h) => `${h.url}?idle`).join(',');
+    const idle = await startApp({
+      env: { ...env, WEBHOOK_URLS: ownUrls, DATABASE_URL: proxied },
+    });
+    try {
+      const quiet = await sendRate(proxy, 4_000, () => Promise.resolve());
+      let id = 0;
+      const load = async () => {
+        for (let round = 0; round < 40; round++) {
+          const answers = await Promise.all(
+            Array.from({ length: 5 }, () =>
+              call(`${writer.apiUrl}/plants`, {
+                method: 'POST',
+                token,
+                body: `{"id": ${++id}, "name": "p"}`,
+              }),
+            ),
+          );
+          expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+        }
+      };
+      const busy = await sendRate(proxy, 4_000, load);
+      await waitFor('every notice', () => hooks.every((h) => h.distinctBodies().length === id));
+      // Before: each of the writer's commits woke the idle replica to claim for all 8 of its
+      // receivers; now its poll and upkeep alone stay near the quiet rate.
+      console.log(
+        `the idle replica sent ${quiet} B/s quiet, ${busy} B/s while the other took ${id} plants`,
+      );
+      expect(busy).toBeLessThan(2 * quiet + 2_000);
+    } finally {
+      await Promise.all([writer.stop('SIGKILL'), idle.stop('SIGKILL')]);
+      await proxy.stop();
+      await Promise.all(hooks.map((h) => h.close()));
+    }
+  }, 90_000);
+});
+
 describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () => {
   const apps: RunningApp[] = [];
   const hooks: WebhookReceiver[] = [];
@@ -454,6 +527,7 @@ describe.skipIf(!postgresAvailable)('the webhook worker as its own process', () 
       API_TOKENS: newToken(),
       WEBHOOK_URLS: hook.url,
       WEBHOOK_SECRETS: hook.secret,
+      WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
     };
     const run = async (options: Parameters<typeof startApp>[0]) => {
       const app = await startApp(options);

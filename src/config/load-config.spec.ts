@@ -196,6 +196,21 @@ describe('loadConfig: each environment problem names its variable, without its v
       },
       'WEBHOOK_URLS holds at most 32 receivers (33 given)',
     ],
+    ...[
+      'http://127.0.0.1:9000/a',
+      'http://[::1]/a',
+      'http://169.254.169.254/a',
+      'https://localhost/a',
+    ].map((url): [string, Record<string, string>, string] => [
+      'WEBHOOK_URLS',
+      { WEBHOOK_URLS: url, WEBHOOK_SECRETS: `whsec_${Buffer.alloc(32).toString('base64')}` },
+      'WEBHOOK_URLS entry 1 is a loopback, private or link-local address: set WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true',
+    ]),
+    [
+      'WEBHOOK_ALLOW_PRIVATE_ADDRESSES',
+      { WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'yes' },
+      'WEBHOOK_ALLOW_PRIVATE_ADDRESSES must be true or false',
+    ],
     [
       'WEBHOOK_RETRY_SCHEDULE_SECONDS',
       { WEBHOOK_RETRY_SCHEDULE_SECONDS: '5,soon' },
@@ -223,6 +238,29 @@ describe('loadConfig: each environment problem names its variable, without its v
     expect(error.message).toContain(message);
     expect(error.message).not.toContain(SECRET);
     expect(error.message).not.toContain('short-token');
+  });
+});
+
+describe('loadConfig: receivers on private addresses', () => {
+  const secret = `whsec_${Buffer.alloc(32).toString('base64')}`;
+  it('are accepted with WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true', () => {
+    const urls = 'http://127.0.0.1:9000/a,http://10.0.0.5/b';
+    const config = loadConfig(
+      environment({
+        WEBHOOK_URLS: urls,
+        WEBHOOK_SECRETS: `${secret},${secret}`,
+        WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
+      }),
+    );
+    expect(config.webhooks.receivers).toHaveLength(2);
+    expect(config.webhooks.allowPrivateAddresses).toBe(true);
+  });
+
+  it('are checked at connect when named: a public-looking name passes the start', () => {
+    const config = loadConfig(
+      environment({ WEBHOOK_URLS: 'https://hooks.example.com/a', WEBHOOK_SECRETS: secret }),
+    );
+    expect(config.webhooks.allowPrivateAddresses).toBe(false);
   });
 });
 

@@ -32,7 +32,11 @@ export function loadConfig(
 
   const tokens = parseApiTokens(environment.API_TOKENS);
   problems.push(...tokens.problems);
-  const webhooks = parseWebhookReceivers(environment.WEBHOOK_URLS, environment.WEBHOOK_SECRETS);
+  const webhooks = parseWebhookReceivers(
+    environment.WEBHOOK_URLS,
+    environment.WEBHOOK_SECRETS,
+    environment.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',
+  );
   problems.push(...webhooks.problems);
   problems.push(...externalDeliveryProblems(environment, role));
 
@@ -124,6 +128,7 @@ function buildAppConfig(
       maxInFlightPerReceiver: env.WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER,
       maxAnswerBytes: env.WEBHOOK_MAX_ANSWER_BYTES,
       backlogCountCap: env.WEBHOOK_BACKLOG_COUNT_CAP,
+      allowPrivateAddresses: env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',
     },
     agent:
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { setting, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
+import { setting, trueOrFalse, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
 import { parseRetrySchedule } from './webhook-receivers.js';
 
 /**
@@ -53,5 +53,13 @@ export const webhookEnvFields = {
       WEBHOOK_BACKLOG_COUNT_CAP: [1, 1e6, 10_000, 'Pending notices counted per receiver'],
     },
     'webhook',
+  ),
+  // Off by default: a receiver's DNS owner could otherwise point our POSTs inward.
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: setting(
+    unsetIfEmpty(trueOrFalse('WEBHOOK_ALLOW_PRIVATE_ADDRESSES')).default('false'),
+    {
+      description: 'Allow receivers on loopback, private or link-local addresses',
+      group: 'webhook',
+    },
   ),
 };

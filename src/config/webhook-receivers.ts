@@ -1,3 +1,4 @@
+import { namesPrivateHost } from './private-addresses.js';
 import { Secret } from './secret.js';
 
 /** One receiver of the plant webhook, as the operator configured it. */
@@ -35,6 +36,8 @@ export interface WebhookConfig {
   maxAnswerBytes: number;
   /** Pending notices of a receiver are counted up to this (the metric and /health say so). */
   backlogCountCap: number;
+  /** Off: receivers on loopback, private or link-local addresses are refused (at start and connect). */
+  allowPrivateAddresses: boolean;
 }
 
 /** The Standard Webhooks schedule (as Svix): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -60,6 +63,7 @@ export const MAX_RECEIVERS = 32;
 export function parseWebhookReceivers(
   urls: string | undefined,
   secrets: string | undefined,
+  allowPrivateAddresses = false,
 ): { receivers: WebhookReceiver[]; problems: string[] } {
   const urlEntries = list(urls);
   const secretEntries = list(secrets);
@@ -77,8 +81,9 @@ export function parseWebhookReceivers(
   const receivers: WebhookReceiver[] = [];
   urlEntries.forEach((entry, index) => {
     const url = URL.canParse(entry) ? new URL(entry) : undefined;
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash !== '') {
-      problems.push(`WEBHOOK_URLS entry ${index + 1} must be an absolute http(s) URL`);
+    const problem = urlProblem(url, index, allowPrivateAddresses);
+    if (problem || !url) {
+      problems.push(problem ?? '');
       return;
     }
     const keys: Buffer[] = [];
@@ -103,6 +108,17 @@ export function parseWebhookReceivers(
   const distinct = new Set(receivers.map((r) => r.url.reveal()));
   if (distinct.size !== receivers.length) problems.push('WEBHOOK_URLS must not repeat a URL');
   return { receivers, problems };
+}
+
+/** Why entry `index` of WEBHOOK_URLS is refused, if it is. */
+function urlProblem(url: URL | undefined, index: number, allowPrivate: boolean) {
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash !== '') {
+    return `WEBHOOK_URLS entry ${index + 1} must be an absolute http(s) URL`;
+  }
+  if (!allowPrivate && namesPrivateHost(url)) {
+    return `WEBHOOK_URLS entry ${index + 1} is a loopback, private or link-local address: set WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true to allow it`;
+  }
+  return undefined;
 }
 
 function decodeSecret(secret: string): Buffer | undefined {

@@ -16,6 +16,7 @@ import { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import { listenForNotices } from './outbox-listener.js';
+import { PRIVATE_ADDRESS } from './webhook-http.js';
 import { type ClaimedNotice, WebhookOutboxRepository } from './webhook-outbox.repository.js';
 import { type Attempt, describe, reasonOf, retryAfterMs, WebhookSender } from './webhook-sender.js';
 import { WebhookUpkeep } from './webhook-upkeep.service.js';
@@ -33,6 +34,10 @@ const POLL_MS = 2_000;
  */
 const GATHER_MS = 25;
 const RESULT_LABEL = { delivered: '2xx', gone: '410', retry: 'retry' } as const;
+const resultLabel = (attempt: Exclude<Attempt, { kind: 'aborted' }>) =>
+  attempt.kind === 'retry' && attempt.error === PRIVATE_ADDRESS
+    ? 'private_address'
+    : RESULT_LABEL[attempt.kind];
 
 type Sent = { notice: ClaimedNotice; attempt: Attempt };
 type Retry = Extract<Attempt, { kind: 'retry' }>;
@@ -40,7 +45,8 @@ type Retry = Extract<Attempt, { kind: 'retry' }>;
 /**
  * Claims each receiver's due notices with a lease (at most `maxInFlightPerReceiver` at once),
  * POSTs them and records each outcome: 2xx delivered, 410 stops the receiver, anything else is
- * retried on the schedule. Woken by this process's commits, NOTIFY (PostgreSQL) and a poll.
+ * retried on the schedule. Woken by this process's commits, NOTIFY (a worker on PostgreSQL) and
+ * a poll.
  */
 @Injectable()
 export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -80,7 +86,9 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     if (!this.delivering) return;
     await this.outbox.releaseLeases(undefined);
     this.outbox.onCommitted = () => this.wake();
-    if (this.config.database.kind === 'postgres') {
+    // Only a worker LISTENs: a process that writes notices wakes its own delivery, and waking
+    // every replica on every commit cost each a claim per receiver for nothing (the poll covers).
+    if (this.config.database.kind === 'postgres' && this.config.webhooks.delivery === 'worker') {
       const url = this.config.database.url.reveal();
       this.track(listenForNotices(url, this.abort.signal, () => this.wake(), this.dbLog, POLL_MS));
     }
@@ -95,7 +103,7 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     this.abort.abort();
     this.wake();
     await Promise.all(this.tasks);
-    this.sender.close();
+    await this.sender.close();
     if (!this.delivering) return;
     await this.outbox.releaseLeases(this.owner).catch((error: unknown) => {
       this.logger.warn({ reason: reasonOf(error) }, 'plant webhook: cannot release leases');
@@ -161,7 +169,7 @@ export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicatio
     const labels = { receiver: receiver.id };
     for (const { attempt } of sent) {
       if (attempt.kind === 'aborted') continue;
-      this.attempts.inc({ ...labels, result: RESULT_LABEL[attempt.kind] });
+      this.attempts.inc({ ...labels, result: resultLabel(attempt) });
       this.duration.observe(labels, attempt.seconds);
       if (attempt.answerCut) this.answersCut.inc(labels);
     }

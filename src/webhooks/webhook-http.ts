@@ -1,6 +1,7 @@
-import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { urlToHttpOptions } from 'node:url';
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import { buildConnector, Pool } from 'undici';
+import { isPrivateAddress } from '../config/private-addresses.js';
 
 export interface Answer {
   status: number;
@@ -9,77 +10,124 @@ export interface Answer {
   cut: boolean;
 }
 
+export interface PosterLimits {
+  /** Connections to the receiver at once (undici queues the attempts past them). */
+  maxSockets: number;
+  maxAnswerBytes: number;
+  /** The whole attempt: connect, answer headers and body. */
+  timeoutMs: number;
+  /** Off: a receiver whose address is loopback, private or link-local is not connected to. */
+  allowPrivateAddresses: boolean;
+}
+
 /** What an attempt fails with when its time runs out. */
 export const timedOut = Object.assign(new Error('the attempt timed out'), { name: 'TimeoutError' });
-const endedEarly = Object.assign(new Error('the answer ended early'), { code: 'ECONNRESET' });
+/** The reason an attempt logs when the receiver's address is private and that is not allowed. */
+export const PRIVATE_ADDRESS = 'private address refused';
+const privateAddress = () => Object.assign(new Error(PRIVATE_ADDRESS), { code: PRIVATE_ADDRESS });
+const endedEarly = () => Object.assign(new Error('the answer ended early'), { code: 'ECONNRESET' });
 
 /**
- * POSTs to one receiver over keep-alive connections (node:http: fetch costs several times the
- * CPU per request). Redirects are not followed. An attempt ends with the answer's end, its
- * first `maxAnswerBytes` bytes, or `timeoutMs`, whichever comes first: a receiver that streams
- * an endless answer costs a few KiB, not the whole timeout's worth.
+ * POSTs to one receiver over undici's keep-alive pool, TLS verified against the system's CAs
+ * (and NODE_EXTRA_CA_CERTS). Redirects are not followed. An attempt ends with the answer's
+ * end, its first `maxAnswerBytes` bytes, or `timeoutMs`, whichever comes first: a receiver
+ * that streams an endless answer costs a few KiB, not the whole timeout's worth.
  */
 export class WebhookPoster {
-  private readonly agent: HttpAgent;
-  private readonly send: typeof httpRequest;
-  /** Host (an IPv6 literal unbracketed), port, path and decoded credentials, read once. */
-  private readonly target: ReturnType<typeof urlToHttpOptions>;
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly authorization: Record<string, string>;
 
   constructor(
     url: URL,
-    private readonly limits: { maxSockets: number; maxAnswerBytes: number; timeoutMs: number },
+    private readonly limits: PosterLimits,
   ) {
-    const https = url.protocol === 'https:';
-    const agentOptions = { keepAlive: true, maxSockets: limits.maxSockets };
-    this.agent = https ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
-    this.send = https ? httpsRequest : httpRequest;
-    this.target = urlToHttpOptions(url);
+    this.pool = new Pool(url.origin, {
+      connections: limits.maxSockets,
+      connect: connector(limits),
+      headersTimeout: limits.timeoutMs,
+      bodyTimeout: limits.timeoutMs,
+    });
+    this.path = `${url.pathname}${url.search}`;
+    this.authorization = basicAuthorization(url);
   }
 
-  post(headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const request = this.send({
-        ...this.target,
+  async post(headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
+    const attempt = new AbortController();
+    const stop = () => attempt.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    const timer = setTimeout(() => attempt.abort(timedOut), this.limits.timeoutMs);
+    try {
+      const answer = await this.pool.request({
         method: 'POST',
-        agent: this.agent,
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal,
+        path: this.path,
+        headers: { ...headers, ...this.authorization },
+        body,
+        signal: attempt.signal,
       });
-      const timer = setTimeout(() => request.destroy(timedOut), this.limits.timeoutMs);
-      const settle = (outcome: Answer | Error) => {
-        clearTimeout(timer);
-        if (outcome instanceof Error) reject(outcome);
-        else resolve(outcome);
-      };
-      request.on('error', settle);
-      request.on('response', (response) => this.read(response, settle));
-      request.end(body);
-    });
+      const cut = await readAtMost(answer.body, this.limits.maxAnswerBytes);
+      const retryAfter = answer.headers['retry-after'];
+      return { status: answer.statusCode, retryAfter: [retryAfter].flat()[0], cut };
+    } catch (error) {
+      throw (error as { code?: unknown }).code === 'UND_ERR_SOCKET' ? endedEarly() : error;
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+    }
   }
 
-  close(): void {
-    this.agent.destroy();
+  async close(): Promise<void> {
+    await this.pool.destroy();
   }
+}
 
-  /** Reads at most `maxAnswerBytes` of the answer; the first outcome settles (a Promise's). */
-  private read(response: IncomingMessage, settle: (outcome: Answer | Error) => void): void {
-    const answer = (cut: boolean) =>
-      settle({
-        status: response.statusCode ?? 0,
-        retryAfter: response.headers['retry-after'],
-        cut,
-      });
-    let bytes = 0;
-    response.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes <= this.limits.maxAnswerBytes) return;
-      answer(true);
-      response.destroy();
-    });
-    response.on('end', () => answer(false));
-    response.on('error', settle);
-    response.on('close', () => {
-      if (!response.complete) settle(endedEarly);
-    });
+/** Reads the answer to its end, or to `maxBytes` and then drops it (true: it was cut). */
+async function readAtMost(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number) {
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.length;
+    if (bytes > maxBytes) {
+      body.destroy();
+      return true;
+    }
   }
+  return false;
+}
+
+/** Credentials of the URL's userinfo, sent as Basic (as node:http did with `auth`). */
+function basicAuthorization(url: URL): Record<string, string> {
+  if (url.username === '' && url.password === '') return {};
+  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  return { authorization: `Basic ${Buffer.from(user).toString('base64')}` };
+}
+
+/**
+ * undici's connector, with the receiver's address checked where the socket is opened: a name
+ * is resolved once and refused if any address is private, so DNS cannot point POSTs inward.
+ */
+function connector(limits: PosterLimits): buildConnector.connector {
+  const timeout = limits.timeoutMs;
+  if (limits.allowPrivateAddresses) return buildConnector({ timeout });
+  const connect = buildConnector({ timeout, lookup: publicOnlyLookup });
+  return (options, callback) => {
+    const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) !== 0 && isPrivateAddress(host)) callback(privateAddress(), null);
+    else connect(options, callback);
+  };
+}
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback) {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    if (addresses.some((a) => isPrivateAddress(a.address))) return callback(privateAddress(), []);
+    if (options.all) return callback(null, addresses);
+    const first = addresses[0]!;
+    callback(null, first.address, first.family);
+  });
 }

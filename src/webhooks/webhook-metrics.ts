@@ -16,7 +16,11 @@ export const webhookMetricProviders = [
     by('webhook_deliveries_total', 'notices finished (delivered, failed, stopped).', 'outcome'),
   ),
   makeCounterProvider(
-    by('webhook_delivery_attempts_total', 'delivery attempts (2xx, 410, retry).', 'result'),
+    by(
+      'webhook_delivery_attempts_total',
+      'delivery attempts (2xx, 410, retry, private_address: refused, retried).',
+      'result',
+    ),
   ),
   makeCounterProvider(
     by('webhook_answers_cut_total', 'answers over WEBHOOK_MAX_ANSWER_BYTES, the rest unread.'),

@@ -104,6 +104,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
   const [a, b] = parseWebhookReceivers(
     'http://127.0.0.1:1/a,http://127.0.0.1:1/b',
     `${secret},${secret}`,
+    true,
   ).receivers;
   const rows = () => db.selectFrom('webhook_outbox').selectAll().orderBy('id').execute();
 
@@ -316,6 +317,15 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
       expect(backlog.get(b!.id)?.pending).toBe(2);
     });
 
+    const planOf = async (query: {
+      compile(): { sql: string; parameters: readonly unknown[] };
+    }) => {
+      const { sql: text, parameters } = query.compile();
+      const explain = store.kind === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ';
+      const plan = await db.executeQuery(CompiledQuery.raw(explain + text, [...parameters]));
+      return plan.rows.map((row) => Object.values(row as object).join(' ')).join('\n');
+    };
+
     // 4M pending rows made the unbounded count(*) hold the embedded store's event loop 1.4 s.
     it('counts a large backlog up to the cap, with plans that read index ranges only', async () => {
       const base = Date.now() - 60_000;
@@ -393,6 +403,31 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
       expect(left.every((r) => r.state === 'pending')).toBe(true);
       expect(await outbox.prune(now + 1_000, ['someone-else'])).toBe(left.length);
       expect(await rows()).toEqual([]);
+    });
+
+    it('prunes through indexes: finished rows by age, orphans among pending rows only', async () => {
+      const base = Date.now() - 30 * 86_400_000;
+      await sql`
+        INSERT INTO webhook_outbox (event_id, receiver, payload, state, created_at, next_attempt_at, finished_at)
+        ${manyRows(20_000)} 'e' || i, ${a!.id}, '{}', 'delivered', CAST(${base} AS bigint) + i, CAST(${base} AS bigint) + i, CAST(${base} AS bigint) + i FROM n`.execute(
+        db,
+      );
+      if (store.kind === 'postgres') await sql`ANALYZE webhook_outbox`.execute(db);
+      const [finished, orphans] = outbox.pruneQueries(base + 100, [a!.id]);
+      const plans = [await planOf(finished.limit(1000)), await planOf(orphans.limit(1000))];
+      if (store.kind === 'sqlite') {
+        expect(plans[0]).toMatch(
+          /SEARCH webhook_outbox USING (COVERING )?INDEX webhook_outbox_finished/,
+        );
+        expect(plans[1]).toMatch(/USING (COVERING )?INDEX webhook_outbox_pending/);
+        // The orphans' read may walk the pending rows' index, never the table.
+        for (const plan of plans) expect(plan).not.toMatch(/SCAN webhook_outbox(?! USING)/);
+      } else {
+        expect(plans[0]).toMatch(/Index (Only )?Scan using webhook_outbox_finished/);
+        expect(plans[1]).toMatch(/Index (Only )?Scan using webhook_outbox_pending/);
+        for (const plan of plans) expect(plan).not.toMatch(/Seq Scan/);
+      }
+      expect(await outbox.prune(base + 100, [a!.id])).toBe(99);
     });
   });
 });

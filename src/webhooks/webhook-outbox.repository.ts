@@ -204,24 +204,42 @@ export class WebhookOutboxRepository {
     return [counted, oldest] as const;
   }
 
-  /** Deletes a batch of finished (or unconfigured receivers') notices older than `before`. */
+  /**
+   * Deletes up to `limit` notices older than `before`: finished ones first, then pending ones of
+   * receivers no longer configured. Each is read through an index (plans checked in the tests).
+   */
   async prune(before: number, configured: string[], limit = 1000): Promise<number> {
-    const old = this.db
+    const [finished, orphans] = this.pruneQueries(before, configured);
+    const deleted = await this.deleteAtMost(finished, limit);
+    return deleted < limit
+      ? deleted + (await this.deleteAtMost(orphans, limit - deleted))
+      : deleted;
+  }
+
+  /** The two selections of `prune`: finished by `finished_at`, orphans by receiver and age. */
+  pruneQueries(before: number, configured: string[]) {
+    const finished = this.db
       .selectFrom('webhook_outbox')
       .select('id')
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('state', '<>', 'pending'), eb('finished_at', '<', before)]),
-          eb.and([
-            eb('created_at', '<', before),
-            ...(configured.length > 0 ? [eb('receiver', 'not in', configured)] : []),
-          ]),
-        ]),
-      )
-      .limit(limit);
+      // Literals, so that both stores' planners may use the partial indexes.
+      .where('state', '<>', sql.lit('pending'))
+      .where('finished_at', '<', before);
+    let orphans = this.db
+      .selectFrom('webhook_outbox')
+      .select('id')
+      .where('state', '=', sql.lit('pending'))
+      .where('created_at', '<', before);
+    if (configured.length > 0) orphans = orphans.where('receiver', 'not in', configured);
+    return [finished, orphans] as const;
+  }
+
+  private async deleteAtMost(
+    rows: ReturnType<WebhookOutboxRepository['pruneQueries']>[number],
+    limit: number,
+  ): Promise<number> {
     const result = await this.db
       .deleteFrom('webhook_outbox')
-      .where('id', 'in', old)
+      .where('id', 'in', rows.limit(limit))
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }

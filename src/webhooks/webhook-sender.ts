@@ -19,11 +19,12 @@ export class WebhookSender {
   private readonly targets = new Map<string, { poster: WebhookPoster; keys: KeyObject[] }>();
 
   constructor(config: WebhookConfig, timeoutMs: number) {
-    const { maxInFlightPerReceiver: maxSockets, maxAnswerBytes } = config;
+    const { maxInFlightPerReceiver: maxSockets, maxAnswerBytes, allowPrivateAddresses } = config;
+    const limits = { maxSockets, maxAnswerBytes, timeoutMs, allowPrivateAddresses };
     for (const receiver of config.receivers) {
       const url = new URL(receiver.url.reveal());
       this.targets.set(receiver.id, {
-        poster: new WebhookPoster(url, { maxSockets, maxAnswerBytes, timeoutMs }),
+        poster: new WebhookPoster(url, limits),
         // KeyObjects made once: a Buffer key builds one per HMAC.
         keys: receiver.keys.reveal().map((key) => createSecretKey(key)),
       });
@@ -61,8 +62,8 @@ export class WebhookSender {
     return attempt;
   }
 
-  close(): void {
-    for (const { poster } of this.targets.values()) poster.close();
+  async close(): Promise<void> {
+    await Promise.all([...this.targets.values()].map(({ poster }) => poster.close()));
   }
 }
 

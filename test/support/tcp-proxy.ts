@@ -16,6 +16,9 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private mode: 'forward' | 'hang' = 'forward';
 
+  /** Bytes the clients sent through the proxy so far (their queries). */
+  bytesFromClients = 0;
+
   /** The proxy's port: the kernel's pick at the first start, the same one at each restart. */
   port = 0;
 
@@ -34,6 +37,7 @@ export class TcpProxy {
       upstream.on('error', () => client.destroy());
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
+      client.on('data', (chunk: Buffer) => (this.bytesFromClients += chunk.length));
       client.pipe(upstream).pipe(client);
     });
     const server = this.server;

@@ -302,6 +302,10 @@ Refuse relay settings that cannot start (the relay would exit 78 in a crash loop
 - name: WEBHOOK_RETRY_SCHEDULE_SECONDS
   value: {{ join "," . | quote }}
 {{- end }}
+{{- if .Values.webhook.allowPrivateAddresses }}
+- name: WEBHOOK_ALLOW_PRIVATE_ADDRESSES
+  value: "true"
+{{- end }}
 {{- end }}
 {{- end }}
 

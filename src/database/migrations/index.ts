@@ -7,6 +7,7 @@ import { addOutboxTraceContext } from './2026-11-25-002-add-outbox-trace-context
 import { notifyOutboxInserts } from './2026-11-27-001-notify-outbox-inserts.js';
 import { addWebhookSettings } from './2026-11-28-001-add-webhook-settings.js';
 import { indexPendingByAge } from './2026-11-28-002-index-pending-by-age.js';
+import { indexFinishedNotices } from './2026-11-28-003-index-finished-notices.js';
 
 /**
  * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-27-001-notify-outbox-inserts': notifyOutboxInserts,
   '2026-11-28-001-add-webhook-settings': addWebhookSettings,
   '2026-11-28-002-index-pending-by-age': indexPendingByAge,
+  '2026-11-28-003-index-finished-notices': indexFinishedNotices,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,49 +1,50 @@
+import { request } from 'undici';
+
 /** An IdP document over RELAY_OAUTH_MAX_DOCUMENT_BYTES: refused, the rest of it never read. */
 export class DocumentTooLargeError extends Error {}
 
 /**
- * `fetch` (Node's undici) whose body is read as a stream and dropped at the first byte past
- * `maxBytes`: a huge metadata document or key set costs at most the cap in memory, not the
- * pod. The answer is a Response over the bytes read, for `jose` and for the metadata parser.
+ * A GET through undici (TLS verified, redirects not followed: a 3xx is not a 200) whose body
+ * is read as a stream and dropped at the first byte past `maxBytes`: a huge metadata document
+ * or key set costs at most the cap in memory, not the pod. The answer is a fetch Response over
+ * the bytes read, for `jose` and for the metadata parser; `init.signal` bounds the whole read.
  */
 export async function cappedFetch(
   url: string | URL,
   init: RequestInit,
   maxBytes: number,
 ): Promise<Response> {
-  const response = await fetch(url, init);
-  if (response.status !== 200) {
-    await response.body?.cancel();
-    return new Response(null, { status: response.status });
+  const headers = Object.fromEntries(new Headers(init.headers).entries());
+  const answer = await request(url, { method: 'GET', headers, signal: init.signal ?? undefined });
+  if (answer.statusCode !== 200) {
+    answer.body.destroy();
+    return new Response(null, { status: answer.statusCode });
   }
-  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
-    await response.body?.cancel();
+  if (Number(answer.headers['content-length'] ?? 0) > maxBytes) {
+    answer.body.destroy();
     throw tooLarge(url, maxBytes);
   }
-  const body = await readAtMost(response.body, maxBytes);
+  const body = await readAtMost(answer.body, maxBytes);
   if (!body) throw tooLarge(url, maxBytes);
   return new Response(body, { status: 200 });
 }
 
-/** The whole body, or undefined (and the stream cancelled) when it passes `maxBytes`. */
+/** The whole body, or undefined (and the stream dropped) when it passes `maxBytes`. */
 async function readAtMost(
-  stream: ReadableStream<Uint8Array> | null,
+  stream: AsyncIterable<Buffer> & { destroy(): void },
   maxBytes: number,
-): Promise<Uint8Array | undefined> {
-  if (!stream) return new Uint8Array();
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
+): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(chunks);
-    size += value.byteLength;
+  for await (const chunk of stream) {
+    size += chunk.length;
     if (size > maxBytes) {
-      await reader.cancel();
+      stream.destroy();
       return undefined;
     }
-    chunks.push(value);
+    chunks.push(chunk);
   }
+  return Buffer.concat(chunks);
 }
 
 const tooLarge = (url: string | URL, maxBytes: number) =>
