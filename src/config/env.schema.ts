@@ -36,6 +36,9 @@ const budgetBytes = (name: string) =>
 const IN_FLIGHT_MESSAGE = 'WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER must be a whole number from 1 to 256';
 
 const BACKLOG_CAP_MESSAGE = 'WEBHOOK_BACKLOG_COUNT_CAP must be a whole number from 1 to 1000000';
+// Below the agent's 60 s request timeout, so the MCP server can still answer its own call.
+const CLIENT_ANSWER_MESSAGE =
+  'SERVICE_MCP_CLIENT_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 59';
 const PROBE_HEADERS_MESSAGE =
   'PROBE_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 60';
 
@@ -170,6 +173,13 @@ export const envSchema = z
     SERVICE_MCP_STDIN_MAX_BYTES: optional(budgetBytes('SERVICE_MCP_STDIN_MAX_BYTES')).default(
       16 * 1024 * 1024,
     ),
+    SERVICE_MCP_CLIENT_TIMEOUT_SECONDS: optional(
+      z
+        .string()
+        .regex(/^\d{1,2}$/, CLIENT_ANSWER_MESSAGE)
+        .transform(Number)
+        .refine((n) => n >= 1 && n <= 59, CLIENT_ANSWER_MESSAGE),
+    ).default(30),
     SERVICE_SERVER_SEND_MAX_BYTES: optional(budgetBytes('SERVICE_SERVER_SEND_MAX_BYTES')).default(
       16 * 1024 * 1024,
     ),
