@@ -3,11 +3,38 @@
 // Auth -> Config, Common; Agent -> Config, Common, AgentProtocol, Database (the health ping
 // only), Webhooks (the health indicator only); Database -> Config, Common; Common -> Config;
 // AgentProtocol -> Common; Config -> nothing of ours; the relay server -> Common, AgentProtocol
-// and Config's shared kit (config/shared/, config/version.ts); the entry points (main.ts,
+// and Config's shared kit (config/shared/), its folders in layers; the entry points (main.ts,
 // app.module.ts, relay-server/main.ts) -> everything.
 // Each rule below is one arrow that must never exist; its name is what a failing lint prints.
 // (`process.env` outside src/config and the entry points is an eslint rule: eslint.config.js.)
 const FEATURES = '^src/(plants|auth|agent|agent-protocol|database|webhooks|relay-server|openapi)/';
+
+// The relay server's folders are layers, bottom first: each imports only the ones before it,
+// so no two folders import each other. The MCP relaying reaches the cluster through the
+// abstract classes of mcp/other-replicas.ts, and auth asks for peers through auth's
+// PeerAuthenticator; the cluster implements both. The entry files wire them.
+const RELAY_LAYERS = [
+  'config',
+  'metrics',
+  'json-rpc',
+  'auth',
+  'agents',
+  'mcp',
+  'cluster',
+  'health',
+];
+const relayLayerRules = RELAY_LAYERS.map((layer, i) => ({
+  name: `relay-${layer}-not-up`,
+  comment: `Inside the relay server, ${layer}/ imports only the folders below it: ${RELAY_LAYERS.slice(0, i).join(', ') || 'none'}.`,
+  severity: 'error',
+  from: { path: `^src/relay-server/${layer}/` },
+  to: {
+    path: [
+      `^src/relay-server/(${RELAY_LAYERS.slice(i + 1).join('|') || '-'})/`,
+      '^src/relay-server/[^/]+\\.ts$',
+    ],
+  },
+}));
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -114,10 +141,10 @@ module.exports = {
     {
       name: 'relay-server-to-shared-config-only',
       comment:
-        "The relay server has its own config; it shares only config/shared/ (and the package version) with the service's.",
+        "The relay server has its own config; it shares only config/shared/ (the package version too) with the service's.",
       severity: 'error',
       from: { path: '^src/relay-server/' },
-      to: { path: '^src/config/', pathNot: '^src/config/(shared/|version\\.ts$)' },
+      to: { path: '^src/config/', pathNot: '^src/config/shared/' },
     },
     {
       name: 'agent-protocol-only-to-common',
@@ -130,14 +157,7 @@ module.exports = {
         pathNot: '^src/agent-protocol/',
       },
     },
-    {
-      name: 'relay-cluster-above-agents',
-      comment:
-        'The cluster (Redis, forwarding between replicas) sits above the agent connections and the MCP relaying: they never know whether other replicas exist.',
-      severity: 'error',
-      from: { path: '^src/relay-server/(agents|aggregate|config|metrics)/' },
-      to: { path: '^src/relay-server/cluster/' },
-    },
+    ...relayLayerRules,
     {
       name: 'redis-client-in-cluster-only',
       comment:

@@ -12,7 +12,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.spec.ts'], environment: 'node' },
+        test: {
+          name: 'unit',
+          include: ['src/**/*.spec.ts', 'test/*.spec.ts'],
+          environment: 'node',
+        },
       },
       {
         extends: true,

@@ -1,62 +1,40 @@
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
-import { logLines, waitFor } from './fixtures/mcp-e2e-support.js';
+import { logLines } from './fixtures/mcp-e2e-support.js';
 import { firstText } from './fixtures/relay-e2e-support.js';
 import { newToken, ROOT } from './support/app-process.js';
-import { redisAvailable, TestRedis } from './support/redis.js';
-import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+import { redisAvailable } from './support/redis.js';
+import { RelayClusterUnderTest } from './support/relay-cluster.js';
+import { sha256Entry } from './support/relay-process.js';
 
 /**
  * Two relay replicas on a real Redis; the second runs with its clock 20 s behind (a node whose
  * NTP failed) and holds the agent `shop`'s connection. The first still passes requests to it.
  */
 const tokens = { shop: newToken(), alice: newToken() };
-const redis = new TestRedis();
+const cluster = new RelayClusterUnderTest();
+const { relays } = cluster;
 const CLOCK_BEHIND = `--import=${join(ROOT, 'test/fixtures/clock-ahead.mjs')}`;
-const relays: RunningRelay[] = [];
-let agent: EchoAgent | undefined;
 
 const relayEnv = () => ({
-  RELAY_REDIS_URL: redis.url,
   RELAY_AGENTS: JSON.stringify({ shop: sha256Entry(tokens.shop) }),
   RELAY_CLIENTS: JSON.stringify({
     alice: { tokens: sha256Entry(tokens.alice), agents: ['shop'] },
   }),
 });
 
-beforeAll(async () => {
-  if (!redisAvailable) return;
-  await redis.start();
-  relays.push(await startRelay({ env: relayEnv() }));
-  relays.push(
-    await startRelay({
-      nodeArgs: [CLOCK_BEHIND],
-      env: { ...relayEnv(), CLOCK_SHIFT_MS: '-20000' },
+beforeAll(
+  () =>
+    cluster.start({
+      env: (index) => (index === 1 ? { ...relayEnv(), CLOCK_SHIFT_MS: '-20000' } : relayEnv()),
+      nodeArgs: (index) => (index === 1 ? [CLOCK_BEHIND] : []),
+      agentToken: tokens.shop,
     }),
-  );
-  const behind = relays[1]!;
-  agent = new EchoAgent(() => `ws://127.0.0.1:${behind.port}/agent/v1/connect`, tokens.shop, 'b');
-  await agent.start();
-  const directory = new Redis(redis.url);
-  try {
-    await waitFor(
-      async () =>
-        (await directory.hget('relay:agent:shop', `http://127.0.0.1:${behind.port}`)) !== null,
-      'the agent published in Redis by its replica',
-    );
-  } finally {
-    directory.disconnect();
-  }
-}, 60_000);
+  60_000,
+);
 
-afterAll(async () => {
-  agent?.stop();
-  await Promise.all(relays.map((r) => r.stop()));
-  await redis.close();
-});
+afterAll(() => cluster.stop());
 
 describe.skipIf(!redisAvailable)('relay replicas whose clocks differ (e2e)', () => {
   it('reaches an agent through a replica whose clock is 20 s behind, and logs the skew', async () => {

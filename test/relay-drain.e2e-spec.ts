@@ -3,6 +3,7 @@ import { waitFor } from './fixtures/mcp-e2e-support.js';
 import { newToken } from './support/app-process.js';
 import { openRaw, parseRawAnswer, type RawConnection } from './support/raw-http.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+import { initializeMessage } from './support/relay-cluster.js';
 
 /**
  * The relay server shuts down like the plant service (common/bootstrap/run-http-app.ts): from
@@ -51,16 +52,7 @@ describe('relay server shutdown drain (e2e)', () => {
     const seen = idle.received().length;
 
     // A request in flight on the public port: its body is still on its way.
-    const body = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'held',
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 't', version: '1' },
-      },
-    });
+    const body = JSON.stringify(initializeMessage('held'));
     const held = await openRaw(`http://127.0.0.1:${relay.port}`);
     await held.write(
       [
@@ -109,16 +101,7 @@ describe('relay server shutdown drain (e2e)', () => {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 't', version: '1' },
-        },
-      }),
+      body: JSON.stringify(initializeMessage()),
     });
     expect(initialize.status).toBe(200);
     const session = initialize.headers.get('mcp-session-id');

@@ -7,11 +7,10 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
-import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
-import { waitFor } from './fixtures/mcp-e2e-support.js';
 import { newToken } from './support/app-process.js';
-import { redisAvailable, TestRedis } from './support/redis.js';
-import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+import { redisAvailable } from './support/redis.js';
+import { initializeMessage, RelayClusterUnderTest } from './support/relay-cluster.js';
+import { type RunningRelay, sha256Entry } from './support/relay-process.js';
 import { fetchTrusting } from './support/tls-fetch.js';
 
 /**
@@ -20,17 +19,14 @@ import { fetchTrusting } from './support/tls-fetch.js';
  * replica (as anyone on the pod network who can write there could), must get no request.
  */
 const tokens = { shop: newToken(), garden: newToken(), alice: newToken() };
-const redis = new TestRedis();
-const relays: RunningRelay[] = [];
+const cluster = new RelayClusterUnderTest();
+const { redis, relays } = cluster;
 let ca: TestCa;
-let agent: EchoAgent | undefined;
 
 beforeAll(async () => {
   if (!redisAvailable) return;
   ca = createTestCa();
-  await redis.start();
   const env = {
-    RELAY_REDIS_URL: redis.url,
     RELAY_TLS_CERT_FILE: join(ca.dir, 'server.pem'),
     RELAY_TLS_KEY_FILE: join(ca.dir, 'server.key'),
     RELAY_AGENTS: JSON.stringify({
@@ -41,29 +37,11 @@ beforeAll(async () => {
       alice: { tokens: sha256Entry(tokens.alice), agents: ['shop', 'garden'] },
     }),
   };
-  relays.push(...(await Promise.all([0, 1].map(() => startRelay({ env })))));
-  const holder = relays[1];
-  if (!holder) throw new Error('no relays');
-  const url = () => `wss://localhost:${holder.port}/agent/v1/connect`;
   const caPem = readFileSync(ca.caFile, 'utf8');
-  agent = new EchoAgent(url, tokens.shop, 'b', ['echo'], undefined, caPem);
-  await agent.start();
-  const directory = new Redis(redis.url);
-  try {
-    await waitFor(
-      async () => Object.keys(await directory.hgetall('relay:agent:shop')).length > 0,
-      'the agent published in Redis by its replica',
-    );
-  } finally {
-    directory.disconnect();
-  }
+  await cluster.start({ env: () => env, agentToken: tokens.shop, caPem });
 }, 60_000);
 
-afterAll(async () => {
-  agent?.stop();
-  await Promise.all(relays.map((r) => r.stop()));
-  await redis.close();
-});
+afterAll(() => cluster.stop());
 
 describe.skipIf(!redisAvailable)('TLS between relay replicas (e2e)', () => {
   it('passes requests on to a replica with the cluster certificate, to no other', async () => {
@@ -98,16 +76,7 @@ async function initialize(relay: RunningRelay, agentName: string): Promise<Respo
       'Content-Type': 'application/json',
       Accept: 'application/json, text/event-stream',
     },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 't', version: '1' },
-      },
-    }),
+    body: JSON.stringify(initializeMessage()),
   });
   await response.arrayBuffer();
   return response;

@@ -9,14 +9,14 @@ import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { firstText } from './fixtures/relay-e2e-support.js';
 import { newToken } from './support/app-process.js';
 import { closedPort } from './support/closed-port.js';
 import { openRaw } from './support/raw-http.js';
-import { redisAvailable, TestRedis } from './support/redis.js';
-import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+import { redisAvailable } from './support/redis.js';
+import { initializeMessage, RelayClusterUnderTest } from './support/relay-cluster.js';
+import { type RunningRelay, sha256Entry } from './support/relay-process.js';
 
 /**
  * Two relay replicas on a real Redis; the agent `shop` is connected to the second only, so the
@@ -25,14 +25,12 @@ import { type RunningRelay, sha256Entry, startRelay } from './support/relay-proc
  * was sent.
  */
 const tokens = { shop: newToken(), garden: newToken(), alice: newToken() };
-const redis = new TestRedis();
+const cluster = new RelayClusterUnderTest();
+const { redis, relays } = cluster;
 /** Each address (127.0.0.2, .3, …: loopback too) may hold this many connections to a replica. */
 const PER_ADDRESS = 8;
-const relays: RunningRelay[] = [];
-let agent: EchoAgent | undefined;
 
 const relayEnv = () => ({
-  RELAY_REDIS_URL: redis.url,
   RELAY_AGENTS: JSON.stringify({
     shop: sha256Entry(tokens.shop),
     garden: sha256Entry(tokens.garden),
@@ -43,16 +41,7 @@ const relayEnv = () => ({
   RELAY_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
 });
 
-const initialize = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-11-25',
-    capabilities: {},
-    clientInfo: { name: 't', version: '1' },
-  },
-});
+const initialize = JSON.stringify(initializeMessage());
 
 /** A listener that records what reaches it and answers 503. */
 async function listener(): Promise<{ server: Server; url: string; seen: IncomingHttpHeaders[] }> {
@@ -87,30 +76,9 @@ async function postAbsolute(relay: RunningRelay, target: string): Promise<string
   return raw.received();
 }
 
-beforeAll(async () => {
-  if (!redisAvailable) return;
-  await redis.start();
-  relays.push(...(await Promise.all([0, 1].map(() => startRelay({ env: relayEnv() })))));
-  const holder = relays[1];
-  if (!holder) throw new Error('no relays');
-  agent = new EchoAgent(() => `ws://127.0.0.1:${holder.port}/agent/v1/connect`, tokens.shop, 'b');
-  await agent.start();
-  const directory = new Redis(redis.url);
-  try {
-    await waitFor(async () => {
-      const entry = await directory.hget('relay:agent:shop', `http://127.0.0.1:${holder.port}`);
-      return entry !== null;
-    }, 'the agent published in Redis by its replica');
-  } finally {
-    directory.disconnect();
-  }
-}, 60_000);
+beforeAll(() => cluster.start({ env: relayEnv, agentToken: tokens.shop }), 60_000);
 
-afterAll(async () => {
-  agent?.stop();
-  await Promise.all(relays.map((r) => r.stop()));
-  await redis.close();
-});
+afterAll(() => cluster.stop());
 
 describe.skipIf(!redisAvailable)('the trust between relay replicas (e2e)', () => {
   it('passes an absolute-form request to the replica, never to the host it names', async () => {

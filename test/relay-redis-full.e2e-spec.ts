@@ -2,8 +2,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { newToken } from './support/app-process.js';
-import { redisAvailable, TestRedis } from './support/redis.js';
-import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+import { redisAvailable } from './support/redis.js';
+import { initializeMessage, RelayClusterUnderTest } from './support/relay-cluster.js';
+import { type RunningRelay, sha256Entry } from './support/relay-process.js';
 
 /**
  * A relay replica on a real Redis: what one client's session churn may leave there, and what
@@ -11,31 +12,29 @@ import { type RunningRelay, sha256Entry, startRelay } from './support/relay-proc
  */
 const tokens = { shop: newToken(), alice: newToken(), bob: newToken() };
 const NEW_SESSIONS_PER_MINUTE = 5;
-const redis = new TestRedis();
+const cluster = new RelayClusterUnderTest();
+const { redis } = cluster;
 let directory: Redis;
 let relay: RunningRelay;
 
 beforeAll(async () => {
   if (!redisAvailable) return;
-  await redis.start();
+  const env = {
+    RELAY_AGENTS: JSON.stringify({ shop: sha256Entry(tokens.shop) }),
+    RELAY_CLIENTS: JSON.stringify({
+      alice: { tokens: sha256Entry(tokens.alice), agents: ['shop'] },
+      bob: { tokens: sha256Entry(tokens.bob), agents: ['shop'] },
+    }),
+    RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE: String(NEW_SESSIONS_PER_MINUTE),
+  };
+  await cluster.start({ env: () => env }, 1);
+  relay = cluster.holder;
   directory = new Redis(redis.url);
-  relay = await startRelay({
-    env: {
-      RELAY_REDIS_URL: redis.url,
-      RELAY_AGENTS: JSON.stringify({ shop: sha256Entry(tokens.shop) }),
-      RELAY_CLIENTS: JSON.stringify({
-        alice: { tokens: sha256Entry(tokens.alice), agents: ['shop'] },
-        bob: { tokens: sha256Entry(tokens.bob), agents: ['shop'] },
-      }),
-      RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE: String(NEW_SESSIONS_PER_MINUTE),
-    },
-  });
 }, 60_000);
 
 afterAll(async () => {
-  await relay?.stop();
   directory?.disconnect();
-  await redis.close();
+  await cluster.stop();
 });
 
 /** POST or DELETE on the aggregate endpoint of `shop` (the relay answers `initialize` itself). */
@@ -48,19 +47,7 @@ async function mcp(token: string, method: 'POST' | 'DELETE', session?: string) {
       Accept: 'application/json, text/event-stream',
       ...(session && { 'Mcp-Session-Id': session }),
     },
-    body:
-      method === 'POST'
-        ? JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'initialize',
-            params: {
-              protocolVersion: '2025-11-25',
-              capabilities: {},
-              clientInfo: { name: 't', version: '1' },
-            },
-          })
-        : undefined,
+    body: method === 'POST' ? JSON.stringify(initializeMessage()) : undefined,
   });
   const text = await response.text();
   return { status: response.status, session: response.headers.get('mcp-session-id'), text };

@@ -161,6 +161,7 @@ describe('relay server configuration (e2e)', () => {
           alice: { tokens: sha256Entry(aliceToken), agents: ['nope'] },
         }),
         RELAY_TLS_CERT_FILE: '/nonexistent.pem',
+        RELAY_PUBLIC_URL: 'https://relay.example.com',
       },
     });
     expect(await bad.exited).toBe(78);
@@ -170,7 +171,10 @@ describe('relay server configuration (e2e)', () => {
     expect(output).toContain(
       'RELAY_CLIENTS.alice.agents names "nope", which is not in RELAY_AGENTS',
     );
-    expect(output).toContain('RELAY_TLS_CERT_FILE and RELAY_TLS_KEY_FILE must be set together');
+    expect(output).toContain('- RELAY_TLS_CERT_FILE and RELAY_TLS_KEY_FILE must be set together');
+    expect(output).toContain(
+      '- RELAY_OAUTH_ISSUER is required when RELAY_PUBLIC_URL is set (the URL is used for OAuth only)',
+    );
   });
 });
 

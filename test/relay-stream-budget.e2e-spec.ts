@@ -15,6 +15,7 @@ import {
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 import { fetchTrusting } from './support/tls-fetch.js';
+import { initializeMessage } from './support/relay-cluster.js';
 
 /**
  * Memory the relay holds for clients that do not read their event streams is bounded per client
@@ -54,16 +55,7 @@ async function post(session: string | undefined, body: unknown): Promise<Respons
 
 /** A session of mallory's that asked for logging, with a GET stream it never reads. */
 async function unreadStream(n: number): Promise<string> {
-  const init = await post(undefined, {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: `m${n}`, version: '1' },
-    },
-  });
+  const init = await post(undefined, initializeMessage(1, `m${n}`));
   const session = init.headers.get('mcp-session-id');
   await init.text();
   if (!session) throw new Error(`no session: ${init.status}`);
@@ -203,16 +195,7 @@ describe('event stream buffer budgets under the pod limit (e2e)', () => {
     const init = await tlsFetch(url('fixture'), {
       method: 'POST',
       headers: headers(),
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'm', version: '1' },
-        },
-      }),
+      body: JSON.stringify(initializeMessage(1, 'm')),
     });
     const session = init.headers.get('mcp-session-id')!;
     await init.text();

@@ -1,24 +1,23 @@
 import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
 import { requireDistinctPorts } from './shared/distinct-ports.js';
+import { noColorField, setting, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
 import { LOG_LEVELS } from './shared/log-levels.js';
 import { tracingEnvShape } from './shared/tracing-env.js';
-import { parseRetrySchedule } from './webhook-receivers.js';
+import { webhookEnvFields } from './webhook-env.schema.js';
 
 /**
- * The process environment, as one zod schema: it validates every variable at start and gives
- * the TypeScript type of the parsed environment. Values stay strings here; `load-config.ts`
- * turns them into the typed `AppConfig` (secrets wrapped, tokens hashed).
+ * The process environment of the service, its agent and the webhook worker, as one zod schema:
+ * each setting declared once (docs/configuration.md and `.env.example` are generated from it),
+ * validated at start. `load-config.ts` turns the result into the typed `AppConfig`.
  */
 
 /** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
-const port = (name: string) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `${name} must be an integer from 0 to 65535`)
-    .transform(Number)
-    .pipe(z.number().int().max(65535, `${name} must be an integer from 0 to 65535`));
+const PORT = 'must be an integer from 0 to 65535';
+const OFF = 'must be a whole number (0 turns the cap off)';
+const CAP = 9_999_999;
+const LIMIT = 'must be a whole number (0 turns the limit off)';
+const SECONDS = 'must be a whole number of seconds';
 
 /** One agent-protocol frame (4 MiB): a budget smaller than that would refuse every large message. */
 const MIN_BUDGET_BYTES = 4 * 1024 * 1024;
@@ -32,34 +31,72 @@ const budgetBytes = (name: string) =>
     .transform(Number)
     .pipe(z.number().min(MIN_BUDGET_BYTES, `${name} must be at least ${MIN_BUDGET_BYTES} (4 MiB)`));
 
-/** Empty strings count as unset, as they do for most twelve-factor services. */
-const IN_FLIGHT_MESSAGE = 'WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER must be a whole number from 1 to 256';
-
-const BACKLOG_CAP_MESSAGE = 'WEBHOOK_BACKLOG_COUNT_CAP must be a whole number from 1 to 1000000';
-// Below the agent's 60 s request timeout, so the MCP server can still answer its own call.
-const CLIENT_ANSWER_MESSAGE =
-  'SERVICE_MCP_CLIENT_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 59';
-const PROBE_HEADERS_MESSAGE =
-  'PROBE_HEADERS_TIMEOUT_SECONDS must be a whole number of seconds from 1 to 60';
-
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
-
 const isBareUrl = (url: URL) =>
   url.username === '' && url.password === '' && url.search === '' && url.hash === '';
 
 export const NODE_ENVS = ['development', 'production', 'test'] as const;
 
-export const envSchema = z
-  .object({
-    // Any other value ran silently as development, with a development token.
-    NODE_ENV: optional(
+const apiFields = {
+  ...wholeNumberSettings({
+    PORT: [0, 65535, 3000, 'Port of the API, `/docs`, `/openapi.json` (`0`: any free port)', PORT],
+    RATE_LIMIT_PER_MINUTE: [0, 999_999_999, 0, 'API requests per address a minute', LIMIT],
+    // Per listener (API, health, metrics); 0 turns a cap off.
+    MAX_CONNECTIONS: [0, CAP, 2048, 'Open connections per listener (`0`: off)', OFF],
+    // Off by default: the API usually sits behind an ingress or load balancer, whose few
+    // addresses carry every client's connections.
+    MAX_CONNECTIONS_PER_ADDRESS: [0, CAP, 0, 'The same from one client address', OFF],
+    // The health and metrics ports: the kubelet and Prometheus come from a few addresses and
+    // send a request at once, so a small cap and a short header wait cost them nothing.
+    PROBE_MAX_CONNECTIONS_PER_ADDRESS: [0, CAP, 8, 'Probe ports: connections per address', OFF],
+    PROBE_HEADERS_TIMEOUT_SECONDS: [
+      1,
+      60,
+      2,
+      'Probe ports: headers within, else 408',
+      `${SECONDS} from 1 to 60`,
+    ],
+  }),
+  // Any other value ran silently as development, with a development token.
+  NODE_ENV: setting(
+    unsetIfEmpty(
       z.enum(NODE_ENVS, { message: `NODE_ENV must be one of ${NODE_ENVS.join(', ')}` }),
     ).default('development'),
-    PORT: optional(port('PORT')).default(3000),
-    HOST: optional(z.string()).default('0.0.0.0'),
-    DATA_DIR: optional(z.string()).default('./data'),
-    DATABASE_URL: optional(
+    { description: '`development`, `production` (needs `API_TOKENS`) or `test`' },
+  ),
+  HOST: setting(unsetIfEmpty(z.string()).default('0.0.0.0'), {
+    description: 'Address all three listeners bind to',
+  }),
+  // Checked by parseApiTokens in load-config.ts.
+  API_TOKENS: setting(unsetIfEmpty(z.string()), {
+    description: 'Bearer tokens, `sha256:<hex>` entries from `npm run token`',
+    secret: true,
+    unset: 'a development token',
+  }),
+  CORS_ORIGINS: setting(
+    z
+      .string()
+      .optional()
+      .refine((v) => parseCorsOrigins(v) !== undefined, CORS_ORIGINS_MESSAGE)
+      .transform((v) => parseCorsOrigins(v)!),
+    { description: 'Browser origins allowed from other sites, or `*`', unset: 'off' },
+  ),
+};
+
+const storageFields = {
+  ...wholeNumberSettings({
+    DATABASE_STARTUP_TIMEOUT_SECONDS: [
+      0,
+      2 ** 53,
+      30,
+      'How long to retry PostgreSQL at start',
+      SECONDS,
+    ],
+  }),
+  DATA_DIR: setting(unsetIfEmpty(z.string()).default('./data'), {
+    description: 'Embedded store (`plants.sqlite`) and the development token',
+  }),
+  DATABASE_URL: setting(
+    unsetIfEmpty(
       z
         .string()
         .refine(
@@ -67,96 +104,50 @@ export const envSchema = z
           'DATABASE_URL must be a postgres:// or postgresql:// URL',
         ),
     ),
-    DATABASE_STARTUP_TIMEOUT_SECONDS: optional(
-      z
-        .string()
-        .regex(/^\d+$/, 'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds')
-        .transform(Number),
-    ).default(30),
-    API_TOKENS: optional(z.string()),
-    RATE_LIMIT_PER_MINUTE: optional(
-      z
-        .string()
-        .regex(/^\d{1,9}$/, 'RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off)')
-        .transform(Number),
-    ).default(0),
-    // Per listener (API, health, metrics); 0 turns a cap off.
-    MAX_CONNECTIONS: optional(
-      z
-        .string()
-        .regex(/^\d{1,7}$/, 'MAX_CONNECTIONS must be a whole number (0 turns the cap off)')
-        .transform(Number),
-    ).default(2048),
-    MAX_CONNECTIONS_PER_ADDRESS: optional(
-      z
-        .string()
-        .regex(
-          /^\d{1,7}$/,
-          'MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 turns the cap off)',
-        )
-        .transform(Number),
-      // Off by default: the API usually sits behind an ingress or load balancer, whose few
-      // addresses carry every client's connections.
-    ).default(0),
-    // The health and metrics ports: the kubelet and Prometheus come from a few addresses and
-    // send a request at once, so a small cap and a short header wait cost them nothing.
-    PROBE_MAX_CONNECTIONS_PER_ADDRESS: optional(
-      z
-        .string()
-        .regex(
-          /^\d{1,7}$/,
-          'PROBE_MAX_CONNECTIONS_PER_ADDRESS must be a whole number (0 turns the cap off)',
-        )
-        .transform(Number),
-    ).default(8),
-    PROBE_HEADERS_TIMEOUT_SECONDS: optional(
-      z
-        .string()
-        .regex(/^\d{1,2}$/, PROBE_HEADERS_MESSAGE)
-        .transform(Number)
-        .refine((n) => n >= 1 && n <= 60, PROBE_HEADERS_MESSAGE),
-    ).default(2),
-    CORS_ORIGINS: z
-      .string()
-      .optional()
-      .refine((v) => parseCorsOrigins(v) !== undefined, CORS_ORIGINS_MESSAGE)
-      .transform((v) => parseCorsOrigins(v)!),
-    // Checked with WEBHOOK_URLS in load-config.ts (parseWebhookReceivers); secret.
-    WEBHOOK_URLS: z.string().optional(),
-    WEBHOOK_SECRETS: z.string().optional(),
-    WEBHOOK_RETRY_SCHEDULE_SECONDS: z
-      .string()
-      .optional()
-      .refine(
-        (v) => parseRetrySchedule(v) !== undefined,
-        'WEBHOOK_RETRY_SCHEDULE_SECONDS must be comma-separated whole numbers of seconds',
-      ),
-    WEBHOOK_DELIVERY: optional(z.enum(['in-process', 'external'])).default('in-process'),
-    WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER: optional(
-      z
-        .string()
-        .regex(/^\d{1,3}$/, IN_FLIGHT_MESSAGE)
-        .transform(Number)
-        .refine((n) => n >= 1 && n <= 256, IN_FLIGHT_MESSAGE),
-    ).default(16),
-    WEBHOOK_MAX_ANSWER_BYTES: optional(
-      z
-        .string()
-        .regex(/^\d{1,7}$/, 'WEBHOOK_MAX_ANSWER_BYTES must be a whole number of bytes')
-        .transform(Number),
-    ).default(4096),
-    // Pending notices are counted up to this per receiver every 5 s: a few ms of index reads.
-    WEBHOOK_BACKLOG_COUNT_CAP: optional(
-      z
-        .string()
-        .regex(/^\d{1,7}$/, BACKLOG_CAP_MESSAGE)
-        .transform(Number)
-        .refine((n) => n >= 1 && n <= 1_000_000, BACKLOG_CAP_MESSAGE),
-    ).default(10_000),
-    SERVICE_AGENT_TOKEN: optional(
-      z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace'),
-    ),
-    SERVICE_SERVER_URL: optional(
+    {
+      description: 'PostgreSQL, `postgres://user:password@host:5432/db`',
+      secret: true,
+      unset: 'embedded',
+    },
+  ),
+  // Read by the pg client itself; declared for the docs.
+  PGPASSWORD: setting(unsetIfEmpty(z.string()), {
+    description: 'PostgreSQL password when `DATABASE_URL` has none',
+    secret: true,
+  }),
+};
+
+const processFields = {
+  ...wholeNumberSettings({
+    SERVICE_HEALTH_CHECK_PORT: [
+      0,
+      65535,
+      8080,
+      'Port of `/health`, `/health/live`, `/health/ready`',
+      PORT,
+    ],
+    SERVICE_METRICS_PORT: [0, 65535, 9090, 'Port of `/metrics`', PORT],
+  }),
+  SERVICE_LOG_LEVEL: setting(
+    unsetIfEmpty(
+      z.enum(LOG_LEVELS, { error: `SERVICE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }),
+    ).default('info'),
+    { description: '`fatal` … `trace`, or `silent`' },
+  ),
+  ...noColorField,
+  // Read by Node.js itself; declared for the docs.
+  NODE_OPTIONS: setting(unsetIfEmpty(z.string()), {
+    description: 'The image and chart set `--max-semi-space-size=16`',
+  }),
+};
+
+const agentFields = {
+  SERVICE_AGENT_TOKEN: setting(
+    unsetIfEmpty(z.string().regex(/^\S+$/, 'SERVICE_AGENT_TOKEN must not contain whitespace')),
+    { description: "The agent's token for the relay server", group: 'agent', secret: true },
+  ),
+  SERVICE_SERVER_URL: setting(
+    unsetIfEmpty(
       z
         .string()
         .refine(
@@ -170,28 +161,52 @@ export const envSchema = z
           'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
         ),
     ),
-    SERVICE_MCP_STDIN_MAX_BYTES: optional(budgetBytes('SERVICE_MCP_STDIN_MAX_BYTES')).default(
-      16 * 1024 * 1024,
-    ),
-    SERVICE_MCP_CLIENT_TIMEOUT_SECONDS: optional(
-      z
-        .string()
-        .regex(/^\d{1,2}$/, CLIENT_ANSWER_MESSAGE)
-        .transform(Number)
-        .refine((n) => n >= 1 && n <= 59, CLIENT_ANSWER_MESSAGE),
-    ).default(30),
-    SERVICE_SERVER_SEND_MAX_BYTES: optional(budgetBytes('SERVICE_SERVER_SEND_MAX_BYTES')).default(
-      16 * 1024 * 1024,
-    ),
-    SERVICE_LOG_LEVEL: optional(
-      z.enum(LOG_LEVELS, {
-        error: `SERVICE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`,
-      }),
-    ).default('info'),
-    SERVICE_HEALTH_CHECK_PORT: optional(port('SERVICE_HEALTH_CHECK_PORT')).default(8080),
-    SERVICE_METRICS_PORT: optional(port('SERVICE_METRICS_PORT')).default(9090),
-    SERVICE_CONFIG_DIR: optional(z.string()),
-    SERVICE_REPOS_DIR: optional(z.string()).default('/app/repos'),
+    { description: '`https://` URL of the relay server; set both or neither', group: 'agent' },
+  ),
+  SERVICE_MCP_STDIN_MAX_BYTES: setting(
+    unsetIfEmpty(budgetBytes('SERVICE_MCP_STDIN_MAX_BYTES')).default(16 * 1024 * 1024),
+    { description: 'Bytes waiting for one MCP server to read; past it `-32005`', group: 'agent' },
+  ),
+  ...wholeNumberSettings(
+    {
+      // Below the agent's 60 s request timeout, so the MCP server can still answer its call.
+      SERVICE_MCP_CLIENT_TIMEOUT_SECONDS: [
+        1,
+        59,
+        30,
+        "Wait for a client's answer to its MCP server's request",
+        `${SECONDS} from 1 to 59`,
+      ],
+    },
+    'agent',
+  ),
+  SERVICE_SERVER_SEND_MAX_BYTES: setting(
+    unsetIfEmpty(budgetBytes('SERVICE_SERVER_SEND_MAX_BYTES')).default(16 * 1024 * 1024),
+    { description: 'Bytes queued toward the relay; past it `-32005`', group: 'agent' },
+  ),
+  SERVICE_CONFIG_DIR: setting(unsetIfEmpty(z.string()), {
+    description: 'Folder of `mcp-servers.json` (when set, the file must exist)',
+    group: 'agent',
+    unset: '`/app/config`',
+  }),
+  SERVICE_REPOS_DIR: setting(unsetIfEmpty(z.string()).default('/app/repos'), {
+    description: 'Working directory of the MCP servers, when it exists',
+    group: 'agent',
+  }),
+  // Read by Node.js itself; declared for the docs.
+  NODE_EXTRA_CA_CERTS: setting(unsetIfEmpty(z.string()), {
+    description: 'A private CA (PEM file) for the relay server, passed to MCP servers',
+    group: 'agent',
+  }),
+};
+
+export const envSchema = z
+  .object({
+    ...apiFields,
+    ...storageFields,
+    ...processFields,
+    ...webhookEnvFields,
+    ...agentFields,
     ...tracingEnvShape,
   })
   .superRefine(
@@ -201,24 +216,32 @@ export const envSchema = z
         ['SERVICE_HEALTH_CHECK_PORT', env.SERVICE_HEALTH_CHECK_PORT],
         ['SERVICE_METRICS_PORT', env.SERVICE_METRICS_PORT],
       ]);
-      // The agent connection is optional, but half a configuration is a mistake.
-      if (env.SERVICE_AGENT_TOKEN !== undefined && env.SERVICE_SERVER_URL === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['SERVICE_SERVER_URL'],
-          message: 'SERVICE_SERVER_URL is required when SERVICE_AGENT_TOKEN is set',
-        });
-      }
-      if (env.SERVICE_SERVER_URL !== undefined && env.SERVICE_AGENT_TOKEN === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['SERVICE_AGENT_TOKEN'],
-          message: 'SERVICE_AGENT_TOKEN is required when SERVICE_SERVER_URL is set',
-        });
-      }
-      // Run these rules even when a field above is invalid, so every problem is listed at once.
+      requireAgentPair(env, ctx);
     },
+    // Run these rules even when a field above is invalid, so every problem is listed at once.
     { when: () => true },
   );
 
 export type Env = z.infer<typeof envSchema>;
+
+/** The agent connection is optional, but half a configuration is a mistake. */
+function requireAgentPair(
+  env: { SERVICE_AGENT_TOKEN?: string; SERVICE_SERVER_URL?: string },
+  ctx: z.RefinementCtx,
+): void {
+  const [token, url] = ['SERVICE_AGENT_TOKEN', 'SERVICE_SERVER_URL'] as const;
+  if (env[token] !== undefined && env[url] === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [url],
+      message: `${url} is required when ${token} is set`,
+    });
+  }
+  if (env[url] !== undefined && env[token] === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [token],
+      message: `${token} is required when ${url} is set`,
+    });
+  }
+}

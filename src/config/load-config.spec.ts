@@ -195,6 +195,11 @@ describe('loadConfig: each environment problem names its variable, without its v
       'WEBHOOK_RETRY_SCHEDULE_SECONDS must be comma-separated whole numbers of seconds',
     ],
     [
+      'WEBHOOK_DELIVERY',
+      { WEBHOOK_DELIVERY: 'worker' },
+      'WEBHOOK_DELIVERY must be in-process or external',
+    ],
+    [
       'API_TOKENS',
       { API_TOKENS: 'short-token' },
       'API_TOKENS entry 1 must be sha256:<64 hex> or a plain token of at least 32 characters',

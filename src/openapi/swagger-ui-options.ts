@@ -6,10 +6,10 @@ import type { SwaggerCustomOptions } from '@nestjs/swagger';
  * Why the plugin: plant ids are int64 and the API writes them exactly, but Swagger UI shows a
  * JSON response body as `JSON.stringify(JSON.parse(text), null, '  ')`, which rounds every
  * integer beyond 2^53 to the nearest double: GET /plants/9007199254740993 would show
- * `"id": 9007199254740992` (swagger-api/swagger-ui#2030, #10049). A `responseInterceptor`
- * cannot help, because that parse happens when the body is displayed, so the plugin wraps the
- * `responseBody` component instead. Requests are untouched: the request body editor already
- * sends its text as typed, and path parameters go into the URL as typed.
+ * `"id": 9007199254740992` (swagger-api/swagger-ui#2030, swagger-api/swagger-ui#10049). A
+ * `responseInterceptor` cannot help, because that parse happens when the body is displayed, so
+ * the plugin wraps the `responseBody` component instead. Requests are untouched: the request
+ * body editor already sends its text as typed, and path parameters go into the URL as typed.
  *
  * @nestjs/swagger writes these functions into swagger-ui-init.js with `fn.toString()`, so each
  * runs in the browser and must not refer to anything outside itself (no imports, no helpers).

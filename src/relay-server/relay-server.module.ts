@@ -10,11 +10,11 @@ import type { Logger } from 'pino';
 import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
 import { CoreModule } from '../common/core/core.module.js';
 import { RequestLogMiddleware } from '../common/logging/request-log.middleware.js';
-import { AggregateService } from './aggregate/aggregate.service.js';
-import { OtherReplicas } from './aggregate/other-replicas.js';
+import { AggregateService } from './mcp/aggregate/aggregate.service.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
 import { ClientAuthGuard } from './auth/client-auth.guard.js';
+import { PeerAuthenticator } from './auth/client-request.js';
 import { OriginGuard } from './auth/origin.guard.js';
 import { AccessTokenVerifier } from './auth/oauth/access-token-verifier.service.js';
 import { oauthMetricProviders } from './auth/oauth/oauth-metrics.js';
@@ -22,6 +22,7 @@ import { ProtectedResourceController } from './auth/oauth/protected-resource.con
 import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
 import { clusterMetricProviders } from './cluster/cluster-metrics.js';
 import { PeerDispatcher } from './cluster/peer-agents.js';
+import { SignedPeerAuthenticator } from './cluster/peer-client.js';
 import { PeerForwarder } from './cluster/peer-forwarder.service.js';
 import { PeerMcpClient } from './cluster/peer-mcp-client.service.js';
 import { PeerPingController } from './cluster/peer-ping.controller.js';
@@ -30,6 +31,7 @@ import { AgentsHealthIndicator } from './health/agents.health.js';
 import { RedisHealthIndicator } from './health/redis.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
+import { OtherReplicas, ReplicaRouting } from './mcp/other-replicas.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
@@ -65,6 +67,8 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     PeerForwarder,
     PeerMcpClient,
     { provide: OtherReplicas, useExisting: PeerMcpClient },
+    { provide: ReplicaRouting, useExisting: PeerForwarder },
+    { provide: PeerAuthenticator, useClass: SignedPeerAuthenticator },
   ],
   exports: [RelayCluster],
 })

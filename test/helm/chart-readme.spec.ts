@@ -36,6 +36,14 @@ describe('the chart README', () => {
     expect(missing).toEqual([]);
   });
 
+  it('closes every code block before the next heading', () => {
+    const headingsInBlocks = readme
+      .split(/^```/m)
+      .filter((_, i) => i % 2 === 1)
+      .flatMap((block) => block.match(/^#{1,6} .*/gm) ?? []);
+    expect(headingsInBlocks).toEqual([]);
+  });
+
   it.skipIf(skipWhenMissing(helmDocsMissing))(
     'is what helm-docs generates from README.md.gotmpl (run it after changing values.yaml)',
     () => {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
+import { conformanceMissing } from './conformance-suite.js';
 import {
   helmDocsMissing,
   helmMissing,
@@ -44,6 +45,8 @@ export default function sayWhatIsSkipped(project: TestProject): void {
         'bash .ci/install-redis.sh installs it',
     );
   }
+  const conformance = name === 'e2e' ? conformanceMissing() : undefined;
+  if (conformance) sayOnce(`the MCP conformance suite through the relay: ${conformance}`);
   if (name === 'helm' && skipWhenMissing(helmDocsMissing)) {
     sayOnce(`the chart README's regenerated values table: ${helmDocsMissing}`);
   }

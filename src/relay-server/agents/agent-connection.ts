@@ -9,16 +9,17 @@ import {
 import { encodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 import type { AgentFrame } from './agent-frames.js';
 import {
+  isObject,
   JsonRpcCode,
   jsonRpcError,
   type JsonRpcId,
   type JsonRpcResponse,
-} from '../mcp/json-rpc.js';
+  type Message,
+} from '../json-rpc/json-rpc.js';
 
 /** JSON-RPC's conventional "request cancelled" code (as in LSP). */
 const REQUEST_CANCELLED = -32800;
 
-type Message = Record<string, unknown>;
 type AgentRequest = Extract<AgentFrame, { kind: 'request' }>;
 
 /** Receives the notifications an MCP server sends about one request (progress). */
@@ -271,10 +272,6 @@ export class AgentConnection {
 }
 
 const relayProgressToken = () => `relay-${randomBytes(16).toString('base64url')}`;
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function progressTokenOf(message: Message): unknown {
   const params = isObject(message.params) ? message.params : undefined;

@@ -1,6 +1,5 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import type { Request } from 'express';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { LOGGER } from '../../common/logging/logger.token.js';
@@ -16,12 +15,8 @@ import {
 import { AccessTokenVerifier, TokenRefusedError } from './oauth/access-token-verifier.service.js';
 import { IdpUnavailableError } from './oauth/issuer-keys.js';
 import { IdpConfigurationError } from './oauth/issuer-metadata.js';
-import { RelayCluster } from '../cluster/relay-cluster.service.js';
-import { peerClient } from './peer-client.js';
+import { type ClientRequest, PeerAuthenticator } from './client-request.js';
 import { bearerToken, ownerOf } from './token-owner.js';
-
-/** `fromPeer`: another replica forwarded it, the client already authenticated there. */
-export type ClientRequest = Request & { relayClient?: RelayClientConfig; fromPeer?: boolean };
 
 /**
  * MCP clients authenticate with a bearer token of their own (RELAY_CLIENTS) or, when an issuer
@@ -39,20 +34,14 @@ export class ClientAuthGuard implements CanActivate {
     private readonly verifier: AccessTokenVerifier,
     @InjectMetric('relay_client_auth_failures_total') private readonly failures: Counter,
     @InjectMetric('relay_oauth_refusals_total') private readonly refusals: Counter<'reason'>,
-    private readonly cluster: RelayCluster,
-    @InjectMetric('relay_peer_auth_failures_total') private readonly peerFailures: Counter,
+    private readonly peers: PeerAuthenticator,
   ) {
     this.#log = new RateLimitedLog(logger);
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ClientRequest>();
-    const fromPeer = peerClient(request, (sig, signed) => this.cluster.isPeerSigned(sig, signed));
-    if (fromPeer === 'refused') {
-      this.peerFailures.inc();
-      this.#log.warn({}, 'refused a request claiming to come from another relay replica');
-      throw unauthorized(this.config.oauth, String(request.params.agent ?? ''), 'invalid_token');
-    }
+    const fromPeer = this.peers.clientOf(request);
     if (fromPeer) {
       request.relayClient = fromPeer;
       request.fromPeer = true;

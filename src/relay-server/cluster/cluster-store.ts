@@ -91,7 +91,7 @@ end
 return 0`;
 /**
  * Replaces a session's record by a tombstone (ARGV[2], for ARGV[3] ms) only while ARGV[1] owns
- * it: a replica that froze while owning the session then lets it go when it thaws, rather than
+ * it: a replica that froze while owning the session then lets it go when it runs again, rather than
  * writing the ended session back.
  */
 const FORGET_SESSION = `

@@ -6,12 +6,13 @@ import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
-import type { ClientRequest } from '../auth/client-auth.guard.js';
+import type { ClientRequest } from '../auth/client-request.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
-import { jsonRpcError, type JsonRpcId, stringifyMessage } from '../mcp/json-rpc.js';
+import { idOf, jsonRpcError, type JsonRpcId, stringifyMessage } from '../json-rpc/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
-import type { RelayAnswer, RelayTarget } from '../mcp/mcp-relay.service.js';
+import type { RelayAnswer, RelayTarget } from '../mcp/relay-target.js';
+import type { ReplicaRouting } from '../mcp/other-replicas.js';
 import { onPeer, passedHeaders, peerCredentials } from './peer-headers.js';
 import { PEER_PING_PATH } from './peer-ping.controller.js';
 import { PeerProbe } from './peer-probe.js';
@@ -28,7 +29,7 @@ const RETRY_AFTER_SECONDS = '2';
  * one request with the replicas' secret; it serves such a request itself, never passing it on.
  */
 @Injectable()
-export class PeerForwarder {
+export class PeerForwarder implements ReplicaRouting {
   private readonly log: RateLimitedLog;
   private readonly probe: PeerProbe;
 
@@ -220,10 +221,4 @@ function answerLost(response: Response, id: JsonRpcId | null, beforeAnswer: bool
 function writeJson(response: Response, body: unknown): void {
   response.setHeader('Content-Type', 'application/json');
   response.end(stringifyMessage(body));
-}
-
-function idOf(message: unknown): JsonRpcId | null {
-  if (typeof message !== 'object' || message === null || !('id' in message)) return null;
-  const { id } = message;
-  return typeof id === 'string' || typeof id === 'number' || typeof id === 'bigint' ? id : null;
 }

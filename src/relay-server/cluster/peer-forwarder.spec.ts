@@ -4,7 +4,7 @@ import express from 'express';
 import { pino } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ClientRequest } from '../auth/client-auth.guard.js';
+import type { ClientRequest } from '../auth/client-request.js';
 import type { RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
 import { PeerForwarder } from './peer-forwarder.service.js';

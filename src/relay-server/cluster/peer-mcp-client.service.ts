@@ -6,16 +6,20 @@ import {
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import { OtherReplicas, type ReplicaRequest } from '../aggregate/other-replicas.js';
+import { OtherReplicas, type ReplicaRequest } from '../mcp/other-replicas.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
-import { jsonRpcError, type JsonRpcResponse, stringifyMessage } from '../mcp/json-rpc.js';
+import {
+  isObject,
+  jsonRpcError,
+  type JsonRpcResponse,
+  type Message,
+  stringifyMessage,
+} from '../json-rpc/json-rpc.js';
 import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
 import { onPeer, peerCredentials } from './peer-headers.js';
 import { type PeerReply, postToPeer } from './peer-post.js';
 import { RelayCluster } from './relay-cluster.service.js';
-
-type Message = Record<string, unknown>;
 
 /** JSON-RPC's "request cancelled", as RelayForwarder answers a cancelled request. */
 const REQUEST_CANCELLED = -32800;
@@ -136,8 +140,4 @@ function outcomeOf(reply: PeerReply): string | undefined {
 
 function unreachable(server: string, why: string): string {
   return `MCP server "${server.slice(0, 64)}" is up on another relay replica, which did not answer (${why})`;
-}
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

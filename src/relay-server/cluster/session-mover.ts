@@ -61,7 +61,7 @@ export class SessionMover {
         const step = await this.step(target);
         if (typeof step === 'object') return step;
         if (Date.now() >= deadline || signal.aborted) return WAITING;
-        if (step === 'raced') continue;
+        if (step === 'moved-by-another') continue;
         release ??= this.waiting.acquire(target.client);
         if (!release) return WAITING;
         const polled = await delay(POLL_MS, true, { signal }).catch(() => false);
@@ -73,22 +73,24 @@ export class SessionMover {
   }
 
   /**
-   * One look at the session's record: where the request goes, or why not yet (`homeless`: no
+   * One look at the session's record: where the request goes, or why not yet (`no-home-yet`: no
    * live replica holds a connection of its agent, or the record is not back in an emptied
-   * Redis yet; `raced`: another replica moved it first).
+   * Redis yet; `moved-by-another`: another replica moved it first).
    */
-  private async step(target: SessionTarget): Promise<SessionPlacement | 'homeless' | 'raced'> {
+  private async step(
+    target: SessionTarget,
+  ): Promise<SessionPlacement | 'no-home-yet' | 'moved-by-another'> {
     const { store, replica } = this.deps;
     const entry = await store.session(target.sessionId);
     // While Redis refills, its owner has yet to write the record back: wait for it.
-    if (entry === 'refilling') return 'homeless';
+    if (entry === 'refilling') return 'no-home-yet';
     // Unknown, or not this client's, agent's or server's: the same 404 as with one replica.
     if (!entry || !belongsTo(entry.record, target)) return HERE;
     const { owner } = entry.record;
     if (owner !== replica && !this.gone(entry.record)) return { kind: 'peer', url: owner };
     const home = await this.newHome(entry.record);
-    if (home === undefined) return 'homeless';
-    if (!(await store.moveSession(target.sessionId, entry, home))) return 'raced';
+    if (home === undefined) return 'no-home-yet';
+    if (!(await store.moveSession(target.sessionId, entry, home))) return 'moved-by-another';
     if (home !== replica) return { kind: 'peer', url: home };
     return this.takeOver(target.sessionId, entry.record) ? HERE : WAITING;
   }

@@ -155,6 +155,24 @@ describe('loadRelayConfig', () => {
     expect(problems(env).join('\n')).toContain(message);
   });
 
+  it.each([
+    [
+      { RELAY_TLS_KEY_FILE: '/k.pem' },
+      'RELAY_TLS_CERT_FILE and RELAY_TLS_KEY_FILE must be set together',
+    ],
+    [
+      { RELAY_TLS_CERT_FILE: '/c.pem' },
+      'RELAY_TLS_CERT_FILE and RELAY_TLS_KEY_FILE must be set together',
+    ],
+    // Used for OAuth alone: without an issuer it would be ignored without a word.
+    [
+      { RELAY_PUBLIC_URL: 'https://relay.example.com/relay' },
+      'RELAY_OAUTH_ISSUER is required when RELAY_PUBLIC_URL is set (the URL is used for OAuth only)',
+    ],
+  ])('refuses half a pair in one sentence: %j', (overrides, message) => {
+    expect(problems({ ...valid, ...overrides })).toEqual([message]);
+  });
+
   it('lists every problem at once, and never a token', () => {
     const secret = 's'.repeat(10);
     const found = problems({

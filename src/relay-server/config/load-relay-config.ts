@@ -4,7 +4,7 @@ import { ConfigError } from '../../config/shared/config-error.js';
 import { formatIssues } from '../../config/shared/issue-path.js';
 import { noColorRequested } from '../../config/shared/no-color.js';
 import { tracingConfigOf } from '../../config/shared/tracing-env.js';
-import { APP_VERSION } from '../../config/version.js';
+import { APP_VERSION } from '../../config/shared/version.js';
 import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
 import { relayEnvSchema, type RelayEnv } from './relay-env.schema.js';
 import { clusterConfig } from './relay-cluster-env.schema.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { setting, unsetIfEmpty, wholeNumberSettings } from '../../config/shared/env-fields.js';
 import type { RelayClusterConfig } from './relay-config.js';
 
 /**
@@ -6,9 +7,6 @@ import type { RelayClusterConfig } from './relay-config.js';
  * `RELAY_SESSION_MOVE_SECONDS`): docs/relay-server.md, "Running several replicas". Messages
  * never echo a value: the Redis URL may hold a password.
  */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
-
 const urlWith = (protocols: string[], test: (url: URL) => boolean) => (text: string) => {
   try {
     const url = new URL(text);
@@ -19,53 +17,45 @@ const urlWith = (protocols: string[], test: (url: URL) => boolean) => (text: str
 };
 
 export const relayClusterEnvFields = {
-  RELAY_REDIS_URL: optional(
-    z
-      .string()
-      .trim()
-      .refine(
-        urlWith(['redis:', 'rediss:'], (url) => url.hostname !== ''),
-        'RELAY_REDIS_URL must be a redis:// or rediss:// URL with a host',
-      ),
-  ),
-  RELAY_REPLICA_URL: optional(
-    z
-      .string()
-      .trim()
-      .refine(
-        urlWith(
-          ['http:', 'https:'],
-          (url) => url.port !== '' && (url.pathname === '/' || url.pathname === '') && !url.search,
+  RELAY_REDIS_URL: setting(
+    unsetIfEmpty(
+      z
+        .string()
+        .trim()
+        .refine(
+          urlWith(['redis:', 'rediss:'], (url) => url.hostname !== ''),
+          'RELAY_REDIS_URL must be a redis:// or rediss:// URL with a host',
         ),
-        'RELAY_REPLICA_URL must be http(s)://<host>:<port> (no path): how other replicas reach this one',
-      ),
+    ),
+    {
+      description: 'The Redis (or Valkey) that several replicas share',
+      secret: true,
+      unset: 'one replica',
+    },
   ),
-  RELAY_REDIS_TIMEOUT_MS: optional(
-    z
-      .string()
-      .trim()
-      .regex(/^\d{1,6}$/, 'RELAY_REDIS_TIMEOUT_MS must be a whole number from 50 to 60000')
-      .transform(Number)
-      .pipe(
-        z
-          .number()
-          .min(50, 'RELAY_REDIS_TIMEOUT_MS must be a whole number from 50 to 60000')
-          .max(60_000, 'RELAY_REDIS_TIMEOUT_MS must be a whole number from 50 to 60000'),
-      ),
-  ).default(1000),
-  RELAY_SESSION_MOVE_SECONDS: optional(
-    z
-      .string()
-      .trim()
-      .regex(/^\d{1,3}$/, 'RELAY_SESSION_MOVE_SECONDS must be a whole number from 1 to 300')
-      .transform(Number)
-      .pipe(
-        z
-          .number()
-          .min(1, 'RELAY_SESSION_MOVE_SECONDS must be a whole number from 1 to 300')
-          .max(300, 'RELAY_SESSION_MOVE_SECONDS must be a whole number from 1 to 300'),
-      ),
-  ).default(10),
+  RELAY_REPLICA_URL: setting(
+    unsetIfEmpty(
+      z
+        .string()
+        .trim()
+        .refine(
+          urlWith(
+            ['http:', 'https:'],
+            (url) =>
+              url.port !== '' && (url.pathname === '/' || url.pathname === '') && !url.search,
+          ),
+          'RELAY_REPLICA_URL must be http(s)://<host>:<port> (no path): how other replicas reach this one',
+        ),
+    ),
+    {
+      description: 'How other replicas reach this one, `http(s)://<host>:<port>`',
+      unset: 'loopback',
+    },
+  ),
+  ...wholeNumberSettings({
+    RELAY_REDIS_TIMEOUT_MS: [50, 60_000, 1000, 'A Redis command unanswered by then fails (503)'],
+    RELAY_SESSION_MOVE_SECONDS: [1, 300, 10, "Wait for a gone replica's session to move, else 503"],
+  }),
 };
 
 export function clusterConfig(env: {

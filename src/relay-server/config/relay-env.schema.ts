@@ -5,32 +5,23 @@ import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { relayClusterEnvFields } from './relay-cluster-env.schema.js';
 import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
 import { tracingEnvShape } from '../../config/shared/tracing-env.js';
+import {
+  noColorField,
+  setting,
+  unsetIfEmpty,
+  wholeNumberSettings,
+} from '../../config/shared/env-fields.js';
 
 /**
  * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
- * `src/config/env.schema.ts`: empty means unset, messages name the variable and never echo a
- * value. `RELAY_AGENTS` and `RELAY_CLIENTS` are JSON objects; their token lists are checked by
+ * `src/config/env.schema.ts`: each setting declared once (the docs are generated from it), empty
+ * means unset, messages name the variable and never echo a value. `RELAY_AGENTS` and `RELAY_CLIENTS` are JSON objects; their token lists are checked by
  * the same parser as `API_TOKENS` in `load-relay-config.ts`.
  */
 
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
-
-const wholeNumber = (name: string, min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d{1,10}$/, `${name} must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .min(min, `${name} must be a whole number from ${min} to ${max}`)
-        .max(max, `${name} must be a whole number from ${min} to ${max}`),
-    );
-
-/** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
-const port = (name: string) => wholeNumber(name, 0, 65535);
+const MiB = 1024 ** 2;
+const GiB = 1024 ** 3;
+const MAX_FRAME = DEFAULT_FRAME_LIMITS.maxFrameBytes;
 
 /** Agent and client names appear in URL paths, logs and metric labels. */
 export const RELAY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -75,13 +66,18 @@ const clientsSchema = z.record(
   { error: 'must be a JSON object mapping client names to {"tokens", "agents"}' },
 );
 
-export const relayEnvSchema = z
-  .object({
-    RELAY_HOST: optional(z.string()).default('0.0.0.0'),
-    RELAY_PORT: optional(port('RELAY_PORT')).default(8443),
-    RELAY_HEALTH_CHECK_PORT: optional(port('RELAY_HEALTH_CHECK_PORT')).default(8081),
-    RELAY_METRICS_PORT: optional(port('RELAY_METRICS_PORT')).default(9091),
-    RELAY_BASE_PATH: optional(
+/** A relay setting needs only its description: no groups, and its secrets are the two JSON maps. */
+const S = <T extends z.ZodType>(schema: T, description: string) => setting(schema, { description });
+
+const listenerFields = {
+  ...wholeNumberSettings({
+    RELAY_PORT: [0, 65535, 8443, 'Port of the agent and MCP endpoints (`0`: any free port)'],
+    RELAY_HEALTH_CHECK_PORT: [0, 65535, 8081, 'Port of `/health`, `/health/live`, `/health/ready`'],
+    RELAY_METRICS_PORT: [0, 65535, 9091, 'Port of `/metrics`'],
+  }),
+  RELAY_HOST: S(unsetIfEmpty(z.string()).default('0.0.0.0'), 'Address all three listeners bind to'),
+  RELAY_BASE_PATH: setting(
+    unsetIfEmpty(
       z
         .string()
         .regex(
@@ -89,12 +85,22 @@ export const relayEnvSchema = z
           'RELAY_BASE_PATH must be a path like /relay (segments of A-Z a-z 0-9 . _ ~ -, no trailing /)',
         ),
     ).default(''),
-    RELAY_LOG_LEVEL: optional(
+    { description: 'A path prefix like `/relay` for both endpoints', unset: 'none' },
+  ),
+  RELAY_LOG_LEVEL: S(
+    unsetIfEmpty(
       z.enum(LOG_LEVELS, { error: `RELAY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }),
     ).default('info'),
-    RELAY_TLS_CERT_FILE: optional(z.string()),
-    RELAY_TLS_KEY_FILE: optional(z.string()),
-    RELAY_ALLOWED_ORIGINS: optional(
+    '`fatal` … `trace`, or `silent`',
+  ),
+  ...noColorField,
+  RELAY_TLS_CERT_FILE: S(
+    unsetIfEmpty(z.string()),
+    'PEM certificate chain; with the key, `RELAY_PORT` speaks TLS',
+  ),
+  RELAY_TLS_KEY_FILE: S(unsetIfEmpty(z.string()), 'PEM private key of that certificate'),
+  RELAY_ALLOWED_ORIGINS: S(
+    unsetIfEmpty(
       z
         .string()
         .transform((text) =>
@@ -108,76 +114,72 @@ export const relayEnvSchema = z
           'RELAY_ALLOWED_ORIGINS must be * or comma-separated origins like https://app.example.com',
         ),
     ),
-    RELAY_AGENTS: requiredJsonObject('RELAY_AGENTS', 'agent names to token entries', agentsSchema),
-    // Optional when an OAuth issuer is configured (checkOAuthEnv).
-    RELAY_CLIENTS: optional(
+    'Web origins (besides loopback) that may call the MCP endpoints, or `*`',
+  ),
+};
+
+const tenantFields = {
+  RELAY_AGENTS: setting(
+    requiredJsonObject('RELAY_AGENTS', 'agent names to token entries', agentsSchema),
+    {
+      description: 'JSON: agent name → token entries as `API_TOKENS`',
+      secret: true,
+      unset: 'required',
+    },
+  ),
+  // Optional when an OAuth issuer is configured (checkOAuthEnv).
+  RELAY_CLIENTS: setting(
+    unsetIfEmpty(
       requiredJsonObject('RELAY_CLIENTS', 'client names to {"tokens", "agents"}', clientsSchema),
     ),
-    // The protocol's frame limit is the most: an agent closes a larger frame's connection (1009).
-    RELAY_MAX_FRAME_BYTES: optional(
-      wholeNumber('RELAY_MAX_FRAME_BYTES', 1024, DEFAULT_FRAME_LIMITS.maxFrameBytes),
-    ).default(DEFAULT_FRAME_LIMITS.maxFrameBytes),
-    RELAY_REQUEST_TIMEOUT_SECONDS: optional(
-      wholeNumber('RELAY_REQUEST_TIMEOUT_SECONDS', 1, 3600),
-    ).default(70),
-    RELAY_MAX_IN_FLIGHT_PER_AGENT: optional(
-      wholeNumber('RELAY_MAX_IN_FLIGHT_PER_AGENT', 1, 100_000),
-    ).default(256),
-    RELAY_MAX_IN_FLIGHT_PER_CLIENT: optional(
-      wholeNumber('RELAY_MAX_IN_FLIGHT_PER_CLIENT', 1, 100_000),
-    ).default(32),
-    RELAY_AGENT_PING_SECONDS: optional(wholeNumber('RELAY_AGENT_PING_SECONDS', 1, 3600)).default(
-      30,
-    ),
-    // After a request timed out on a connection, a pong must come within this or it is dropped.
-    RELAY_AGENT_PROBE_TIMEOUT_SECONDS: optional(
-      wholeNumber('RELAY_AGENT_PROBE_TIMEOUT_SECONDS', 1, 300),
-    ).default(5),
-    RELAY_SESSION_IDLE_SECONDS: optional(
-      wholeNumber('RELAY_SESSION_IDLE_SECONDS', 1, 604_800),
-    ).default(3600),
-    RELAY_MAX_SESSIONS_PER_CLIENT: optional(
-      wholeNumber('RELAY_MAX_SESSIONS_PER_CLIENT', 1, 100_000),
-    ).default(100),
-    // Each new session writes a record to Redis and each ended one a tombstone: 2 a second
-    // is far above what an SDK client opens, and keeps one client's churn in Redis to kilobytes.
-    RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE: optional(
-      wholeNumber('RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE', 1, 1_000_000),
-    ).default(120),
-    // Bytes clients' event streams hold that the network has not taken: 16 MiB a client and
-    // 128 MiB in all fit the chart's 512Mi pod beside the relay's own ~130 MiB.
-    RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: optional(
-      wholeNumber('RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT', 1024, 8 * 1024 ** 3),
-    ).default(16 * 1024 * 1024),
-    RELAY_MAX_STREAM_BUFFER_BYTES: optional(
-      wholeNumber('RELAY_MAX_STREAM_BUFFER_BYTES', 1024, 8 * 1024 ** 3),
-    ).default(128 * 1024 * 1024),
-    // About 33 KB each while a TLS handshake is under way: 2,048 stay well inside the pod.
-    RELAY_MAX_CONNECTIONS: optional(wholeNumber('RELAY_MAX_CONNECTIONS', 0, 1_000_000)).default(
-      2048,
-    ),
-    RELAY_MAX_CONNECTIONS_PER_ADDRESS: optional(
-      wholeNumber('RELAY_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000),
-    ).default(256),
-    RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: optional(
-      wholeNumber('RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS', 1, 120),
-    ).default(5),
-    // Above the plant chart's most replicas (10) plus a rolling update's surge.
-    RELAY_MAX_CONNECTIONS_PER_AGENT: optional(
-      wholeNumber('RELAY_MAX_CONNECTIONS_PER_AGENT', 1, 100_000),
-    ).default(16),
-    RELAY_MAX_INVENTORY_BYTES_PER_AGENT: optional(
-      wholeNumber('RELAY_MAX_INVENTORY_BYTES_PER_AGENT', 1024, 1024 ** 3),
-    ).default(16 * 1024 * 1024),
-    RELAY_AGENT_MAX_FRAMES_PER_SECOND: optional(
-      wholeNumber('RELAY_AGENT_MAX_FRAMES_PER_SECOND', 0, 1_000_000),
-    ).default(1000),
-    RELAY_AGENT_MAX_BYTES_PER_SECOND: optional(
-      wholeNumber('RELAY_AGENT_MAX_BYTES_PER_SECOND', 0, 1024 ** 3),
-    ).default(4 * 1024 * 1024),
-    RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE: optional(
-      wholeNumber('RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE', 0, 1024 ** 3),
-    ).default(16 * 1024 * 1024),
+    {
+      description: 'JSON: client name → `{"tokens", "agents"}`; optional with OAuth',
+      secret: true,
+      unset: 'required',
+    },
+  ),
+};
+
+const limitFields = wholeNumberSettings({
+  // The protocol's frame limit is the most: an agent closes a larger frame's connection (1009).
+  RELAY_MAX_FRAME_BYTES: [1024, MAX_FRAME, MAX_FRAME, 'Largest frame and MCP request body'],
+  RELAY_REQUEST_TIMEOUT_SECONDS: [1, 3600, 70, 'A request unanswered by then gets `-32003`'],
+  RELAY_MAX_IN_FLIGHT_PER_AGENT: [1, 100_000, 256, 'Requests waiting for one agent; past it 429'],
+  RELAY_MAX_IN_FLIGHT_PER_CLIENT: [1, 100_000, 32, 'Requests waiting for one client; past it 429'],
+  RELAY_AGENT_PING_SECONDS: [1, 3600, 30, 'Ping interval; no pong by the next drops it'],
+  // After a request timed out on a connection, a pong must come within this or it is dropped.
+  RELAY_AGENT_PROBE_TIMEOUT_SECONDS: [1, 300, 5, 'After a timeout, a pong within this or it drops'],
+  RELAY_SESSION_IDLE_SECONDS: [1, 604_800, 3600, 'A session unused this long ends'],
+  RELAY_MAX_SESSIONS_PER_CLIENT: [1, 100_000, 100, 'Sessions per client; past it the oldest ends'],
+  // Each new session writes a record to Redis and each ended one a tombstone: 2 a second
+  // is far above what an SDK client opens, and keeps one client's churn in Redis to kilobytes.
+  RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE: [1, 1e6, 120, 'New sessions of a client a minute'],
+  // Bytes clients' event streams hold that the network has not taken: 16 MiB a client and
+  // 128 MiB in all fit the chart's 512Mi pod beside the relay's own ~130 MiB.
+  RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: [1024, 8 * GiB, 16 * MiB, 'Bytes unsent to one client'],
+  RELAY_MAX_STREAM_BUFFER_BYTES: [1024, 8 * GiB, 128 * MiB, 'The same for all clients together'],
+  // About 33 KB each while a TLS handshake is under way: 2,048 stay well inside the pod.
+  RELAY_MAX_CONNECTIONS: [0, 1e6, 2048, 'Open connections per listener (`0`: no cap)'],
+  RELAY_MAX_CONNECTIONS_PER_ADDRESS: [0, 1e6, 256, 'The same from one address (`0`: no cap)'],
+  RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 5, 'A TLS handshake unfinished by then is closed'],
+  // Above the plant chart's most replicas (10) plus a rolling update's surge.
+  RELAY_MAX_CONNECTIONS_PER_AGENT: [1, 100_000, 16, 'Connections of one agent (all its pods)'],
+  RELAY_MAX_INVENTORY_BYTES_PER_AGENT: [
+    1024,
+    GiB,
+    16 * MiB,
+    "Bytes of an agent's inventories kept",
+  ],
+  RELAY_AGENT_MAX_FRAMES_PER_SECOND: [0, 1e6, 1000, 'Frames a second from one agent connection'],
+  RELAY_AGENT_MAX_BYTES_PER_SECOND: [0, GiB, 4 * MiB, 'Bytes a second of unrequested frames'],
+  RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE: [0, GiB, 16 * MiB, 'Inventory bytes a minute'],
+});
+
+export const relayEnvSchema = z
+  .object({
+    ...listenerFields,
+    ...tenantFields,
+    ...limitFields,
     ...relayOAuthEnvFields,
     ...relayClusterEnvFields,
     ...tracingEnvShape,
@@ -194,7 +196,7 @@ export const relayEnvSchema = z
       if ((env.RELAY_TLS_CERT_FILE === undefined) !== (env.RELAY_TLS_KEY_FILE === undefined)) {
         ctx.addIssue({
           code: 'custom',
-          path: ['RELAY_TLS_KEY_FILE'],
+          path: ['RELAY_TLS_CERT_FILE'],
           message: 'RELAY_TLS_CERT_FILE and RELAY_TLS_KEY_FILE must be set together',
         });
       }

@@ -1,14 +1,18 @@
 import { z } from 'zod';
 import type { RelayOAuthConfig } from './relay-config.js';
 import { isHttpsOrLoopback } from './secure-url.js';
+import {
+  setting,
+  trueOrFalse,
+  unsetIfEmpty,
+  wholeNumberSettings,
+} from '../../config/shared/env-fields.js';
 
 /**
  * The relay's OAuth settings (`RELAY_OAUTH_*`, `RELAY_PUBLIC_URL`): when RELAY_OAUTH_ISSUER is
  * set, MCP clients may also present the issuer's JWT access tokens (docs/relay-server.md,
  * "Connecting an identity provider"). Kept apart from the rest of the relay's schema.
  */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
 /** https, or http on a loopback host (a local IdP in development and tests). */
 const httpsUrl = (name: string) =>
@@ -24,49 +28,44 @@ const httpsUrl = (name: string) =>
       }
     }, `${name} must be an absolute https:// URL (http:// only on localhost) without user, query or fragment`);
 
-const wholeNumber = (name: string, min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d{1,9}$/, `${name} must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .min(min, `${name} must be a whole number from ${min} to ${max}`)
-        .max(max, `${name} must be a whole number from ${min} to ${max}`),
-    );
-
 export const relayOAuthEnvFields = {
-  RELAY_OAUTH_ISSUER: optional(httpsUrl('RELAY_OAUTH_ISSUER')),
-  RELAY_PUBLIC_URL: optional(httpsUrl('RELAY_PUBLIC_URL')),
-  RELAY_OAUTH_AGENT_SCOPE_PREFIX: optional(
-    z
-      .string()
-      .regex(
-        /^[!#-[\]-~]{1,64}$/,
-        'RELAY_OAUTH_AGENT_SCOPE_PREFIX must be 1 to 64 scope characters (no space, quote or backslash)',
-      ),
-  ).default('mcp:agent:'),
-  RELAY_OAUTH_AGENTS_CLAIM: optional(
-    z.string().regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'RELAY_OAUTH_AGENTS_CLAIM must be a claim name'),
+  RELAY_OAUTH_ISSUER: setting(unsetIfEmpty(httpsUrl('RELAY_OAUTH_ISSUER')), {
+    description: "The IdP's issuer URL: its JWT access tokens are accepted too",
+    unset: 'off',
+  }),
+  RELAY_PUBLIC_URL: setting(unsetIfEmpty(httpsUrl('RELAY_PUBLIC_URL')), {
+    description: "The relay's URL as clients reach it: the tokens' audience",
+  }),
+  RELAY_OAUTH_AGENT_SCOPE_PREFIX: setting(
+    unsetIfEmpty(
+      z
+        .string()
+        .regex(
+          /^[!#-[\]-~]{1,64}$/,
+          'RELAY_OAUTH_AGENT_SCOPE_PREFIX must be 1 to 64 scope characters (no space, quote or backslash)',
+        ),
+    ).default('mcp:agent:'),
+    { description: 'The scope `<prefix><agent>` grants an agent' },
   ),
-  RELAY_OAUTH_CLOCK_SKEW_SECONDS: optional(
-    wholeNumber('RELAY_OAUTH_CLOCK_SKEW_SECONDS', 0, 300),
-  ).default(30),
-  RELAY_OAUTH_JWKS_REFRESH_SECONDS: optional(
-    wholeNumber('RELAY_OAUTH_JWKS_REFRESH_SECONDS', 1, 3600),
-  ).default(30),
-  RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: optional(
-    wholeNumber('RELAY_OAUTH_FETCH_TIMEOUT_SECONDS', 1, 60),
-  ).default(5),
-  // Real key sets and metadata are a few KiB; 1 MiB leaves room and bounds the memory.
-  RELAY_OAUTH_MAX_DOCUMENT_BYTES: optional(
-    wholeNumber('RELAY_OAUTH_MAX_DOCUMENT_BYTES', 1024, 67_108_864),
-  ).default(1_048_576),
-  RELAY_OAUTH_REQUIRE_AT_JWT_TYP: optional(
-    z.enum(['true', 'false'], { error: 'RELAY_OAUTH_REQUIRE_AT_JWT_TYP must be true or false' }),
-  ).default('true'),
+  RELAY_OAUTH_AGENTS_CLAIM: setting(
+    unsetIfEmpty(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_.:/-]{1,100}$/, 'RELAY_OAUTH_AGENTS_CLAIM must be a claim name'),
+    ),
+    { description: 'A claim listing the agents a token may reach' },
+  ),
+  ...wholeNumberSettings({
+    RELAY_OAUTH_CLOCK_SKEW_SECONDS: [0, 300, 30, 'Leeway on `exp`, `nbf`, `iat`'],
+    RELAY_OAUTH_JWKS_REFRESH_SECONDS: [1, 3600, 30, 'Least time between two key-set fetches'],
+    RELAY_OAUTH_FETCH_TIMEOUT_SECONDS: [1, 60, 5, 'Timeout of each fetch from the IdP'],
+    // Real key sets and metadata are a few KiB; 1 MiB leaves room and bounds the memory.
+    RELAY_OAUTH_MAX_DOCUMENT_BYTES: [1024, 67_108_864, 1_048_576, 'Largest IdP document read'],
+  }),
+  RELAY_OAUTH_REQUIRE_AT_JWT_TYP: setting(
+    unsetIfEmpty(trueOrFalse('RELAY_OAUTH_REQUIRE_AT_JWT_TYP')).default('true'),
+    { description: 'Refuse tokens whose `typ` is not `at+jwt`' },
+  ),
 };
 
 type OAuthEnv = z.infer<z.ZodObject<typeof relayOAuthEnvFields>> & { RELAY_CLIENTS?: unknown };
@@ -86,6 +85,15 @@ export function checkOAuthEnv(env: Partial<OAuthEnv>, ctx: z.RefinementCtx): voi
       code: 'custom',
       path: ['RELAY_PUBLIC_URL'],
       message: "RELAY_PUBLIC_URL is required when RELAY_OAUTH_ISSUER is set (the tokens' audience)",
+    });
+  }
+  // The URL serves OAuth alone: without an issuer it would be ignored without a word.
+  if (env.RELAY_PUBLIC_URL !== undefined && env.RELAY_OAUTH_ISSUER === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['RELAY_OAUTH_ISSUER'],
+      message:
+        'RELAY_OAUTH_ISSUER is required when RELAY_PUBLIC_URL is set (the URL is used for OAuth only)',
     });
   }
 }

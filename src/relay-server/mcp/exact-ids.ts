@@ -1,7 +1,5 @@
 import { isInteger, isSafeNumber, type LosslessNumber, parse } from 'lossless-json';
-import type { JsonRpcId } from './json-rpc.js';
-
-type Message = Record<string, unknown>;
+import { isObject, type JsonRpcId, type Message } from '../json-rpc/json-rpc.js';
 
 /** A numeric id that is no integer and that no JS number holds exactly (`0.10000000000000000001`). */
 export const INEXACT_ID = Symbol('INEXACT_ID');
@@ -48,8 +46,4 @@ function exactNumber(value: unknown): JsonRpcId | undefined {
   const literal = (value as LosslessNumber).value;
   if (isInteger(literal)) return isSafeNumber(literal) ? Number(literal) : BigInt(literal);
   return isSafeNumber(literal) ? Number(literal) : undefined;
-}
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,11 +2,20 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
-import { AggregateService } from '../aggregate/aggregate.service.js';
+import { AggregateService } from './aggregate/aggregate.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from './json-rpc.js';
+import {
+  idOf,
+  isObject,
+  JsonRpcCode,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type Message,
+} from '../json-rpc/json-rpc.js';
 import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
+import type { RelayAnswer, RelayTarget } from './relay-target.js';
 import { SessionRate } from './session-rate.js';
 import { clientTag, forwardInSession } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
@@ -14,23 +23,6 @@ import { type RelaySession, SessionStore } from './session-store.service.js';
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
 /** What the controller writes back: an HTTP status, maybe a session id, maybe a JSON body. */
-export interface RelayAnswer {
-  status: number;
-  sessionId?: string;
-  body?: JsonRpcResponse;
-  headers?: Record<string, string>;
-}
-
-export interface RelayTarget {
-  client: string;
-  agent: string;
-  /** Undefined for the agent's aggregate endpoint (`/mcp/<agent>`). */
-  server: string | undefined;
-  sessionId: string | undefined;
-}
-
-type Message = Record<string, unknown>;
-
 /**
  * Streamable HTTP (MCP 2025-11-25) on the relay's side, as a pure forwarder: it reads only
  * what routing needs (is this a request, a notification, a response; is it `initialize`; the
@@ -255,10 +247,6 @@ export class McpRelayService {
   }
 }
 
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** What a JSON-RPC 2.0 message is, from its method, id and result or error members. */
 function kindOf(
   message: Message,
@@ -280,16 +268,6 @@ function askableCapabilities(params: unknown): Record<string, unknown> {
     ([, v]) => v !== undefined,
   );
   return Object.fromEntries(askable);
-}
-
-function idOf(message: unknown): JsonRpcId | null {
-  if (!isObject(message)) return null;
-  const id = message.id;
-  return typeof id === 'string' ||
-    typeof id === 'bigint' ||
-    (typeof id === 'number' && Number.isFinite(id))
-    ? id
-    : null;
 }
 
 function invalid(id: JsonRpcId | null, reason: string): RelayAnswer {

@@ -17,14 +17,16 @@ import type { Counter, Gauge } from 'prom-client';
 import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
-import { ClientAuthGuard, type ClientRequest } from '../auth/client-auth.guard.js';
+import { ClientAuthGuard } from '../auth/client-auth.guard.js';
+import type { ClientRequest } from '../auth/client-request.js';
 import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
 import { INEXACT_ID } from './exact-ids.js';
-import { JsonRpcCode, jsonRpcError, stringifyMessage } from './json-rpc.js';
-import { PeerForwarder } from '../cluster/peer-forwarder.service.js';
-import { McpRelayService, type RelayAnswer, type RelayTarget } from './mcp-relay.service.js';
+import { JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
+import { McpRelayService } from './mcp-relay.service.js';
+import type { RelayAnswer, RelayTarget } from './relay-target.js';
+import { ReplicaRouting } from './other-replicas.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
 import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
 import { StatelessRelay } from './stateless/stateless-relay.service.js';
@@ -52,7 +54,7 @@ export class McpController {
     private readonly relay: McpRelayService,
     private readonly stateless: StatelessRelay,
     private readonly budget: StreamBudget,
-    private readonly peers: PeerForwarder,
+    private readonly peers: ReplicaRouting,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
     @InjectMetric('relay_event_streams_closed_total')

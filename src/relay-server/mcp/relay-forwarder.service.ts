@@ -13,15 +13,15 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
 import {
   idKey,
+  isObject,
   JsonRpcCode,
   jsonRpcError,
   type JsonRpcId,
   type JsonRpcResponse,
-} from './json-rpc.js';
+  type Message,
+} from '../json-rpc/json-rpc.js';
 import { ServerTenants } from './server-tenants.js';
 import type { RelaySession } from './session-store.service.js';
-
-type Message = Record<string, unknown>;
 
 /**
  * How a client's request reaches an agent, for both kinds of endpoint: `run` admits one request
@@ -239,10 +239,6 @@ const REQUEST_CANCELLED = -32800;
 
 function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
   return jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client');
-}
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The W3C trace context a client put in the request's `_meta` (SEP-414), if any. */

@@ -1,7 +1,7 @@
 import type { ClientTag } from '../../agent-protocol/relay-protocol.js';
 import type { RequestNotificationSink } from '../agents/agent-connection.js';
-import type { AggregateService } from '../aggregate/aggregate.service.js';
-import type { JsonRpcResponse } from './json-rpc.js';
+import type { AggregateService } from './aggregate/aggregate.service.js';
+import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
 import type { RelayForwarder } from './relay-forwarder.service.js';
 import type { RelaySession } from './session-store.service.js';
 

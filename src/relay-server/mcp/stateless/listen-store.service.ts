@@ -3,9 +3,24 @@ import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
 import { changedServers } from '../inventory-changes.js';
-import type { JsonRpcId } from '../json-rpc.js';
+import { type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
-type Message = Record<string, unknown>;
+/** The lists whose changes a listen can ask for, by the name of its flag. */
+const LIST_FLAGS = {
+  toolsListChanged: 'tools',
+  promptsListChanged: 'prompts',
+  resourcesListChanged: 'resources',
+} as const;
+export type ListKind = (typeof LIST_FLAGS)[keyof typeof LIST_FLAGS];
+
+/** The lists a `subscriptions/listen` request asked to follow (`params.notifications`). */
+export function listsAsked(params: unknown): ListKind[] {
+  const asked = (params as { notifications?: Partial<Record<string, unknown>> } | null)
+    ?.notifications;
+  return Object.entries(LIST_FLAGS)
+    .filter(([flag]) => asked?.[flag] === true)
+    .map(([, kind]) => kind);
+}
 
 /** One open `subscriptions/listen` stream of a 2026 client. */
 interface Listener {
@@ -13,6 +28,8 @@ interface Listener {
   agent: string;
   /** Undefined for the agent's aggregate endpoint. */
   server: string | undefined;
+  /** The lists it asked to follow: it hears of no other. */
+  lists: ListKind[];
   id: JsonRpcId;
   send: (message: Message) => void;
   end: () => void;
@@ -20,13 +37,17 @@ interface Listener {
 
 /**
  * The `subscriptions/listen` streams of MCP 2026-07-28 clients (no session, so a list change
- * has nowhere else to go): `notifications/tools/list_changed`, tagged with the listen request's
- * id as `subscriptionId`, when a server's own list_changed arrives from any connection of its
- * agent, and when the agent's inventory changes that server's tools (a restart, a hot reload,
- * a pod that comes or goes). The aggregate endpoint's listeners hear of every server of their
+ * has nowhere else to go): `notifications/<tools|prompts|resources>/list_changed`, for the lists
+ * a stream asked for, tagged with the listen request's id as `subscriptionId`, when a server's
+ * own list_changed arrives from any connection of its agent, and when the agent's inventory
+ * changes that server (a restart, a hot reload, a pod that comes or goes). The aggregate endpoint's listeners hear of every server of their
  * agent. Bounded per client like sessions (RELAY_MAX_SESSIONS_PER_CLIENT): each is an open
  * request the relay holds.
  */
+const LIST_CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;
+/** A server that comes, goes or restarts may have changed any of its lists. */
+const EVERY_LIST: readonly ListKind[] = Object.values(LIST_FLAGS);
+
 @Injectable()
 export class ListenStore {
   private readonly listeners = new Set<Listener>();
@@ -36,15 +57,14 @@ export class ListenStore {
     registry: AgentRegistry,
   ) {
     registry.onNotification((connection, server, message) => {
-      if (message.method === 'notifications/tools/list_changed') {
-        this.changed(connection.agent, [server]);
-      }
+      const list = LIST_CHANGED.exec(String(message.method))?.[1] as ListKind | undefined;
+      if (list) this.changed(connection.agent, [server], [list]);
     });
     registry.onInventoryChange((connection, before) => {
-      this.changed(connection.agent, changedServers(before, connection.servers));
+      this.changed(connection.agent, changedServers(before, connection.servers), EVERY_LIST);
     });
     registry.onDisconnect((connection) => {
-      this.changed(connection.agent, changedServers(connection.servers, []));
+      this.changed(connection.agent, changedServers(connection.servers, []), EVERY_LIST);
     });
   }
 
@@ -62,16 +82,18 @@ export class ListenStore {
     for (const listener of [...this.listeners]) listener.end();
   }
 
-  private changed(agent: string, servers: string[]): void {
+  private changed(agent: string, servers: string[], lists: readonly ListKind[]): void {
     if (servers.length === 0) return;
     for (const listener of this.listeners) {
       if (listener.agent !== agent) continue;
       if (listener.server !== undefined && !servers.includes(listener.server)) continue;
-      listener.send({
-        jsonrpc: '2.0',
-        method: 'notifications/tools/list_changed',
-        params: { _meta: { [SUBSCRIPTION_ID_META_KEY]: listener.id } },
-      });
+      for (const list of lists.filter((kind) => listener.lists.includes(kind))) {
+        listener.send({
+          jsonrpc: '2.0',
+          method: `notifications/${list}/list_changed`,
+          params: { _meta: { [SUBSCRIPTION_ID_META_KEY]: listener.id } },
+        });
+      }
     }
   }
 }

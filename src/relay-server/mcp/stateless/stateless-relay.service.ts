@@ -3,24 +3,29 @@ import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextpro
 import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
-import { AggregateService } from '../../aggregate/aggregate.service.js';
-import { JsonRpcCode, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.js';
-import type { RelayAnswer, RelayTarget } from '../mcp-relay.service.js';
+import { AggregateService } from '../aggregate/aggregate.service.js';
+import {
+  idOf,
+  isObject,
+  JsonRpcCode,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type Message,
+} from '../../json-rpc/json-rpc.js';
+import type { RelayAnswer, RelayTarget } from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { forwardInSession } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
-import { ListenStore } from './listen-store.service.js';
+import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
   discoverAnswer,
-  idOf,
   MODERN_VERSION,
   refusal,
   statusOf,
   toStatelessAnswer,
   withoutEnvelope,
 } from './stateless-wire.js';
-
-type Message = Record<string, unknown>;
 
 /** The headers of a 2026 POST the relay checks against its body. */
 export interface StatelessHeaders {
@@ -96,10 +101,10 @@ export class StatelessRelay {
   }
 
   /**
-   * `subscriptions/listen`: acknowledges the tools list changes (the only ones the relay
-   * follows), then holds the POST's event stream open for `notifications/tools/list_changed`
-   * (ListenStore) until the client closes it or the relay stops, and ends it with the
-   * listen's result.
+   * `subscriptions/listen`: acknowledges the list changes asked for (tools, prompts,
+   * resources), then holds the POST's event stream open for their `list_changed`
+   * notifications (ListenStore) until the client closes it or the relay stops, and ends it
+   * with the listen's result.
    */
   private async listen(
     target: RelayTarget,
@@ -120,17 +125,19 @@ export class StatelessRelay {
     }
     let end = () => {};
     const ended = new Promise<void>((resolve) => (end = resolve));
+    const lists = listsAsked(message.params);
     const remove = this.listens.add({
       client: target.client,
       agent: target.agent,
       server: target.server,
+      lists,
       id,
       send: sink,
       end,
     });
     if (!remove) return tooManyListens(id);
     const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
-    sink(listenAcknowledgement(message, subscription));
+    sink(listenAcknowledgement(lists, subscription));
     signal.addEventListener('abort', end, { once: true });
     if (signal.aborted) end();
     try {
@@ -217,17 +224,13 @@ function oneRequestSession(
   };
 }
 
-/** Confirms the notifications a listen gets: only tools list changes, if it asked for them. */
-function listenAcknowledgement(message: Message, subscription: Message): Message {
-  const params = isObject(message.params) ? message.params : {};
-  const asked = isObject(params.notifications) ? params.notifications : {};
+/** Confirms the list changes a listen gets: those it asked for. */
+function listenAcknowledgement(lists: ListKind[], subscription: Message): Message {
+  const notifications = Object.fromEntries(lists.map((list) => [`${list}ListChanged`, true]));
   return {
     jsonrpc: '2.0',
     method: 'notifications/subscriptions/acknowledged',
-    params: {
-      notifications: asked.toolsListChanged === true ? { toolsListChanged: true } : {},
-      _meta: subscription,
-    },
+    params: { notifications, _meta: subscription },
   };
 }
 
@@ -241,8 +244,4 @@ function tooManyListens(id: JsonRpcId): RelayAnswer {
       'too many subscriptions/listen streams open for this client',
     ),
   };
-}
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -129,6 +129,12 @@ describe('stateless-wire', () => {
       message: 'no such resource',
       data: { uri: 'file:///x' },
     });
+    const invalid = toStatelessAnswer(read, {
+      jsonrpc: '2.0',
+      id: 4,
+      error: { code: -32602, message: 'Resource file:///x not found' },
+    });
+    expect(invalid.error?.data).toEqual({ uri: 'file:///x' });
   });
 
   it('answers server/discover from an initialize result, without 2025-only capabilities, with tools listChanged (the relay follows the inventory)', () => {

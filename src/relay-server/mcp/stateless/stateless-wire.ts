@@ -5,7 +5,14 @@ import {
   PROTOCOL_VERSION_META_KEY,
   SERVER_INFO_META_KEY,
 } from '@modelcontextprotocol/client';
-import { JsonRpcCode, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.js';
+import {
+  idOf,
+  isObject,
+  JsonRpcCode,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type Message,
+} from '../../json-rpc/json-rpc.js';
 
 /**
  * The MCP 2026-07-28 wire, as far as the relay translates it (docs/design/mcp-2026-07-28.md):
@@ -14,8 +21,6 @@ import { JsonRpcCode, type JsonRpcId, type JsonRpcResponse } from '../json-rpc.j
  * cacheable ones). Pure functions, so the relay's forwarding stays the one of 2025.
  */
 export const MODERN_VERSION = '2026-07-28';
-
-type Message = Record<string, unknown>;
 
 /** The envelope keys a 2025 server must not see: the relay answers for them. */
 const ENVELOPE_KEYS = [
@@ -52,10 +57,6 @@ const MODERN_CAPABILITIES = [
   'tools',
   'extensions',
 ];
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function metaOf(message: unknown): Message | undefined {
   if (!isObject(message) || !isObject(message.params)) return undefined;
@@ -173,13 +174,18 @@ export function withoutEnvelope(message: Message): Message {
 export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): JsonRpcResponse {
   const method = String(request.method);
   if (answer.error !== undefined) {
-    if (answer.error.code !== RESOURCE_NOT_FOUND_2025) return answer;
+    // Newer 2025 servers already answer a missing resource with invalid-params, without the uri.
+    const code = answer.error.code;
+    const missing =
+      code === RESOURCE_NOT_FOUND_2025 ||
+      (method === 'resources/read' && code === StatelessErrorCode.InvalidParams);
+    if (!missing) return answer;
     const uri = isObject(request.params) ? request.params.uri : undefined;
     const data = isObject(answer.error.data) ? answer.error.data : {};
     const error = {
       ...answer.error,
       code: StatelessErrorCode.InvalidParams,
-      data: { ...data, uri },
+      data: { uri, ...data },
     };
     return { ...answer, error };
   }
@@ -232,16 +238,6 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
 export function statusOf(answer: JsonRpcResponse): number {
   if (answer.error?.code === JsonRpcCode.Overloaded) return 429;
   return answer.error?.code === StatelessErrorCode.MethodNotFound ? 404 : 200;
-}
-
-export function idOf(message: unknown): JsonRpcId | null {
-  if (!isObject(message)) return null;
-  const id = message.id;
-  return typeof id === 'string' ||
-    typeof id === 'bigint' ||
-    (typeof id === 'number' && Number.isFinite(id))
-    ? id
-    : null;
 }
 
 function errorWith(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {

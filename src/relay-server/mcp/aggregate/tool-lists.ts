@@ -1,4 +1,4 @@
-import type { JsonRpcResponse } from '../mcp/json-rpc.js';
+import { isObject, type JsonRpcResponse } from '../../json-rpc/json-rpc.js';
 import { canPrefix, MAX_TOOL_NAME_LENGTH, prefixedName } from './tool-names.js';
 
 /** One `tools/list` request to one MCP server of the agent (`cursor` for the next page). */
@@ -157,8 +157,4 @@ export function prefixTools(
     kept.push({ ...(tool as Record<string, unknown>), name });
   }
   return { tools: kept, leftOut };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AgentConnection } from '../agents/agent-connection.js';
+import type { AgentConnection } from '../../agents/agent-connection.js';
 
 /**
  * What an agent offers, as a digest: each server that is up on some open connection with the

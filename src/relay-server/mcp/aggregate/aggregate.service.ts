@@ -1,21 +1,25 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import { LOGGER } from '../../common/logging/logger.token.js';
-import { APP_VERSION } from '../../config/version.js';
-import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
-import { AgentRegistry } from '../agents/agent-registry.service.js';
-import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../mcp/json-rpc.js';
-import { RelayForwarder } from '../mcp/relay-forwarder.service.js';
-import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
+import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
+import { LOGGER } from '../../../common/logging/logger.token.js';
+import { APP_VERSION } from '../../../config/shared/version.js';
+import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
+import { AgentRegistry } from '../../agents/agent-registry.service.js';
+import { RateLimitedLog } from '../../../common/logging/rate-limited-log.js';
+import {
+  isObject,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type Message,
+} from '../../json-rpc/json-rpc.js';
+import { RelayForwarder } from '../relay-forwarder.service.js';
+import { type RelaySession, SessionStore } from '../session-store.service.js';
 import { offeredDigest } from './offered-tools.js';
-import { OtherReplicas } from './other-replicas.js';
+import { OtherReplicas } from '../other-replicas.js';
 import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
-
-type Message = Record<string, unknown>;
 
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 /** JSON-RPC's "request cancelled" (as AgentConnection answers a cancelled request). */
@@ -244,8 +248,4 @@ function notUp(id: JsonRpcId, agent: string, server: string): JsonRpcResponse {
     RelayErrorCode.ServerUnavailable,
     `MCP server "${server.slice(0, 64)}" of agent "${agent}" is not available (agent not connected, or the server is not up)`,
   );
-}
-
-function isObject(value: unknown): value is Message {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

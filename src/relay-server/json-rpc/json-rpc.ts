@@ -6,6 +6,9 @@ import { stringifyJson } from '../../common/json/lossless-json.js';
  */
 export type JsonRpcId = string | number | bigint;
 
+/** A JSON-RPC message (or one of its members) as an object whose keys are not known yet. */
+export type Message = Record<string, unknown>;
+
 export interface JsonRpcResponse {
   jsonrpc: '2.0';
   id: JsonRpcId | null;
@@ -40,4 +43,19 @@ export function stringifyMessage(message: unknown): string {
     if (!(error instanceof TypeError)) throw error;
     return stringifyJson(message);
   }
+}
+
+export function isObject(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A message's id when it has a valid one, else null (notifications, malformed ids). */
+export function idOf(message: unknown): JsonRpcId | null {
+  if (!isObject(message)) return null;
+  const id = message.id;
+  return typeof id === 'string' ||
+    typeof id === 'bigint' ||
+    (typeof id === 'number' && Number.isFinite(id))
+    ? id
+    : null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonRpcError, type JsonRpcResponse } from '../mcp/json-rpc.js';
+import { jsonRpcError, type JsonRpcResponse } from '../../json-rpc/json-rpc.js';
 import { listAllTools, prefixTools, type ToolListLimits } from './tool-lists.js';
 
 const LIMITS: ToolListLimits = { maxPagesPerServer: 3, concurrency: 2, maxBytes: 100_000 };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPeerSignature, type PeerSigned, signPeerRequest } from '../cluster/peer-signature.js';
+import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signature.js';
 import { peerClient } from './peer-client.js';
 
 const secret = Buffer.from('s3cret');

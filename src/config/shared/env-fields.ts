@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/**
+ * The building blocks of the service's and the relay server's environment schemas. Each
+ * setting is declared once, as its zod schema with `setting()`'s description, default and secret
+ * flag; `npm run docs:settings` writes docs/configuration.md's tables and `.env.example` from
+ * those declarations. Messages name the variable and never echo a value.
+ */
+
+/** The table a service setting is listed in; the relay server's schema is a table of its own. */
+export type SettingGroup = 'service' | 'agent' | 'webhook';
+
+export type SettingMeta = {
+  /** One line for the tables and `.env.example`. */
+  description: string;
+  group?: SettingGroup;
+  /** Never shown with a value, in the docs or anywhere else. */
+  secret?: true;
+  /** What an unset variable means, when the schema has no default (`/app/config`, `off`). */
+  unset?: string;
+};
+
+/** A setting's schema with what the docs say about it (zod's metadata registry). */
+export const setting = <T extends z.ZodType>(schema: T, meta: SettingMeta): T => schema.meta(meta);
+
+/** Empty strings count as unset, as they do for most twelve-factor services. */
+export const unsetIfEmpty = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
+
+/** A whole number from `min` to `max`; `message` when the default wording does not fit. */
+export const wholeNumber = (
+  name: string,
+  min: number,
+  max: number,
+  message = `${name} must be a whole number from ${min} to ${max}`,
+) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,15}$/, message)
+    .transform(Number)
+    .pipe(z.number().min(min, message).max(max, message));
+
+/** `true` or `false`, kept as the string (the typed config turns it into a boolean). */
+export const trueOrFalse = (name: string) =>
+  z.enum(['true', 'false'], { error: `${name} must be true or false` });
+
+/** NO_COLOR, read by every process (no-color.org). */
+export const noColorField = {
+  NO_COLOR: setting(unsetIfEmpty(z.string()), {
+    description: 'Non-empty: JSON log lines even on a terminal (no-color.org)',
+  }),
+};
+
+/**
+ * A whole-number setting as one row: `[min, max, default, description, wording?]`; the wording
+ * follows the name in the message, "must be a whole number from <min> to <max>" unless given.
+ */
+export type WholeNumberRow = readonly [
+  min: number,
+  max: number,
+  fallback: number,
+  description: string,
+  wording?: string,
+];
+
+const wholeNumberSetting = (
+  name: string,
+  [min, max, fallback, description, wording]: WholeNumberRow,
+  group?: SettingGroup,
+) =>
+  setting(
+    unsetIfEmpty(wholeNumber(name, min, max, wording && `${name} ${wording}`)).default(fallback),
+    {
+      description,
+      ...(group && { group }),
+    },
+  );
+
+/** Whole-number settings declared as a table, one row each. */
+export function wholeNumberSettings<K extends string>(
+  rows: Record<K, WholeNumberRow>,
+  group?: SettingGroup,
+) {
+  return Object.fromEntries(
+    Object.entries<WholeNumberRow>(rows).map(([name, row]) => [
+      name,
+      wholeNumberSetting(name, row, group),
+    ]),
+  ) as Record<K, ReturnType<typeof wholeNumberSetting>>;
+}

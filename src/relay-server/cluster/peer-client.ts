@@ -1,0 +1,73 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
+import { LOGGER } from '../../common/logging/logger.token.js';
+import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
+import { type ClientRequest, PeerAuthenticator } from '../auth/client-request.js';
+import { unauthorized } from '../auth/oauth/challenges.js';
+import { RELAY_CONFIG, type RelayClientConfig, type RelayConfig } from '../config/relay-config.js';
+import { PEER_AGENTS, PEER_CLIENT, PEER_SIGNATURE } from './peer-headers.js';
+import type { PeerSigned } from './peer-signature.js';
+import { RelayCluster } from './relay-cluster.service.js';
+
+/** The parts of a request a peer's signature covers. */
+export interface PeerRequest {
+  method: string;
+  originalUrl: string;
+  headers: IncomingHttpHeaders;
+}
+
+/**
+ * The client of a request another replica forwarded: authenticated there, named in the
+ * headers, signed with the replicas' shared secret. Undefined when the request claims no peer;
+ * 'refused' when its signature does not hold (or its client is malformed).
+ */
+export function peerClient(
+  request: PeerRequest,
+  isSigned: (signature: string, signed: PeerSigned) => boolean,
+): RelayClientConfig | 'refused' | undefined {
+  const { headers } = request;
+  const signature = headers[PEER_SIGNATURE];
+  if (signature === undefined) return undefined;
+  const client = headers[PEER_CLIENT];
+  const agents = headers[PEER_AGENTS];
+  const session = headers['mcp-session-id'] ?? '';
+  if (typeof signature !== 'string' || typeof client !== 'string') return 'refused';
+  if (typeof agents !== 'string' || typeof session !== 'string') return 'refused';
+  const signed = { method: request.method, path: request.originalUrl, client, agents, session };
+  if (!isSigned(signature, signed)) return 'refused';
+  let name: string;
+  try {
+    name = decodeURIComponent(client);
+  } catch {
+    return 'refused';
+  }
+  if (name === '') return 'refused';
+  return { name, tokenDigests: [], agents: new Set(agents.split(',').filter(Boolean)) };
+}
+
+/** A forwarded request's client, when its signature holds; 401 when it claims a peer falsely. */
+@Injectable()
+export class SignedPeerAuthenticator extends PeerAuthenticator {
+  readonly #log: RateLimitedLog;
+
+  constructor(
+    @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
+    @Inject(LOGGER) logger: Logger,
+    private readonly cluster: RelayCluster,
+    @InjectMetric('relay_peer_auth_failures_total') private readonly failures: Counter,
+  ) {
+    super();
+    this.#log = new RateLimitedLog(logger);
+  }
+
+  clientOf(request: ClientRequest): RelayClientConfig | undefined {
+    const client = peerClient(request, (sig, signed) => this.cluster.isPeerSigned(sig, signed));
+    if (client !== 'refused') return client;
+    this.failures.inc();
+    this.#log.warn({}, 'refused a request claiming to come from another relay replica');
+    throw unauthorized(this.config.oauth, String(request.params.agent ?? ''), 'invalid_token');
+  }
+}
