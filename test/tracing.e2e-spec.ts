@@ -13,6 +13,7 @@ import {
   untilShopServersUp,
 } from './fixtures/relay-e2e-support.js';
 import { newToken, type RunningApp, startApp, tempDir } from './support/app-process.js';
+import { closedPort } from './support/closed-port.js';
 import { call } from './support/http.js';
 import { OtlpReceiver, type ReceivedSpan, tracingEnv } from './support/otlp-receiver.js';
 import { WebhookReceiver } from './support/webhook-receiver.js';
@@ -21,7 +22,8 @@ import { WebhookReceiver } from './support/webhook-receiver.js';
  * OpenTelemetry tracing in the built bundles, exported to a real OTLP/HTTP receiver: an MCP
  * tool call through the relay is one trace from the relay to the MCP server, a created plant's
  * webhook delivery continues the POST's trace, and without OTEL_* variables the SDK is never
- * loaded. One relay and one traced agent (which also serves the plant API) for the file.
+ * loaded. One relay (OpenTelemetry's default protocol, http/protobuf) and one traced agent
+ * (http/json; it also serves the plant API) for the file.
  */
 const REGISTER = resolve(import.meta.dirname, 'fixtures/module-log/register.mjs');
 const agentToken = newToken();
@@ -80,7 +82,7 @@ beforeAll(async () => {
   path = await startShopPath({ fixture: relayFixtureServer() }, agentToken, clientToken, {
     relay: tracingEnv(otlp, 'relay-under-test'),
     app: {
-      ...tracingEnv(otlp, 'agent-under-test'),
+      ...tracingEnv(otlp, 'agent-under-test', 'http/json'),
       WEBHOOK_URLS: webhook.url,
       WEBHOOK_SECRETS: webhook.secret,
       NODE_OPTIONS: `--import ${REGISTER}`,
@@ -133,6 +135,10 @@ describe('tracing', () => {
       attributes: { 'http.request.method': 'POST', 'http.response.status_code': 200 },
     });
     expect(request.name).toBe(`POST ${String(request.attributes['http.route'])}`);
+    // The relay spoke protobuf without being told, the agent JSON as told.
+    expect(new Set(otlp.contentTypes)).toEqual(
+      new Set(['application/x-protobuf', 'application/json']),
+    );
     // Neither token is in any span.
     const exported = JSON.stringify(otlp.spans);
     expect(exported).not.toContain(clientToken);
@@ -239,6 +245,40 @@ describe('tracing', () => {
         .toBeGreaterThanOrEqual(2);
       expect(await metric(app.metricsUrl, 'otel_spans_dropped_total{reason="queue_full"}')).toBe(0);
       await app.stop();
+      app = undefined;
+    });
+
+    it('says where it exports at start, then logs and counts failed exports to a dead endpoint', async () => {
+      const secret = newToken();
+      const port = await closedPort();
+      app = await startApp({
+        env: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://user:${secret}@127.0.0.1:${port}/?key=${secret}`,
+          OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${secret}`,
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+        },
+      });
+      const on = logLines(app.output(), (l) => l.msg === 'tracing on');
+      expect(on).toEqual([
+        expect.objectContaining({
+          protocol: 'http/protobuf',
+          endpoint: `http://127.0.0.1:${port}/v1/traces`,
+        }),
+      ]);
+      expect((await createPlant(4)).status).toBe(200);
+      await expect
+        .poll(() => metric(app!.metricsUrl, 'otel_spans_dropped_total{reason="export_failed"}'), {
+          timeout: 10_000,
+        })
+        .toBeGreaterThanOrEqual(1);
+      const failedLines = () =>
+        logLines(app!.output(), (l) => String(l.msg).startsWith('tracing: an export failed'));
+      const failed = await waitFor(() => failedLines().length > 0 && failedLines(), 'the line');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]?.reason).toBe('export_failed');
+      expect(failed[0]?.error).toMatch(/ECONNREFUSED/);
+      await app.stop();
+      expect(app.output()).not.toContain(secret);
       app = undefined;
     });
 

@@ -15,6 +15,8 @@ export type DatabaseConfig =
       /** host:port/database, safe to log. */
       target: string;
       startupTimeoutMs: number;
+      /** Connections this process may hold (DATABASE_POOL_*). */
+      pool: { max: number; idleTimeoutMs: number; maxLifetimeMs: number };
     };
 
 /** The one typed, validated configuration of the process. Code reads this, never process.env. */

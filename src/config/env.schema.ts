@@ -91,6 +91,16 @@ const storageFields = {
       'How long to retry PostgreSQL at start',
       SECONDS,
     ],
+    // The pool's size is what each process counts against the server's max_connections.
+    DATABASE_POOL_MAX: [1, 999, 5, 'PostgreSQL connections per process (its pool)'],
+    DATABASE_POOL_IDLE_SECONDS: [1, 99999, 10, 'An idle pooled connection closes after', SECONDS],
+    DATABASE_POOL_MAX_LIFETIME_SECONDS: [
+      1,
+      999999,
+      60,
+      'A pooled connection is replaced after (bounds one left on an old primary)',
+      SECONDS,
+    ],
   }),
   DATA_DIR: setting(unsetIfEmpty(z.string()).default('./data'), {
     description: 'Embedded store (`plants.sqlite`) and the development token',

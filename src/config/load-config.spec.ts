@@ -129,6 +129,11 @@ describe('loadConfig: each environment problem names its variable, without its v
       'DATABASE_STARTUP_TIMEOUT_SECONDS must be a whole number of seconds',
     ],
     [
+      'DATABASE_POOL_MAX',
+      { DATABASE_POOL_MAX: '0' },
+      'DATABASE_POOL_MAX must be a whole number from 1 to 999',
+    ],
+    [
       'RATE_LIMIT_PER_MINUTE',
       { RATE_LIMIT_PER_MINUTE: '-1' },
       'RATE_LIMIT_PER_MINUTE must be a whole number',
@@ -398,6 +403,7 @@ describe('loadConfig: valid configurations', () => {
       kind: 'postgres',
       target: 'db.internal:5432/plants',
       startupTimeoutMs: 5000,
+      pool: { max: 5, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 },
     });
     expect(config.agent?.serverUrl.href).toBe('https://agents.example.com/relay');
     expect(config.agent?.token.reveal()).toBe(SECRET);

@@ -136,6 +136,11 @@ function databaseConfig(env: Env, dataDir: string): AppConfig['database'] {
         url: new Secret(env.DATABASE_URL),
         target: describePostgresTarget(env.DATABASE_URL),
         startupTimeoutMs: env.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
+        pool: {
+          max: env.DATABASE_POOL_MAX,
+          idleTimeoutMs: env.DATABASE_POOL_IDLE_SECONDS * 1000,
+          maxLifetimeMs: env.DATABASE_POOL_MAX_LIFETIME_SECONDS * 1000,
+        },
       }
     : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') };
 }

@@ -18,6 +18,11 @@ describe('isUnavailable and isCorruption', () => {
     ['SQLITE_CONSTRAINT_PRIMARYKEY', false, false],
     ['53100', true, false], // PostgreSQL disk_full
     ['57P01', true, false], // admin_shutdown
+    ['57P03', true, false], // cannot_connect_now: starting up or in recovery
+    ['08006', true, false], // connection_failure
+    ['25006', true, false], // read_only_sql_transaction: a standby right after a failover
+    ['25001', false, false], // active_sql_transaction: a bug, not an outage
+    ['ECONNRESET', true, false],
     ['ECONNREFUSED', true, false],
     ['23505', false, false], // unique_violation: a bad row, not an outage
     ['28P01', false, false], // a refused login is a start-up error, not a 503

@@ -48,8 +48,9 @@ export function isUnavailable(error: unknown): boolean {
       return true;
     // PostgreSQL SQLSTATE classes 08 (connection exception), 57P (operator intervention:
     // shutdown, crash, cannot connect now) and 53 (insufficient resources).
-    // 57014: statement_timeout.
-    if (/^(08|57P|57014|53)/.test(code)) return true;
+    // 57014: statement_timeout. 25006: a read-only server, e.g. a standby not yet promoted
+    // that the primary's address still reaches right after a failover.
+    if (/^(08|57P|57014|53|25006$)/.test(code)) return true;
   }
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED|Query read timeout/i.test(
     error.message,

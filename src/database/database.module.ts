@@ -1,9 +1,12 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { getToken } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LOGGER } from '../common/logging/logger.token.js';
 import { DatabasePingService } from './database-ping.service.js';
+import { POOL_REFUSALS, databaseMetricProviders } from './database-metrics.js';
 import type { Database } from './database.types.js';
 import { KYSELY } from './database.tokens.js';
 import { migrateToLatest } from './migrate.js';
@@ -30,8 +33,12 @@ interface OpenedStore {
   providers: [
     {
       provide: OPENED_STORE,
-      inject: [APP_CONFIG, LOGGER],
-      useFactory: async (config: AppConfig, logger: Logger): Promise<OpenedStore> => {
+      inject: [APP_CONFIG, LOGGER, getToken(POOL_REFUSALS)],
+      useFactory: async (
+        config: AppConfig,
+        logger: Logger,
+        refusals: Counter,
+      ): Promise<OpenedStore> => {
         const { database } = config;
         let opened: OpenedStore;
         if (database.kind === 'sqlite') {
@@ -39,7 +46,12 @@ interface OpenedStore {
           // Start-up detail: the "listening" line names the store; debug shows the file.
           logger.debug({ store: 'sqlite', file: database.file }, 'embedded store opened');
         } else {
-          const db = openPostgres({ url: database.url.reveal(), logger });
+          const db = openPostgres({
+            url: database.url.reveal(),
+            logger,
+            pool: database.pool,
+            onAcquireFailure: (reason) => refusals.inc({ reason }),
+          });
           try {
             await waitForPostgres(db, { ...database, url: '', logger });
           } catch (error) {
@@ -68,6 +80,7 @@ interface OpenedStore {
         config.database.kind === 'sqlite' ? sqliteProbe : postgresProbe,
     },
     DatabasePingService,
+    ...databaseMetricProviders,
   ],
   exports: [KYSELY, DatabasePingService, StoreIntegrityService],
 })

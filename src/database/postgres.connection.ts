@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { Backoff } from '../common/retry/backoff.js';
 import type { Database } from './database.types.js';
+import { type AcquireFailure, FailoverAwarePool } from './failover-aware-pool.js';
 
 /** int8 (OID 20) as BigInt instead of node-postgres's default string. */
 const types = new pg.TypeOverrides();
@@ -15,14 +16,35 @@ export interface PostgresOptions {
   logger: Logger;
 }
 
-export function openPostgres(options: Pick<PostgresOptions, 'url' | 'logger'>): Kysely<Database> {
+/** The pool's budget (DATABASE_POOL_*): what this process may hold of `max_connections`. */
+export interface PoolSettings {
+  max: number;
+  idleTimeoutMs: number;
+  maxLifetimeMs: number;
+}
+
+/** The settings' defaults; tests that open a store directly use them. */
+const DEFAULT_POOL: PoolSettings = { max: 5, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 };
+
+export interface OpenPostgresOptions {
+  url: string;
+  logger: Logger;
+  pool?: PoolSettings;
+  onAcquireFailure?: (reason: AcquireFailure) => void;
+}
+
+export function openPostgres(options: OpenPostgresOptions): Kysely<Database> {
+  const settings = options.pool ?? DEFAULT_POOL;
   const pool = new pg.Pool({
     connectionString: options.url,
     types,
-    max: 10,
+    max: settings.max,
     // Fail a request fast (503) when the server is unreachable instead of queueing it.
     connectionTimeoutMillis: 3_000,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: settings.idleTimeoutMs,
+    // A connection made while the address reached a server that is no longer the primary
+    // must not outlive the failover by long, even if it only ever reads.
+    maxLifetimeSeconds: settings.maxLifetimeMs / 1000,
     statement_timeout: 10_000,
     // A server that stops answering without closing the socket must not hang requests.
     query_timeout: 10_000,
@@ -36,7 +58,8 @@ export function openPostgres(options: Pick<PostgresOptions, 'url' | 'logger'>): 
     options.logger.warn({ reason: error.message }, 'PostgreSQL connection lost');
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const failoverAware = new FailoverAwarePool(pool, options.onAcquireFailure ?? (() => {}));
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: failoverAware }) });
 }
 
 /**

@@ -15,6 +15,8 @@ export const WRITE_LOCK_WAIT_MS = 500;
 
 /** SQLSTATE 55P03: lock_timeout expired. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/** SQLSTATE 25006: the server takes no writes (a standby, or default_transaction_read_only). */
+const READ_ONLY = '25006';
 
 /** The embedded store: one process owns the file, so `select 1` answering is enough. */
 export const sqliteProbe: StoreProbe = async (db) => {
@@ -26,13 +28,19 @@ export const sqliteProbe: StoreProbe = async (db) => {
  * (ROW EXCLUSIVE). Another session's LOCK TABLE (or an ALTER TABLE queued behind a long
  * reader) stalls writes for the 10 s statement timeout while `select 1` still answers; this
  * probe sees it within WRITE_LOCK_WAIT_MS. It writes nothing and does not wait on other
- * writers: ROW EXCLUSIVE does not conflict with itself.
+ * writers: ROW EXCLUSIVE does not conflict with itself. A standby grants that lock too, so the
+ * probe also asks whether the transaction could write: right after a failover the primary's
+ * address may still reach a server in recovery.
  */
 export const postgresProbe: StoreProbe = async (db) => {
   try {
     await db.transaction().execute(async (trx) => {
       await sql.raw(`set local lock_timeout = ${WRITE_LOCK_WAIT_MS}`).execute(trx);
       await sql`lock table plants, webhook_outbox in row exclusive mode`.execute(trx);
+      const { rows } = await sql<{
+        transaction_read_only: string;
+      }>`show transaction_read_only`.execute(trx);
+      if (rows[0]?.transaction_read_only === 'on') throw readOnlyServer();
     });
   } catch (error) {
     if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
@@ -42,3 +50,9 @@ export const postgresProbe: StoreProbe = async (db) => {
     );
   }
 };
+
+/** Coded as the server's own 25006, so the pool drops the connection as it would for a write. */
+function readOnlyServer(): Error {
+  const message = 'PostgreSQL: the server is read-only (in recovery, or not the primary)';
+  return Object.assign(new Error(message), { code: READ_ONLY });
+}

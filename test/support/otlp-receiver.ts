@@ -1,7 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeProtobufExport } from './otlp-protobuf.js';
 
-/** One span as an OTLP/HTTP JSON export carried it, with the service that sent it. */
+/** One span as an OTLP/HTTP export carried it, with the service that sent it. */
 export interface ReceivedSpan {
   service: string;
   traceId: string;
@@ -43,11 +44,13 @@ interface ExportRequest {
 }
 
 /**
- * A real OTLP/HTTP receiver on loopback (the JSON encoding of the OTLP specification): it
- * decodes every POST /v1/traces and keeps the spans, as a collector would receive them.
+ * A real OTLP/HTTP receiver on loopback, both encodings of the OTLP specification (protobuf
+ * and JSON): it decodes every POST /v1/traces and keeps the spans, as a collector would.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** The content type of each export decoded. */
+  readonly contentTypes: string[] = [];
   /** Exports received, answered or not. */
   exports = 0;
   /** `fail`: every export answered 400 (not retried); `hang`: never answered, as a stuck collector. */
@@ -65,14 +68,12 @@ export class OtlpReceiver {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        if (
-          request.url !== '/v1/traces' ||
-          request.headers['content-type'] !== 'application/json'
-        ) {
+        const body = request.url === '/v1/traces' ? decode(request, Buffer.concat(chunks)) : null;
+        if (!body) {
           response.writeHead(415).end();
           return;
         }
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest;
+        this.contentTypes.push(String(request.headers['content-type']));
         this.spans.push(...spansOf(body));
         response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
@@ -95,13 +96,28 @@ export class OtlpReceiver {
   }
 }
 
-/** The environment that turns tracing on towards `receiver`, sending spans every 100 ms. */
-export function tracingEnv(receiver: OtlpReceiver, serviceName: string): Record<string, string> {
+/**
+ * The environment that turns tracing on towards `receiver`, sending spans every 100 ms, over
+ * `protocol` (OpenTelemetry's default, http/protobuf, when not given).
+ */
+export function tracingEnv(
+  receiver: OtlpReceiver,
+  serviceName: string,
+  protocol?: 'http/json' | 'http/protobuf',
+): Record<string, string> {
   return {
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
     OTEL_SERVICE_NAME: serviceName,
     OTEL_BSP_SCHEDULE_DELAY: '100',
+    ...(protocol ? { OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : {}),
   };
+}
+
+function decode(request: IncomingMessage, body: Buffer): ExportRequest | null {
+  const type = request.headers['content-type'];
+  if (type === 'application/json') return JSON.parse(body.toString('utf8')) as ExportRequest;
+  if (type === 'application/x-protobuf') return decodeProtobufExport(body) as ExportRequest;
+  return null;
 }
 
 function spansOf(body: ExportRequest): ReceivedSpan[] {

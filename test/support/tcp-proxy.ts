@@ -8,7 +8,8 @@ import {
 
 /**
  * A loopback TCP proxy in front of the test PostgreSQL server, so a test can make "the
- * database" die, hang or come back without stopping the server the other tests share.
+ * database" die, hang or come back without stopping the server the other tests share. It also
+ * stands in for CloudNativePG's `-rw` Service, which moves to another server in a failover.
  */
 export class TcpProxy {
   private server: Server | undefined;
@@ -18,7 +19,7 @@ export class TcpProxy {
   /** The proxy's port: the kernel's pick at the first start, the same one at each restart. */
   port = 0;
 
-  constructor(private readonly target: { host: string; port: number }) {}
+  constructor(private target: { host: string; port: number }) {}
 
   async start(): Promise<void> {
     this.mode = 'forward';
@@ -41,6 +42,15 @@ export class TcpProxy {
       server.listen(this.port, '127.0.0.1', resolve);
     });
     this.port = (server.address() as AddressInfo).port;
+  }
+
+  /**
+   * New connections go to `target`. Like a Service whose endpoints change, connections already
+   * open stay where they are unless `cut` (the old server's pod is gone).
+   */
+  moveTo(target: { host: string; port: number }, { cut }: { cut: boolean }): void {
+    this.target = target;
+    if (cut) this.cutAll();
   }
 
   /** New connections are accepted but never answered; open ones are cut. */

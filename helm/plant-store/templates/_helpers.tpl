@@ -109,6 +109,11 @@ Refuse settings that cannot work. Included by the Deployment so every render che
 {{- if and .Values.webhook.secrets (not .Values.webhook.existingSecret) (ne (len .Values.webhook.secrets) (len .Values.webhook.urls)) }}
 {{- fail "plant-store: webhook.secrets needs one entry per webhook.urls entry." }}
 {{- end }}
+{{- $budget := int (include "plant-store.connectionBudget" .) }}
+{{- $limit := int .Values.database.maxConnections }}
+{{- if and (eq (include "plant-store.databaseMode" .) "external") (gt $limit 0) (gt $budget $limit) }}
+{{- fail (printf "plant-store: the pods may open %d PostgreSQL connections (database.poolSize per process, plus one LISTEN per delivering process, for the most API pods, one surge pod and the webhook workers) but database.maxConnections is %d; lower database.poolSize or autoscaling.maxReplicas, or raise the server's max_connections." $budget $limit) }}
+{{- end }}
 {{- $ports := list (int .Values.ports.api) (int .Values.ports.health) (int .Values.ports.metrics) }}
 {{- if ne (len (uniq $ports)) 3 }}
 {{- fail "plant-store: ports.api, ports.health and ports.metrics must differ." }}
@@ -300,9 +305,29 @@ Refuse relay settings that cannot start (the relay would exit 78 in a crash loop
 {{- end }}
 {{- end }}
 
+{{/*
+The most PostgreSQL connections the release's pods open at once: each process's pool
+(database.poolSize), plus one LISTEN connection where webhooks are delivered, for the most API
+pods the replica count or HPA allows and the webhook workers, each with one rolling-update surge.
+*/}}
+{{- define "plant-store.connectionBudget" -}}
+{{- $pool := int .Values.database.poolSize }}
+{{- $apiPods := ternary (int .Values.autoscaling.maxReplicas) (int .Values.replicaCount) .Values.autoscaling.enabled }}
+{{- $worker := .Values.webhook.worker }}
+{{- if $worker.enabled }}
+{{- add (mul (add $apiPods 1) $pool) (mul (add (int $worker.replicas) 1) (add $pool 1)) }}
+{{- else }}
+{{- mul (add $apiPods 1) (add $pool 1) }}
+{{- end }}
+{{- end }}
+
 {{/* Env of the database (external URL, or the bundled one's URL and password): API and workers. */}}
 {{- define "plant-store.databaseEnv" -}}
 {{- $dbMode := include "plant-store.databaseMode" . }}
+{{- if ne $dbMode "embedded" }}
+- name: DATABASE_POOL_MAX
+  value: {{ .Values.database.poolSize | quote }}
+{{- end }}
 {{- if eq $dbMode "external" }}
 - name: DATABASE_URL
   valueFrom:

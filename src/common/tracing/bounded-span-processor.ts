@@ -19,13 +19,15 @@ export class BoundedSpanProcessor implements SpanProcessor {
     makeProcessor: (exporter: SpanExporter) => SpanProcessor,
     exporter: SpanExporter,
     private readonly max: number,
-    private readonly dropped: (reason: DropReason, spans: number) => void,
+    private readonly dropped: (reason: DropReason, spans: number, error?: Error) => void,
   ) {
     this.inner = makeProcessor({
       export: (spans: ReadableSpan[], done: (result: ExportResult) => void) =>
         exporter.export(spans, (result) => {
           this.held -= spans.length;
-          if (result.code !== ExportResultCode.SUCCESS) this.dropped('export_failed', spans.length);
+          if (result.code !== ExportResultCode.SUCCESS) {
+            this.dropped('export_failed', spans.length, result.error);
+          }
           done(result);
         }),
       shutdown: () => exporter.shutdown(),

@@ -11,28 +11,22 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type Sampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { TracingConfig } from '../../config/shared/tracing-env.js';
+import { getNumberFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace';
+import type { OtlpProtocol, TracingConfig } from '../../config/shared/tracing-env.js';
 import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.js';
 
 /**
- * The OpenTelemetry SDK and the few helpers our seams use. Loaded by startTracing only when
+ * OpenTelemetry's Node SDK and the few helpers our seams use. Loaded by startTracing only when
  * tracing is on (a dynamic import: the bundle keeps it in a chunk of its own), so a process
- * without tracing loads none of it. Spans are made by hand at our own seams: instrumentation
- * that patches `require` sees nothing inside the bundle.
+ * without tracing loads none of it. The SDK reads the OTEL_* variables (sampler, resource,
+ * batch queue, exporter endpoint and headers); we add the count of spans lost. Spans are made by
+ * hand at our own seams: instrumentation that patches `require` sees nothing inside the bundle.
  */
 export { SpanKind };
 export type { DropReason };
@@ -44,47 +38,55 @@ export interface TraceCarrier {
   tracestate?: string;
 }
 
-let provider: TracerProvider | undefined;
+let sdk: NodeSDK | undefined;
 let processor: BoundedSpanProcessor | undefined;
 let tracer: Tracer = trace.getTracer('plant-store');
-let contextManager: AsyncLocalStorageContextManager | undefined;
 
 /** Starts the SDK; `dropped` counts spans dropped (too many waiting) or lost (failed export). */
 export function start(
   config: TracingConfig,
   version: string,
-  dropped: (reason: DropReason, spans: number) => void,
+  dropped: (reason: DropReason, spans: number, error?: Error) => void,
 ): void {
-  contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  // OTEL_RESOURCE_ATTRIBUTES first, so our service name and version win over it.
-  const resource = detectResources({ detectors: [envDetector] }).merge(
-    resourceFromAttributes({
-      [ATTR_SERVICE_NAME]: config.serviceName,
-      [ATTR_SERVICE_VERSION]: version,
-    }),
-  );
+  // The SDK's own reading of OTEL_BSP_*: our cap on spans held is the batch queue's size.
+  const maxQueueSize = getNumberFromEnv('OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048;
   processor = new BoundedSpanProcessor(
     (exporter) =>
       new BatchSpanProcessor({
         exporter,
-        scheduledDelayMillis: config.exportDelayMs,
-        maxQueueSize: config.maxQueueSize,
-        maxExportBatchSize: Math.min(512, config.maxQueueSize),
+        maxQueueSize,
+        scheduledDelayMillis: getNumberFromEnv('OTEL_BSP_SCHEDULE_DELAY'),
+        exportTimeoutMillis: getNumberFromEnv('OTEL_BSP_EXPORT_TIMEOUT'),
+        maxExportBatchSize: getNumberFromEnv('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
       }),
-    // The exporter reads OTEL_EXPORTER_OTLP_* (endpoint, headers, timeout) itself.
-    new OTLPTraceExporter(),
-    config.maxQueueSize,
+    exporterFor(config.protocol),
+    maxQueueSize,
     dropped,
   );
-  provider = new TracerProvider({
-    resource,
-    sampler: samplerOf(config),
+  sdk = new NodeSDK({
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read by the SDK, win over these.
+    resource: defaultResource().merge(
+      resourceFromAttributes({
+        'service.name': config.defaultServiceName,
+        'service.version': version,
+      }),
+    ),
     spanProcessors: [processor],
+    // Trace context only: a client's W3C baggage is not passed on to MCP servers and webhooks.
+    textMapPropagator: new W3CTraceContextPropagator(),
   });
-  trace.setGlobalTracerProvider(provider);
-  tracer = provider.getTracer('plant-store', version);
+  sdk.start();
+  tracer = trace.getTracer('plant-store', version);
+}
+
+/** The exporter of OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL; each reads its other variables itself. */
+function exporterFor(protocol: OtlpProtocol): SpanExporter {
+  const exporters = {
+    'http/json': JsonExporter,
+    grpc: GrpcExporter,
+    'http/protobuf': ProtobufExporter,
+  };
+  return new exporters[protocol]();
 }
 
 /**
@@ -97,28 +99,10 @@ export async function shutdown(timeoutMs: number): Promise<number> {
     timer = setTimeout(() => resolve('timeout'), timeoutMs);
   });
   try {
-    const outcome = await Promise.race([provider?.shutdown(), timedOut]);
+    const outcome = await Promise.race([sdk?.shutdown(), timedOut]);
     return outcome === 'timeout' ? (processor?.pending ?? 0) : 0;
   } finally {
     clearTimeout(timer);
-  }
-}
-
-function samplerOf({ sampler, samplerRatio }: TracingConfig): Sampler {
-  const ratio = new TraceIdRatioBasedSampler(samplerRatio);
-  switch (sampler) {
-    case 'always_on':
-      return new AlwaysOnSampler();
-    case 'always_off':
-      return new AlwaysOffSampler();
-    case 'traceidratio':
-      return ratio;
-    case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio });
   }
 }
 
@@ -139,8 +123,8 @@ export function serverSpan(
     parent,
   );
   const active = trace.setSpan(parent, span);
-  contextManager?.bind(active, request);
-  contextManager?.bind(active, response);
+  context.bind(active, request);
+  context.bind(active, response);
   return { span, run: (next) => context.with(active, next) };
 }
 

@@ -43,10 +43,15 @@ export async function startTracing(
     export_failed: new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 }),
   };
   for (const reason of Object.keys(reasons)) dropped.inc({ reason }, 0);
-  otel.start(config, version, (reason, spans) => {
+  otel.start(config, version, (reason, spans, error) => {
     dropped.inc({ reason }, spans);
-    logs[reason].warn({ reason, spans, maxQueueSize: config.maxQueueSize }, reasons[reason]);
+    logs[reason].warn(
+      { reason, spans, ...(error ? { error: error.message } : {}) },
+      reasons[reason],
+    );
   });
+  // Where spans go, said once: a wrong endpoint shows here, a dead one in export_failed lines.
+  logger.info({ protocol: config.protocol, endpoint: config.endpoint }, 'tracing on');
   loaded = otel;
   stopping = { timeoutMs: config.shutdownTimeoutMs, logger };
 }

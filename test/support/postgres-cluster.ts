@@ -1,0 +1,162 @@
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+
+const run = promisify(execFile);
+const ROOT_USER = process.getuid?.() === 0;
+
+/** Debian's packages (what .ci/start-postgres.sh installs): /usr/lib/postgresql/<major>/bin. */
+function binDir(): string | undefined {
+  if (!existsSync('/usr/lib/postgresql')) return undefined;
+  const majors = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b));
+  const bin = join('/usr/lib/postgresql', majors.at(-1) ?? '', 'bin');
+  return existsSync(join(bin, 'pg_basebackup')) ? bin : undefined;
+}
+const BIN = binDir();
+export const clusterToolsAvailable = BIN !== undefined;
+if (!clusterToolsAvailable && process.env.REQUIRE_POSTGRES === '1') {
+  throw new Error('REQUIRE_POSTGRES=1 but PostgreSQL is not installed (.ci/start-postgres.sh)');
+}
+
+/** PostgreSQL refuses to run as root: as .ci/start-postgres.sh does, run it as `postgres`. */
+async function pgTool(tool: string, args: string[]): Promise<void> {
+  const path = join(BIN ?? '', tool);
+  if (ROOT_USER) await run('runuser', ['-u', 'postgres', '--', path, ...args]);
+  else await run(path, args);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** One PostgreSQL server of the test cluster, on 127.0.0.1 with trust authentication. */
+export class PostgresServer {
+  constructor(
+    readonly name: string,
+    readonly dataDir: string,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  async start(settings: string[] = []): Promise<void> {
+    const options = ['-h 127.0.0.1', `-p ${this.port}`, `-k ${this.dataDir}`, ...settings];
+    const log = `${this.dataDir}.log`;
+    await pgTool('pg_ctl', [
+      '-D',
+      this.dataDir,
+      '-l',
+      log,
+      '-w',
+      '-t',
+      '60',
+      '-o',
+      options.join(' '),
+      'start',
+    ]);
+  }
+
+  /** The whole server at once, as when its pod dies: pg_ctl starts it in its own process group. */
+  kill(): void {
+    const pid = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    process.kill(-pid, 'SIGKILL');
+  }
+
+  async promote(): Promise<void> {
+    await pgTool('pg_ctl', ['-D', this.dataDir, '-w', '-t', '60', 'promote']);
+  }
+
+  async stop(): Promise<void> {
+    await pgTool('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', 'stop']).catch(() => {});
+  }
+
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    const client = new pg.Client({ connectionString: this.url });
+    await client.connect();
+    try {
+      return (await client.query<R>(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+}
+
+/**
+ * A primary, a synchronous standby (`sync`: what a CloudNativePG cluster with required data
+ * durability promotes) and an asynchronous one (`lagging`: a server that stays in recovery),
+ * both made with `pg_basebackup -R`.
+ */
+export class PostgresCluster {
+  private constructor(
+    private readonly root: string,
+    readonly primary: PostgresServer,
+    readonly sync: PostgresServer,
+    readonly lagging: PostgresServer,
+  ) {}
+
+  static async start(): Promise<PostgresCluster> {
+    const root = mkdtempSync(join(tmpdir(), 'plant-store-cluster-'));
+    if (ROOT_USER) chownSync(root, ...postgresIds());
+    const [p, s, l] = await Promise.all([freePort(), freePort(), freePort()]);
+    const cluster = new PostgresCluster(
+      root,
+      new PostgresServer('primary', join(root, 'primary'), p),
+      new PostgresServer('sync', join(root, 'sync'), s),
+      new PostgresServer('lagging', join(root, 'lagging'), l),
+    );
+    await pgTool('initdb', ['-D', cluster.primary.dataDir, '-U', 'postgres', '--auth=trust']);
+    await cluster.primary.start();
+    for (const standby of [cluster.sync, cluster.lagging]) {
+      const from = ['-h', '127.0.0.1', '-p', String(p), '-U', 'postgres'];
+      await pgTool('pg_basebackup', [
+        ...from,
+        '-D',
+        standby.dataDir,
+        '-R',
+        '-X',
+        'stream',
+        '-c',
+        'fast',
+      ]);
+      // The walreceiver names itself after cluster_name: what synchronous_standby_names lists.
+      await standby.start([`-c cluster_name=${standby.name}`]);
+    }
+    await cluster.primary.query(`alter system set synchronous_standby_names = 'sync'`);
+    await cluster.primary.query(`alter system set synchronous_commit = 'on'`);
+    await cluster.primary.query('select pg_reload_conf()');
+    await cluster.untilSynchronous();
+    return cluster;
+  }
+
+  private async untilSynchronous(): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    const sql = `select 1 from pg_stat_replication where application_name = 'sync' and sync_state = 'sync'`;
+    while ((await this.primary.query(sql)).length === 0) {
+      if (Date.now() > deadline) throw new Error('the standby never became synchronous');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.primary, this.sync, this.lagging].map((s) => s.stop()));
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+function postgresIds(): [number, number] {
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'));
+  const [, , uid, gid] = (line ?? '').split(':');
+  return [Number(uid), Number(gid)];
+}
