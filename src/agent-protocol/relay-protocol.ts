@@ -34,6 +34,11 @@ export const RelayErrorCode = {
   MessageRejected: -32004,
   /** More relayed requests in flight than the agent keeps; the request was not sent. */
   TooManyRequests: -32005,
+  /**
+   * An MCP server's request for its client that no client can take: no client request in
+   * flight on that server, or several clients' (the server cannot say whom it means).
+   */
+  NoClient: -32006,
   /** The frame's message is not a JSON-RPC 2.0 request or notification. */
   InvalidRequest: -32600,
 } as const;
@@ -75,6 +80,19 @@ export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
   type: 'rpc';
   server: string;
   message: M;
+  /** On an MCP server's request to its client: the server's request it was made during. */
+  relatedRequestId?: string | number;
+}
+
+/**
+ * The client session a request or answer of the server's came from (`rpc` frames from the
+ * server): an MCP server's own request goes only to a session with a request in flight on it,
+ * and only when that session declared the capability the request needs.
+ */
+export interface ClientTag {
+  session: string;
+  /** The client's `sampling`, `elicitation` and `roots` capabilities from its initialize. */
+  capabilities?: Record<string, unknown>;
 }
 
 /**
@@ -86,8 +104,7 @@ export interface TraceContext {
   tracestate?: string;
 }
 
-export type AgentFrame =
-  HelloFrame | InventoryFrame | RpcFrame<JSONRPCResponse | JSONRPCNotification>;
+export type AgentFrame = HelloFrame | InventoryFrame | RpcFrame;
 
 /** `https://host/base` → `wss://host/base/agent/v1/connect`. The token never goes in the URL. */
 export function relayUrl(serverUrl: URL): URL {
@@ -134,16 +151,36 @@ const traceContext = z
   // A malformed trace context is left out, never a reason to refuse the request.
   .catch(undefined);
 
+const clientTag = z
+  .object({
+    session: z.string().min(1).max(256),
+    capabilities: z.record(z.string(), z.unknown()).optional(),
+  })
+  .optional()
+  // Without a readable tag the request is still served; the MCP server just cannot ask it.
+  .catch(undefined);
+
 const rpcFrame = z.object({
   type: z.literal('rpc'),
   server: z.string().min(1),
   message: z.record(z.string(), z.unknown()),
   trace: traceContext,
+  client: clientTag,
 });
 
+const jsonRpcAnswer = z.looseObject({ jsonrpc: z.literal('2.0'), id: jsonRpcId });
+
 export type ParsedServerFrame =
-  | { kind: 'request'; server: string; message: JSONRPCRequest; trace: TraceContext | undefined }
+  | {
+      kind: 'request';
+      server: string;
+      message: JSONRPCRequest;
+      trace: TraceContext | undefined;
+      client: ClientTag | undefined;
+    }
   | { kind: 'notification'; server: string; message: JSONRPCNotification }
+  /** A client's answer to a request its MCP server sent it. */
+  | { kind: 'response'; server: string; message: JSONRPCResponse; client: ClientTag | undefined }
   /** A malformed or oversized message that still has an id: it deserves a JSON-RPC error. */
   | { kind: 'invalid-request'; server: string; id: string | number; code: number; reason: string }
   | { kind: 'ignored'; reason: string };
@@ -178,8 +215,12 @@ export function parseServerFrame(
           : `unknown frame type ${typeof type === 'string' ? JSON.stringify(truncateForLog(type, 64)) : truncateForLog(type)}`,
     };
   }
-  const { server, message, trace } = frame.data;
+  const { server, message, trace, client } = frame.data;
   const call = jsonRpcCall.safeParse(message);
+  const answer = jsonRpcAnswer.safeParse(message);
+  if (!call.success && answer.success && ('result' in message || 'error' in message)) {
+    return { kind: 'response', server, message: answer.data as JSONRPCResponse, client };
+  }
   if (!call.success) {
     const id = jsonRpcId.safeParse(message.id);
     return id.success
@@ -194,7 +235,7 @@ export function parseServerFrame(
   }
   return call.data.id === undefined
     ? { kind: 'notification', server, message: call.data }
-    : { kind: 'request', server, message: call.data as JSONRPCRequest, trace };
+    : { kind: 'request', server, message: call.data as JSONRPCRequest, trace, client };
 }
 
 /** `server` and `message.id` of an rpc frame, read without walking the rest of it. */

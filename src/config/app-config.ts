@@ -55,6 +55,8 @@ export interface AppConfig {
     mcpStdinMaxBytes: number;
     /** The connection's send queue, past which MCP servers' messages are dropped. */
     serverSendMaxBytes: number;
+    /** How long an MCP server's request for its client waits for the client's answer. */
+    clientAnswerTimeoutMs: number;
   };
   mcp: {
     configDir: string;

@@ -177,6 +177,19 @@ const agentFields = {
     unsetIfEmpty(budgetBytes('SERVICE_MCP_STDIN_MAX_BYTES')).default(16 * 1024 * 1024),
     { description: 'Bytes waiting for one MCP server to read; past it `-32005`', group: 'agent' },
   ),
+  ...wholeNumberSettings(
+    {
+      // Below the agent's 60 s request timeout, so the MCP server can still answer its call.
+      SERVICE_MCP_CLIENT_TIMEOUT_SECONDS: [
+        1,
+        59,
+        30,
+        "Wait for a client's answer to its MCP server's request",
+        `${SECONDS} from 1 to 59`,
+      ],
+    },
+    'agent',
+  ),
   SERVICE_SERVER_SEND_MAX_BYTES: setting(
     unsetIfEmpty(budgetBytes('SERVICE_SERVER_SEND_MAX_BYTES')).default(16 * 1024 * 1024),
     { description: 'Bytes queued toward the relay; past it `-32005`', group: 'agent' },

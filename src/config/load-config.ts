@@ -137,6 +137,7 @@ function buildAppConfig(
     agentBudgets: {
       mcpStdinMaxBytes: env.SERVICE_MCP_STDIN_MAX_BYTES,
       serverSendMaxBytes: env.SERVICE_SERVER_SEND_MAX_BYTES,
+      clientAnswerTimeoutMs: env.SERVICE_MCP_CLIENT_TIMEOUT_SECONDS * 1000,
     },
     mcp: {
       configDir: mcp.configDir,

@@ -202,6 +202,9 @@ export class McpServerRunner {
     });
     const tap = new RelayTapTransport(transport);
     const client = new Client(this.deps.clientInfo, {
+      // Declared for the relay's clients: the child's requests for them are passed on to the
+      // client it serves (RelayTapTransport), which gets an error when it lacks the capability.
+      capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} },
       listChanged: {
         tools: { onChanged: (error, tools) => this.#toolsChanged(attempt, error, tools) },
       },

@@ -63,10 +63,17 @@ describe('RelayTapTransport', () => {
     ]);
   });
 
-  it('passes requests from the child to the Client only', () => {
+  it('passes requests for the client to the relay only, the rest (ping) to the Client', () => {
     const { inner, toClient, toRelay } = setup();
-    inner.onmessage?.({ jsonrpc: '2.0', id: 'relay:1', method: 'roots/list' });
-    expect(toClient).toHaveLength(1);
-    expect(toRelay).toHaveLength(0);
+    for (const method of ['roots/list', 'sampling/createMessage', 'elicitation/create']) {
+      inner.onmessage?.({ jsonrpc: '2.0', id: 'relay:1', method });
+    }
+    inner.onmessage?.({ jsonrpc: '2.0', id: 7, method: 'ping' });
+    expect(toRelay.map((m) => (m as { method: string }).method)).toEqual([
+      'roots/list',
+      'sampling/createMessage',
+      'elicitation/create',
+    ]);
+    expect(toClient).toEqual([{ jsonrpc: '2.0', id: 7, method: 'ping' }]);
   });
 });

@@ -13,12 +13,21 @@ import type {
  * in their own namespace (`relay:<n>`, strings; the Client uses numbers), so their responses
  * can be told apart here and handed to the relay instead of the Client, which would drop them
  * as unknown. The child's notifications go to both; progress notifications only to the relay,
- * since only relayed requests carry progress tokens.
+ * since only relayed requests carry progress tokens. The child's requests for its client
+ * (sampling, elicitation, roots) go only to the relay, which asks the client whose request the
+ * child is serving; the Client answers the rest (ping).
  *
  * It also keeps the child's raw `initialize` result, which the relay answers the server's own
  * `initialize` with.
  */
 export const RELAY_ID_PREFIX = 'relay:';
+
+/** What an MCP server may ask its client for, and the client capability each needs. */
+export const CLIENT_REQUEST_CAPABILITY: Readonly<Record<string, string>> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
 
 export function isRelayId(id: unknown): id is string {
   return typeof id === 'string' && id.startsWith(RELAY_ID_PREFIX);
@@ -78,6 +87,9 @@ export class RelayTapTransport implements Transport {
     } else if (!('id' in message)) {
       this.relayListener?.(message);
       if (message.method === 'notifications/progress') return;
+    } else if (Object.hasOwn(CLIENT_REQUEST_CAPABILITY, message.method)) {
+      this.relayListener?.(message);
+      return;
     }
     this.onmessage?.(message);
   }

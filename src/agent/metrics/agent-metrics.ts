@@ -45,6 +45,11 @@ export const agentMetricProviders = [
     help: "MCP servers' messages not sent to the agent's server: SERVICE_SERVER_SEND_MAX_BYTES were queued on the connection (an answer becomes a -32005 error, a notification is dropped).",
     labelNames: ['server', 'kind'],
   }),
+  makeCounterProvider({
+    name: 'agent_mcp_client_requests_total',
+    help: "MCP servers' requests for their client (sampling, elicitation, roots), by outcome: relayed, answered, no_client, ambiguous (several clients in flight), no_capability, timeout (SERVICE_MCP_CLIENT_TIMEOUT_SECONDS), refused.",
+    labelNames: ['server', 'outcome'],
+  }),
   makeGaugeProvider({
     name: 'agent_server_connected',
     help: "1 while the connection to the agent's server is open, else 0.",

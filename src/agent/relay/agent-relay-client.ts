@@ -25,6 +25,7 @@ import {
   RequestRouter,
   type SendOutcome,
 } from './request-router.js';
+import type { ClientRequestOutcome } from './client-requests.js';
 
 /**
  * The agent's one outbound WebSocket to its server: connect, say hello, keep the inventory
@@ -49,6 +50,8 @@ export interface RelayTimings {
   pingIntervalMs: number;
   pongTimeoutMs: number;
   requestTimeoutMs: number;
+  /** An MCP server's request for its client waits this long for the client's answer. */
+  clientAnswerTimeoutMs: number;
   handshakeTimeoutMs: number;
   /** A connection that lasted this long resets the backoff. */
   stableMs: number;
@@ -59,6 +62,7 @@ export const DEFAULT_RELAY_TIMINGS: RelayTimings = {
   pingIntervalMs: 30_000,
   pongTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
+  clientAnswerTimeoutMs: 30_000,
   handshakeTimeoutMs: 15_000,
   stableMs: 10_000,
   backoff: DEFAULT_BACKOFF,
@@ -104,6 +108,8 @@ export interface AgentRelayClientOptions {
   limits?: RelayLimits;
   /** Counts a message dropped for lack of room (the agent's metrics). */
   dropped?: (place: DropPlace, server: string, kind: DropKind) => void;
+  /** Counts what became of an MCP server's request for its client (the agent's metrics). */
+  clientRequest?: (server: string, outcome: ClientRequestOutcome) => void;
   /** Extra TLS options, for tests only (production relies on NODE_EXTRA_CA_CERTS). */
   tls?: Pick<ClientOptions, 'ca'>;
 }
@@ -252,6 +258,8 @@ export class AgentRelayClient {
       sessions: this.options.sessions,
       send: (frame, always) => this.#send(socket, frame, always),
       timeoutMs: this.options.timings.requestTimeoutMs,
+      clientAnswerTimeoutMs: this.options.timings.clientAnswerTimeoutMs,
+      ...(this.options.clientRequest ? { clientRequest: this.options.clientRequest } : {}),
       maxInFlight: this.#limits.maxInFlight,
       maxStdinBytes: this.#limits.maxStdinBytes,
       ...(this.options.dropped ? { dropped: this.options.dropped } : {}),
@@ -306,7 +314,10 @@ export class AgentRelayClient {
     const frame = parseServerFrame(text, this.#limits.frame);
     switch (frame.kind) {
       case 'request':
-        router.request(frame.server, frame.message, frame.trace);
+        router.request(frame.server, frame.message, frame.trace, frame.client);
+        break;
+      case 'response':
+        router.response(frame.server, frame.message, frame.client);
         break;
       case 'notification':
         router.notification(frame.server, frame.message);

@@ -35,6 +35,7 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
     @InjectMetric('agent_server_connected') connected: Gauge<string>,
     @InjectMetric('agent_mcp_stdin_dropped_total') stdinDropped: Counter<string>,
     @InjectMetric('agent_server_send_dropped_total') sendDropped: Counter<string>,
+    @InjectMetric('agent_mcp_client_requests_total') clientRequests: Counter<string>,
   ) {
     connected.set(0);
     if (!config.agent) return;
@@ -48,7 +49,7 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
       sessions: mcp.supervisor,
       logger,
       connectedGauge: connected,
-      timings: DEFAULT_RELAY_TIMINGS,
+      timings: { ...DEFAULT_RELAY_TIMINGS, clientAnswerTimeoutMs: budgets.clientAnswerTimeoutMs },
       limits: {
         ...DEFAULT_RELAY_LIMITS,
         maxStdinBytes: budgets.mcpStdinMaxBytes,
@@ -56,6 +57,7 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
       },
       dropped: (place, server, kind) =>
         (place === 'mcp-stdin' ? stdinDropped : sendDropped).inc({ server, kind }),
+      clientRequest: (server, outcome) => clientRequests.inc({ server, outcome }),
     });
   }
 

@@ -9,12 +9,14 @@ import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import {
+  type ClientTag,
   RelayErrorCode,
   type RpcFrame,
   rpcError,
   type TraceContext,
 } from '../../agent-protocol/relay-protocol.js';
 import { type CallSpan, startCallSpan } from './call-span.js';
+import { type ClientRequestOutcome, ClientRequests } from './client-requests.js';
 
 /**
  * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one WebSocket
@@ -52,8 +54,12 @@ export interface RequestRouterDeps {
    * Encodes and sends one frame; says why when it could not (a closed socket is "sent").
    * `always`: sent even when the send queue is full (the agent's own small answers).
    */
-  send: (frame: RpcFrame<JSONRPCResponse | JSONRPCNotification>, always?: boolean) => SendOutcome;
+  send: (frame: RpcFrame, always?: boolean) => SendOutcome;
   timeoutMs: number;
+  /** How long an MCP server's request waits for its client's answer (30 s by default). */
+  clientAnswerTimeoutMs?: number;
+  /** Counts what became of an MCP server's request for its client (a metric). */
+  clientRequest?: (server: string, outcome: ClientRequestOutcome) => void;
   /** Relayed requests waiting for an answer, at most. */
   maxInFlight: number;
   /** Bytes waiting to be written to one child's stdin, past which relayed messages are refused. */
@@ -67,6 +73,8 @@ export interface RequestRouterDeps {
 interface Pending {
   server: string;
   remoteId: string | number;
+  /** The client session the request came from, when the server said. */
+  client: ClientTag | undefined;
   timer: NodeJS.Timeout;
   /** With tracing on: ended with the answer, or with the reason there is none. */
   span?: CallSpan | undefined;
@@ -77,16 +85,35 @@ const nextAgentId = (): string => `${RELAY_ID_PREFIX}${++lastAgentId}`;
 
 export class RequestRouter {
   readonly #pending = new Map<string, Pending>();
+  readonly #clientRequests: ClientRequests;
   #closed = false;
 
-  constructor(private readonly deps: RequestRouterDeps) {}
+  constructor(private readonly deps: RequestRouterDeps) {
+    this.#clientRequests = new ClientRequests({
+      inFlight: (server) => [...this.#pending.values()].filter((p) => p.server === server),
+      send: (frame) => this.deps.send(frame),
+      toChild: (server, message) =>
+        void this.deps.sessions
+          .session(server)
+          ?.send(message)
+          .catch(() => undefined),
+      timeoutMs: deps.clientAnswerTimeoutMs ?? 30_000,
+      // Each held request stands for one more in flight: the same cap bounds both.
+      maxHeld: deps.maxInFlight,
+      ...(deps.clientRequest ? { counted: deps.clientRequest } : {}),
+      warn: deps.warn,
+    });
+  }
 
   get pendingCount(): number {
     return this.#pending.size;
   }
 
-  /** A request from the server; `trace` is the trace context its frame carried. */
-  request(server: string, message: JSONRPCRequest, trace?: TraceContext): void {
+  /**
+   * A request from the server; `trace` is the trace context its frame carried, `client` the
+   * client session it came from.
+   */
+  request(server: string, message: JSONRPCRequest, trace?: TraceContext, client?: ClientTag): void {
     const session = this.deps.sessions.session(server);
     if (!session) {
       this.#reply(
@@ -99,21 +126,7 @@ export class RequestRouter {
       this.#reply(server, { jsonrpc: '2.0', id: message.id, result: session.initializeResult });
       return;
     }
-    if (this.#pending.size >= this.deps.maxInFlight) {
-      this.deps.warn(
-        { server, inFlight: this.#pending.size },
-        'refused a relayed request: too many in flight',
-      );
-      this.#reply(
-        server,
-        rpcError(
-          message.id,
-          RelayErrorCode.TooManyRequests,
-          `too many relayed requests in flight (at most ${this.deps.maxInFlight})`,
-        ),
-      );
-      return;
-    }
+    if (this.#pending.size >= this.deps.maxInFlight) return this.#tooManyInFlight(server, message);
     // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
     const bytes = Buffer.byteLength(JSON.stringify(message));
     if (!this.#stdinHasRoom(session, bytes)) {
@@ -127,7 +140,13 @@ export class RequestRouter {
     const agentId = nextAgentId();
     const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
     const traced = startCallSpan(server, message, trace);
-    this.#pending.set(agentId, { server, remoteId: message.id, timer, span: traced.span });
+    this.#pending.set(agentId, {
+      server,
+      remoteId: message.id,
+      client,
+      timer,
+      span: traced.span,
+    });
     session.send({ ...traced.message, id: agentId }).catch((error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       this.#fail(agentId, `could not be reached (${reason})`);
@@ -158,21 +177,22 @@ export class RequestRouter {
     session.send(outgoing).catch(() => undefined);
   }
 
-  /** A relayed response or a notification from a child. */
+  /** A client's answer to a request of `server`'s child, from the client session `client`. */
+  response(server: string, message: JSONRPCResponse, client: ClientTag | undefined): void {
+    this.#clientRequests.answer(server, message, client);
+  }
+
+  /** A relayed response, a notification, or a request for the client from a child. */
   fromChild(server: string, message: JSONRPCMessage): void {
     if (this.#closed) return;
+    if ('method' in message && 'id' in message) {
+      this.#clientRequests.ask(server, message);
+      return;
+    }
+    // Cancellations from the child concern requests of the agent's own Client.
     if ('method' in message) {
-      // Cancellations from the child concern requests of the agent's own Client.
-      if (!('id' in message) && message.method !== 'notifications/cancelled') {
-        const outcome = this.deps.send({ type: 'rpc', server, message });
-        if (!outcome.sent) {
-          if (outcome.congested) this.deps.dropped?.('relay-send', server, 'notification');
-          this.deps.warn(
-            { server, method: truncateForLog(message.method, 64) },
-            `dropped a notification from an MCP server: ${outcome.reason}`,
-          );
-        }
-      }
+      if (message.method !== 'notifications/cancelled')
+        this.#notificationFromChild(server, message);
       return;
     }
     if (!isRelayId(message.id)) return;
@@ -213,8 +233,19 @@ export class RequestRouter {
     }
   }
 
+  #notificationFromChild(server: string, message: JSONRPCNotification): void {
+    const outcome = this.deps.send({ type: 'rpc', server, message });
+    if (outcome.sent) return;
+    if (outcome.congested) this.deps.dropped?.('relay-send', server, 'notification');
+    this.deps.warn(
+      { server, method: truncateForLog(message.method, 64) },
+      `dropped a notification from an MCP server: ${outcome.reason}`,
+    );
+  }
+
   /** The child of `server` is gone: its pending requests fail now, not at the timeout. */
   sessionClosed(server: string): void {
+    this.#clientRequests.serverGone(server);
     for (const [agentId, pending] of this.#pending) {
       if (pending.server === server) this.#fail(agentId, 'exited or stopped before answering');
     }
@@ -223,6 +254,7 @@ export class RequestRouter {
   /** The connection is gone: nothing can be answered any more. */
   close(): void {
     this.#closed = true;
+    this.#clientRequests.close();
     for (const pending of this.#pending.values()) {
       clearTimeout(pending.timer);
       pending.span?.end('disconnected');
@@ -247,6 +279,15 @@ export class RequestRouter {
         params: { requestId: agentId, reason: 'timeout' },
       })
       .catch(() => undefined);
+  }
+
+  #tooManyInFlight(server: string, message: JSONRPCRequest): void {
+    this.deps.warn(
+      { server, inFlight: this.#pending.size },
+      'refused a relayed request: too many in flight',
+    );
+    const reason = `too many relayed requests in flight (at most ${this.deps.maxInFlight})`;
+    this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
   }
 
   #stdinHasRoom(session: McpSession, bytes: number): boolean {

@@ -21,12 +21,12 @@ describe('AgentConnection backpressure', () => {
     const connection = new AgentConnection('lab', ws, limits);
     socket.bufferedAmount = 1000;
     expect(connection.congested).toBeUndefined();
-    connection.request('slow', { method: 'tools/call' }, 60_000);
+    connection.request('slow', { method: 'tools/call' }, { timeoutMs: 60_000 });
     expect(sent).toHaveLength(1);
 
     socket.bufferedAmount = 1001;
     expect(connection.congested).toBe(1001);
-    const refused = connection.request('slow', { method: 'tools/call' }, 60_000);
+    const refused = connection.request('slow', { method: 'tools/call' }, { timeoutMs: 60_000 });
     expect(await refused.response).toMatchObject({
       id: refused.id,
       error: { code: -32005, message: expect.stringContaining('1001 bytes wait') as unknown },
@@ -60,8 +60,8 @@ describe('AgentConnection progress', () => {
     const connection = new AgentConnection('lab', ws, { maxFrameBytes: 10_000, maxDepth: 100 });
     const received: unknown[] = [];
     const call = { method: 'tools/call', params: { _meta: { progressToken: 'mine' } } };
-    connection.request('slow', call, 60_000, (n) => received.push(n));
-    connection.request('slow', call, 60_000, () => undefined);
+    connection.request('slow', call, { timeoutMs: 60_000, sink: (n) => received.push(n) });
+    connection.request('slow', call, { timeoutMs: 60_000, sink: () => undefined });
     const tokens = sent.map((s) => {
       const frame = JSON.parse(s.text) as {
         message: { params: { _meta: { progressToken: string } } };

@@ -1,8 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
 import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
-import { RelayErrorCode, type TraceContext } from '../../agent-protocol/relay-protocol.js';
+import {
+  type ClientTag,
+  RelayErrorCode,
+  type TraceContext,
+} from '../../agent-protocol/relay-protocol.js';
 import { encodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
+import type { AgentFrame } from './agent-frames.js';
 import {
   isObject,
   JsonRpcCode,
@@ -15,6 +20,8 @@ import {
 /** JSON-RPC's conventional "request cancelled" code (as in LSP). */
 const REQUEST_CANCELLED = -32800;
 
+type AgentRequest = Extract<AgentFrame, { kind: 'request' }>;
+
 /** Receives the notifications an MCP server sends about one request (progress). */
 export type RequestNotificationSink = (notification: Message) => void;
 
@@ -23,6 +30,8 @@ interface Pending {
   server: string;
   resolve: (response: JsonRpcResponse) => void;
   timer: NodeJS.Timeout;
+  /** The client's event stream for this request: its progress and its server's requests. */
+  sink?: RequestNotificationSink | undefined;
   progress?: { clientToken: unknown; relayToken: string; sink: RequestNotificationSink };
 }
 
@@ -92,10 +101,15 @@ export class AgentConnection {
   request(
     server: string,
     message: Message,
-    timeoutMs: number,
-    sink?: RequestNotificationSink,
-    trace?: TraceContext,
+    options: {
+      timeoutMs: number;
+      sink?: RequestNotificationSink | undefined;
+      trace?: TraceContext | undefined;
+      /** The client session it comes from: the agent passes its server's requests to it. */
+      client?: ClientTag | undefined;
+    },
   ): { id: number; response: Promise<JsonRpcResponse> } {
+    const { timeoutMs, sink, trace, client } = options;
     const id = this.nextRequestId++;
     const response = new Promise<JsonRpcResponse>((resolve) => {
       if (this.closed) {
@@ -108,7 +122,7 @@ export class AgentConnection {
         return;
       }
       const timer = setTimeout(() => this.timedOut(id, server, timeoutMs, resolve), timeoutMs);
-      const pending: Pending = { server, resolve, timer };
+      const pending: Pending = { server, resolve, timer, sink };
       const clientToken = progressTokenOf(message);
       let sent = message;
       if (sink && clientToken !== undefined) {
@@ -118,8 +132,14 @@ export class AgentConnection {
         sent = withProgressToken(message, relayToken);
       }
       this.pending.set(id, pending);
-      const frame = { type: 'rpc', server, message: { ...sent, jsonrpc: '2.0', id } };
-      const refused = this.send(trace ? { ...frame, trace } : frame);
+      const frame = {
+        type: 'rpc',
+        server,
+        message: { ...sent, jsonrpc: '2.0', id },
+        client,
+        trace,
+      };
+      const refused = this.send(frame);
       // A message the agent would refuse (too large, too deep) is never sent: the agent would
       // close the connection (1009) and end every session on it. Only this client is answered.
       if (refused !== undefined && this.finish(id)) {
@@ -157,8 +177,26 @@ export class AgentConnection {
    * `onWritten` runs once it has left the process (or will not be sent at all), so a caller can
    * count notifications as in flight while they are buffered.
    */
-  notify(server: string, message: Message, onWritten?: () => void): string | undefined {
-    return this.send({ type: 'rpc', server, message: { ...message, jsonrpc: '2.0' } }, onWritten);
+  notify(
+    server: string,
+    message: Message,
+    onWritten?: () => void,
+    client?: ClientTag,
+  ): string | undefined {
+    const frame = { type: 'rpc', server, message: { ...message, jsonrpc: '2.0' }, client };
+    return this.send(frame, onWritten);
+  }
+
+  /**
+   * An MCP server's request for its client, made while request `relatedId` of the same server
+   * waits: written on that request's event stream, else answered with an error at once.
+   */
+  ask({ server, id, message, relatedId }: AgentRequest): void {
+    const pending = typeof relatedId === 'number' ? this.pending.get(relatedId) : undefined;
+    if (pending?.server === server && pending.sink) return pending.sink(message);
+    // The client's request ended, or its client reads no event stream: nobody to ask.
+    const reason = 'no client request with an event stream is waiting for this MCP server';
+    this.notify(server, { ...jsonRpcError(id, RelayErrorCode.NoClient, reason) });
   }
 
   /**

@@ -39,9 +39,10 @@ const rpc = z.object({
   type: z.literal('rpc'),
   server: z.string().min(1).max(64),
   message: z.looseObject({ jsonrpc: z.literal('2.0') }),
+  relatedRequestId: jsonRpcId.optional(),
 });
 
-const responseMessage = z.looseObject({
+const withId = z.looseObject({
   jsonrpc: z.literal('2.0'),
   id: jsonRpcId,
 });
@@ -56,6 +57,14 @@ export type AgentFrame =
       message: Record<string, unknown>;
     }
   | { kind: 'notification'; server: string; message: Record<string, unknown> }
+  /** An MCP server's request for the client of the relay's request `relatedId`. */
+  | {
+      kind: 'request';
+      server: string;
+      id: string | number;
+      message: Record<string, unknown>;
+      relatedId: string | number | undefined;
+    }
   /** A frame type this relay does not know: ignored, so agents can add frames later. */
   | { kind: 'unknown'; type: string }
   /** `tooBig`: over the frame size limit (closed with 1009 rather than 1008). */
@@ -94,22 +103,28 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
       if (!frame.success) return { kind: 'invalid', reason: 'malformed inventory frame' };
       return { kind: 'inventory', servers: frame.data.servers as ProtocolServer[] };
     }
-    case 'rpc': {
-      const frame = rpc.safeParse(json);
-      if (!frame.success) return { kind: 'invalid', reason: 'malformed rpc frame' };
-      const { message } = frame.data;
-      if (typeof message.method === 'string') {
-        return { kind: 'notification', server: frame.data.server, message };
-      }
-      const response = responseMessage.safeParse(message);
-      if (!response.success || (!('result' in message) && !('error' in message))) {
-        return { kind: 'invalid', reason: 'rpc message is neither a response nor a notification' };
-      }
-      return { kind: 'response', server: frame.data.server, id: response.data.id, message };
-    }
+    case 'rpc':
+      return parseRpc(json);
     default:
       return typeof type === 'string'
         ? { kind: 'unknown', type: type.slice(0, 64) }
         : { kind: 'invalid', reason: 'frame has no type' };
   }
+}
+
+/** An rpc frame: an MCP server's response, notification, or request for its client. */
+function parseRpc(json: unknown): AgentFrame {
+  const frame = rpc.safeParse(json);
+  if (!frame.success) return { kind: 'invalid', reason: 'malformed rpc frame' };
+  const { server, message, relatedRequestId: relatedId } = frame.data;
+  const identified = withId.safeParse(message);
+  if (typeof message.method === 'string') {
+    return identified.success
+      ? { kind: 'request', server, id: identified.data.id, message, relatedId }
+      : { kind: 'notification', server, message };
+  }
+  if (!identified.success || (!('result' in message) && !('error' in message))) {
+    return { kind: 'invalid', reason: 'rpc message is neither a response nor a notification' };
+  }
+  return { kind: 'response', server, id: identified.data.id, message };
 }

@@ -255,6 +255,10 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
           this.registry.notification(state.connection, frame.server, frame.message);
         }
         return false;
+      case 'request':
+        if (!state.greeted) this.drop(state, 'rpc before hello');
+        else state.connection.ask(frame);
+        return false;
       case 'unknown':
         return false;
       case 'invalid':

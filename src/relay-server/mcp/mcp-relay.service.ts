@@ -17,7 +17,7 @@ import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
 import type { RelayAnswer, RelayTarget } from './relay-target.js';
 import { SessionRate } from './session-rate.js';
-import { forwardInSession } from './session-request.js';
+import { clientTag, forwardInSession } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
@@ -97,13 +97,9 @@ export class McpRelayService {
       };
     }
     if (kind === 'request') return this.request(session, message, method, signal, sink);
-    if (kind === 'notification') {
-      const refused = this.notify(session, message);
-      if (refused !== undefined) return refused;
-    }
-    // Responses answer requests an MCP server sent its client; the agent answers those itself
-    // (docs/agent-protocol.md), so a client's response has nowhere to go.
-    return { status: 202 };
+    // A response answers a request its MCP server sent the client: the agent checks it was
+    // asked of this session (the frame says which) before the server sees it.
+    return this.notify(session, message) ?? { status: 202 };
   }
 
   /**
@@ -178,6 +174,7 @@ export class McpRelayService {
       };
     }
     const session = this.sessions.create(target.client, target.agent, { server, connection });
+    session.capabilities = askableCapabilities(message.params);
     const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
       this.forwarder.send(target.client, connection, server, message, cancelled),
     );
@@ -218,7 +215,7 @@ export class McpRelayService {
   }
 
   /**
-   * Passes a client's notification on; returns the answer when it is refused. A notification
+   * Passes a client's notification or response on; returns the answer when it is refused. It
    * holds a slot of the client's and the agent's in-flight caps until it has left the process,
    * and is refused (429) like a request when the agent's connection is not reading: a client
    * cannot make the relay buffer notifications without bound for an agent that does not read.
@@ -232,7 +229,8 @@ export class McpRelayService {
     // The aggregate session is the relay's own: `notifications/initialized` and the like
     // concern no MCP server, so there is nothing to pass on.
     if (!pinned) return undefined;
-    const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message);
+    const tag = 'method' in message ? undefined : clientTag(session);
+    const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
     if (refused === undefined) return undefined;
     if ('rejected' in refused) {
       // Never sent: the agent would close its connection for a frame over the limit (1009).
@@ -260,6 +258,16 @@ function kindOf(
     return 'id' in message ? 'invalid' : 'notification';
   }
   return id !== null && ('result' in message || 'error' in message) ? 'response' : 'invalid';
+}
+
+/** What an MCP server may ask this client for: its declared sampling, elicitation, roots. */
+function askableCapabilities(params: unknown): Record<string, unknown> {
+  const declared = isObject(params) && isObject(params.capabilities) ? params.capabilities : {};
+  const { sampling, elicitation, roots } = declared;
+  const askable = Object.entries({ sampling, elicitation, roots }).filter(
+    ([, v]) => v !== undefined,
+  );
+  return Object.fromEntries(askable);
 }
 
 function invalid(id: JsonRpcId | null, reason: string): RelayAnswer {

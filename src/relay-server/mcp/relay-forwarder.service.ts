@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+import { type ClientTag, RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { mcpSpan } from '../../common/tracing/mcp-attributes.js';
 import { tracing } from '../../common/tracing/tracing.js';
 import {
@@ -98,7 +98,8 @@ export class RelayForwarder {
   /**
    * Sends `client`'s `message` (a request; its id is replaced by the connection's own) to
    * `server` on `connection`. When `signal` aborts, the agent is sent `notifications/cancelled`
-   * for it and the answer is a cancellation error at once. `sink` receives the request's progress.
+   * for it and the answer is a cancellation error at once. `sink` receives the request's progress
+   * and the MCP server's requests for the client session `tag`.
    */
   async send(
     client: string,
@@ -106,19 +107,18 @@ export class RelayForwarder {
     server: string,
     message: Message,
     signal: AbortSignal,
-    sink?: RequestNotificationSink,
+    { sink, tag }: { sink?: RequestNotificationSink | undefined; tag?: ClientTag } = {},
   ): Promise<JsonRpcResponse> {
     // Cancelled before it was sent (a later page of a cancelled listing): nothing to send.
     if (signal.aborted) return cancelledError(null);
     this.tenants.record(connection, server, client);
     const span = this.startSpan(connection.agent, server, message);
-    const { id, response } = connection.request(
-      server,
-      withoutId(message),
-      this.config.requestTimeoutMs,
+    const { id, response } = connection.request(server, withoutId(message), {
+      timeoutMs: this.config.requestTimeoutMs,
       sink,
-      span?.trace,
-    );
+      trace: span?.trace,
+      client: tag,
+    });
     const onAbort = () => {
       const reason = typeof signal.reason === 'string' ? signal.reason : 'cancelled by the client';
       connection.notify(server, {
@@ -181,6 +181,7 @@ export class RelayForwarder {
     connection: AgentConnection,
     server: string,
     message: Message,
+    tag?: ClientTag,
   ): JsonRpcResponse | { rejected: string } | undefined {
     const waiting = connection.congested;
     if (waiting !== undefined) {
@@ -189,7 +190,7 @@ export class RelayForwarder {
     const release = this.admit(session, null);
     if (typeof release !== 'function') return release;
     this.tenants.record(connection, server, session.client);
-    const rejected = connection.notify(server, message, release);
+    const rejected = connection.notify(server, message, release, tag);
     return rejected === undefined ? undefined : { rejected };
   }
 

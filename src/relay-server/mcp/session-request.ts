@@ -1,3 +1,4 @@
+import type { ClientTag } from '../../agent-protocol/relay-protocol.js';
 import type { RequestNotificationSink } from '../agents/agent-connection.js';
 import type { AggregateService } from './aggregate/aggregate.service.js';
 import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
@@ -18,7 +19,15 @@ export function forwardInSession(
   const { pinned } = session;
   return forwarder.run(session, message, signal, (cancelled) =>
     pinned
-      ? forwarder.send(session.client, pinned.connection, pinned.server, message, cancelled, sink)
+      ? forwarder.send(session.client, pinned.connection, pinned.server, message, cancelled, {
+          sink,
+          tag: clientTag(session),
+        })
       : aggregate.request(session, message, cancelled, sink),
   );
+}
+
+/** Who the agent may ask on behalf of the MCP server while this request is in flight. */
+export function clientTag({ id, capabilities }: RelaySession): ClientTag {
+  return capabilities ? { session: id, capabilities } : { session: id };
 }

@@ -21,6 +21,8 @@ export interface RelaySession {
    */
   inFlight: Map<string, AbortController>;
   lastUsed: number;
+  /** The client's `sampling`, `elicitation` and `roots` capabilities, from its initialize. */
+  capabilities?: Record<string, unknown>;
   /** The client asked this session's server for logging (`logging/setLevel`). */
   wantsLogging?: boolean;
   /**

@@ -215,7 +215,7 @@ export class AggregateService {
     const call = { ...message, params: { ...params, name: target.tool } };
     const connection = this.registry.pick(agent, target.server);
     if (connection)
-      return this.forwarder.send(client, connection, target.server, call, signal, sink);
+      return this.forwarder.send(client, connection, target.server, call, signal, { sink });
     const peer = (await this.peers.serversElsewhere(agent)).get(target.server);
     if (peer === undefined) return notUp(id, agent, target.server);
     return this.peers.send({ peer, client, agent, server: target.server, message: call, signal });

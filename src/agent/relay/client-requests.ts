@@ -1,0 +1,178 @@
+import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
+import {
+  type ClientTag,
+  RelayErrorCode,
+  type RpcFrame,
+  rpcError,
+} from '../../agent-protocol/relay-protocol.js';
+import { CLIENT_REQUEST_CAPABILITY } from '../mcp/relay-tap-transport.js';
+
+/** A relayed request waiting for an MCP server's answer: whom an MCP server's request may reach. */
+export interface InFlightRequest {
+  remoteId: string | number;
+  client: ClientTag | undefined;
+}
+
+/** What became of an MCP server's request for its client (a metric label). */
+export type ClientRequestOutcome =
+  'relayed' | 'answered' | 'no_client' | 'ambiguous' | 'no_capability' | 'timeout' | 'refused';
+
+export interface ClientRequestsDeps {
+  /** Relayed requests in flight on `server`, oldest first. */
+  inFlight(server: string): InFlightRequest[];
+  /** As RequestRouter sends: says why when the frame could not be sent. */
+  send(
+    frame: RpcFrame<JSONRPCRequest>,
+  ): { sent: true } | { sent: false; reason: string; congested?: boolean };
+  /** Writes an answer to the MCP server's stdin. */
+  toChild(server: string, message: JSONRPCResponse): void;
+  timeoutMs: number;
+  /** Requests held for clients' answers, at most. */
+  maxHeld: number;
+  counted?: (server: string, outcome: ClientRequestOutcome) => void;
+  warn: (fields: Record<string, unknown>, message: string) => void;
+}
+
+interface Held {
+  server: string;
+  childId: string | number;
+  session: string;
+  timer: NodeJS.Timeout;
+}
+
+type Target = { to: InFlightRequest & { client: ClientTag } } | { refusal: Refusal };
+type Refusal = { outcome: ClientRequestOutcome; code: number; message: string };
+
+export const CLIENT_ID_PREFIX = 'agent:';
+let lastId = 0;
+
+/**
+ * An MCP server's requests for its client (`sampling/createMessage`, `elicitation/create`,
+ * `roots/list`). Stdio carries no "related request", so one goes to the client session whose
+ * requests are the only ones in flight on that server (its oldest, named in the frame's
+ * `relatedRequestId`); with several sessions in flight, none, or a session without the
+ * capability, the MCP server gets an error at once, never another client's answer. The answer
+ * counts only from the session it was sent to, and within `timeoutMs`.
+ */
+export class ClientRequests {
+  readonly #held = new Map<string, Held>();
+
+  constructor(private readonly deps: ClientRequestsDeps) {}
+
+  ask(server: string, request: JSONRPCRequest): void {
+    const target = this.#target(server, request);
+    if ('refusal' in target) return this.#refuse(server, request.id, target.refusal);
+    if (this.#held.size >= this.deps.maxHeld) {
+      const message = `too many requests wait for clients' answers (at most ${this.deps.maxHeld})`;
+      return this.#refuse(server, request.id, refused(RelayErrorCode.TooManyRequests, message));
+    }
+    const id = `${CLIENT_ID_PREFIX}${++lastId}`;
+    const outcome = this.deps.send({
+      type: 'rpc',
+      server,
+      message: { ...request, id },
+      relatedRequestId: target.to.remoteId,
+    });
+    if (!outcome.sent) {
+      const code = outcome.congested
+        ? RelayErrorCode.TooManyRequests
+        : RelayErrorCode.MessageRejected;
+      return this.#refuse(server, request.id, refused(code, `not sent: ${outcome.reason}`));
+    }
+    const timer = setTimeout(() => this.#timeout(id), this.deps.timeoutMs);
+    this.#held.set(id, { server, childId: request.id, session: target.to.client.session, timer });
+    this.deps.counted?.(server, 'relayed');
+  }
+
+  /** A client's answer: passed on only from the session that was asked, with the child's id. */
+  answer(server: string, message: JSONRPCResponse, client: ClientTag | undefined): void {
+    const key = String(message.id);
+    const held = this.#held.get(key);
+    if (!held || held.server !== server || held.session !== client?.session) {
+      this.deps.warn({ server }, 'dropped a client answer to a request nobody asked it');
+      return;
+    }
+    this.#forget(key);
+    this.deps.toChild(server, { ...message, id: held.childId });
+    this.deps.counted?.(server, 'answered');
+  }
+
+  /** The MCP server is gone: nobody waits for its requests' answers any more. */
+  serverGone(server: string): void {
+    for (const [id, held] of this.#held) if (held.server === server) this.#forget(id);
+  }
+
+  close(): void {
+    for (const id of [...this.#held.keys()]) this.#forget(id);
+  }
+
+  #target(server: string, request: JSONRPCRequest): Target {
+    const requests = this.deps.inFlight(server);
+    const to = requests[0];
+    if (!to) return noClient('no client request is in flight on this MCP server');
+    if (new Set(requests.map((r) => r.client?.session)).size > 1) {
+      return {
+        refusal: refused(
+          RelayErrorCode.NoClient,
+          'several clients have requests in flight on this MCP server: whom it asks is unknown',
+          'ambiguous',
+        ),
+      };
+    }
+    if (!to.client) return noClient('the client of the request in flight cannot be asked');
+    if (!declares(to.client, request)) {
+      const capability = CLIENT_REQUEST_CAPABILITY[request.method] ?? request.method;
+      const message = `the client did not declare the ${capability} capability`;
+      return { refusal: refused(-32601, message, 'no_capability') };
+    }
+    return { to: { ...to, client: to.client } };
+  }
+
+  #refuse(server: string, childId: string | number, refusal: Refusal): void {
+    this.deps.counted?.(server, refusal.outcome);
+    this.deps.toChild(server, rpcError(childId, refusal.code, refusal.message));
+  }
+
+  #timeout(id: string): void {
+    const held = this.#forget(id);
+    if (!held) return;
+    const message = `the client did not answer within ${this.deps.timeoutMs} ms`;
+    this.#refuse(
+      held.server,
+      held.childId,
+      refused(RelayErrorCode.RequestTimeout, message, 'timeout'),
+    );
+  }
+
+  #forget(id: string): Held | undefined {
+    const held = this.#held.get(id);
+    if (!held) return undefined;
+    clearTimeout(held.timer);
+    this.#held.delete(id);
+    return held;
+  }
+}
+
+function refused(
+  code: number,
+  message: string,
+  outcome: ClientRequestOutcome = 'refused',
+): Refusal {
+  return { outcome, code, message };
+}
+
+function noClient(message: string): Target {
+  return { refusal: refused(RelayErrorCode.NoClient, message, 'no_client') };
+}
+
+/** The client declared the capability the request needs, and the elicitation mode it uses. */
+function declares(client: ClientTag, request: JSONRPCRequest): boolean {
+  const name = CLIENT_REQUEST_CAPABILITY[request.method];
+  const capability = name === undefined ? undefined : client.capabilities?.[name];
+  if (typeof capability !== 'object' || capability === null) return false;
+  if (request.method !== 'elicitation/create') return true;
+  // An empty elicitation capability means form mode only (MCP 2025-11-25).
+  const modes = Object.keys(capability);
+  if (request.params?.mode === 'url') return modes.includes('url');
+  return modes.length === 0 || modes.includes('form');
+}
