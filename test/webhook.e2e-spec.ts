@@ -498,12 +498,9 @@ describe.skipIf(!postgresAvailable)('plant webhook replicas on one PostgreSQL', 
       };
       const busy = await sendRate(proxy, 4_000, load);
       await waitFor('every notice', () => hooks.every((h) => h.distinctBodies().length === id));
-      // Before: each of the writer's commits woke the idle replica to claim for all 8 of its
-      // receivers; now its poll and upkeep alone stay near the quiet rate.
-      console.log(
-        `the idle replica sent ${quiet} B/s quiet, ${busy} B/s while the other took ${id} plants`,
-      );
-      expect(busy).toBeLessThan(2 * quiet + 2_000);
+      // Woken by each of the writer's commits, the idle replica claimed for its 8 receivers:
+      // ~45 KB/s here against ~4 KB/s for its poll and upkeep, with ~1.5-3 KB/s quiet.
+      expect(busy).toBeLessThan(3 * quiet + 4_000);
     } finally {
       await Promise.all([writer.stop('SIGKILL'), idle.stop('SIGKILL')]);
       await proxy.stop();
