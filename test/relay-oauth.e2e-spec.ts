@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
   Client,
@@ -45,6 +48,8 @@ let relay: RunningRelay;
 let app: RunningApp;
 let resource: string;
 const issued: string[] = [];
+/** An attacker's key set, which tokens name in `jku` or `x5u`; the relay must never fetch it. */
+let attacker: { key: JWK; publicKey: JWK; keySetUrl: string; requests: number; stop(): void };
 
 const mcpUrl = (agent = 'shop', server = 'echo') => `${resource}/mcp/${agent}/${server}`;
 /** The relay over TLS with the test CA; the IdP on plain loopback HTTP. */
@@ -63,13 +68,13 @@ async function token(client: TestIdpClient, options: { resource?: string; scope?
 }
 
 /**
- * A token the IdP never issued, signed with `key` (its `kid`), with these claims and header
- * over good ones; a claim set to undefined is left out.
+ * A token the IdP never issued, signed with `key` (its `kid` unless the header names another),
+ * with these claims and header over good ones; a claim set to undefined is left out.
  */
 async function forged(
   key: JWK,
   claims: Record<string, unknown> = {},
-  header: { alg?: string; typ?: string } = {},
+  header: { alg?: string; typ?: string; kid?: string; jwk?: JWK; jku?: string; x5u?: string } = {},
 ) {
   const now = Math.floor(Date.now() / 1000);
   const good = { iss: idp.issuer, aud: resource, sub: 'robot', iat: now - 5, exp: now + 300 };
@@ -78,12 +83,8 @@ async function forged(
       ([, value]) => value !== undefined,
     ),
   );
-  const alg = header.alg ?? 'ES256';
-  const signer = new SignJWT(payload).setProtectedHeader({
-    alg,
-    typ: header.typ ?? 'at+jwt',
-    kid: key.kid,
-  });
+  const { alg = 'ES256', typ = 'at+jwt', ...more } = header;
+  const signer = new SignJWT(payload).setProtectedHeader({ alg, typ, kid: key.kid, ...more });
   const value = await signer.sign(
     alg === 'HS256' ? new TextEncoder().encode('x'.repeat(32)) : await importJWK(key, alg),
   );
@@ -122,10 +123,37 @@ async function post(bearer: string, url = mcpUrl(), body: unknown = initialize, 
   };
 }
 
+/** Serves the attacker's public key under the IdP's key id and its own, counting requests. */
+async function startAttacker(idpKid: string): Promise<typeof attacker> {
+  const key = await signingKey('attacker');
+  const publicKey: JWK = { ...key };
+  delete publicKey.d;
+  const keySet = JSON.stringify({ keys: [{ ...publicKey, kid: idpKid }, publicKey] });
+  const server = createServer((_req, res) => {
+    attacker.requests++;
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(keySet);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const keySetUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
+  return { key, publicKey, keySetUrl, requests: 0, stop: () => server.close() };
+}
+
+/** A token carrying or naming the attacker's key, signed with it, under `kid`. */
+const embedding = (kind: 'jwk' | 'jku' | 'x5u', kid: 'idp' | 'fresh') => () =>
+  forged(
+    attacker.key,
+    {},
+    {
+      kid: kid === 'idp' ? idp.keys.at(-1)!.kid : attacker.key.kid,
+      ...(kind === 'jwk' ? { jwk: attacker.publicKey } : { [kind]: attacker.keySetUrl }),
+    },
+  );
+
 beforeAll(async () => {
   ca = createTestCa();
   tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
   idp = await startTestIdp([robot, robot2, labbot]);
+  attacker = await startAttacker(idp.keys.at(-1)!.kid!);
   // The audience names the public URL, so the port is chosen before the relay starts.
   const port = await closedPort();
   resource = `https://localhost:${port}`;
@@ -159,6 +187,7 @@ afterAll(async () => {
   await app?.stop();
   await relay?.stop();
   await idp?.stop().catch(() => undefined);
+  attacker?.stop();
 });
 
 describe('relay server as an OAuth resource server (e2e)', () => {
@@ -251,6 +280,13 @@ describe('relay server as an OAuth resource server (e2e)', () => {
     ],
     ['a token without sub', () => forged(idp.keys.at(-1)!, { sub: undefined }), 'not accepted'],
     ['an opaque token', () => Promise.resolve(newToken()), 'not accepted'],
+    // The key is the issuer's key set's to name: a key a token carries or points at is ignored.
+    ['its own key in jwk, under the IdP key id', embedding('jwk', 'idp'), 'not accepted'],
+    ['its own key in jwk, under a new key id', embedding('jwk', 'fresh'), 'not signed by a key'],
+    ['a jku key set, under the IdP key id', embedding('jku', 'idp'), 'not accepted'],
+    ['a jku key set, under a new key id', embedding('jku', 'fresh'), 'not signed by a key'],
+    ['an x5u key set, under the IdP key id', embedding('x5u', 'idp'), 'not accepted'],
+    ['an x5u key set, under a new key id', embedding('x5u', 'fresh'), 'not signed by a key'],
   ])('refuses %s with 401 invalid_token', async (_name, make, description) => {
     const answer = await post(await make());
     expect(answer.status).toBe(401);
@@ -259,6 +295,7 @@ describe('relay server as an OAuth resource server (e2e)', () => {
     );
     expect(answer.challenge).toContain('error="invalid_token"');
     expect(answer.challenge).toContain(description);
+    expect(attacker.requests).toBe(0);
   });
 
   it('answers 403 insufficient_scope, the same for an agent that does not exist', async () => {
@@ -292,6 +329,54 @@ describe('relay server as an OAuth resource server (e2e)', () => {
     const answer = await post(clientNamedLikeIt, mcpUrl(), list, opened.session!);
     expect(answer.status).toBe(401);
   });
+
+  it('fetches the key set once per refresh interval in a storm of unknown key ids', async () => {
+    // A relay of its own: with the 30 s default the bound is one fetch, whatever the storm's pace.
+    const refreshSeconds = 30;
+    const port = await closedPort();
+    const stormResource = `https://localhost:${port}`;
+    const stormRelay = await startRelay({
+      env: {
+        RELAY_PORT: String(port),
+        RELAY_TLS_CERT_FILE: join(ca.dir, 'server.pem'),
+        RELAY_TLS_KEY_FILE: join(ca.dir, 'server.key'),
+        RELAY_AGENTS: JSON.stringify({ shop: sha256Entry(newToken()) }),
+        RELAY_OAUTH_ISSUER: idp.issuer,
+        RELAY_PUBLIC_URL: stormResource,
+        RELAY_OAUTH_JWKS_REFRESH_SECONDS: String(refreshSeconds),
+      },
+    });
+    try {
+      const stranger = await signingKey('stranger');
+      const tokens = await Promise.all(
+        Array.from({ length: 300 }, () =>
+          forged(stranger, { aud: stormResource }, { kid: randomUUID() }),
+        ),
+      );
+      const before = idp.jwksRequests;
+      const started = performance.now();
+      const outcomes = new Set<string>();
+      for (let i = 0; i < tokens.length; i += 30) {
+        const batch = tokens.slice(i, i + 30);
+        for (const answer of await Promise.all(
+          batch.map((t) => post(t, `${stormResource}/mcp/shop/echo`)),
+        )) {
+          outcomes.add(
+            `${answer.status} ${/error_description="([^"]*)"/.exec(answer.challenge)?.[1]}`,
+          );
+        }
+      }
+      const elapsedMs = performance.now() - started;
+      expect([...outcomes]).toEqual(['401 the token is not signed by a key of the issuer']);
+      // RELAY_OAUTH_JWKS_REFRESH_SECONDS is the least time between two fetches.
+      const bound = 1 + Math.floor(elapsedMs / (refreshSeconds * 1000));
+      // The first unknown key does fetch: a counter that never moved would meet any bound.
+      expect(idp.jwksRequests - before).toBeGreaterThanOrEqual(1);
+      expect(idp.jwksRequests - before).toBeLessThanOrEqual(bound);
+    } finally {
+      await stormRelay.stop();
+    }
+  }, 60_000);
 
   it('takes tokens signed with a rotated key without a restart', async () => {
     const before = await token(robot);
