@@ -48,6 +48,7 @@ describe.skipIf(!clusterToolsAvailable)('PostgreSQL failover under load', () => 
       env: {
         DATABASE_URL: url.toString(),
         WEBHOOK_URLS: receiver.url,
+        WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true',
         WEBHOOK_SECRETS: receiver.secret,
         WEBHOOK_RETRY_SCHEDULE_SECONDS: Array(20).fill('1').join(','),
       },

@@ -73,15 +73,18 @@ describe('relay server: what one agent token may hold', () => {
     });
     const call = await labServing(running);
 
-    // 100 connections of one token, each announcing 10,000 tools: 25 times the cap.
-    const attack = Array.from({ length: 100 }, () => agent(running, shopToken));
-    const opened = await Promise.all(attack.map((a) => a.opened));
+    // 100 connections of one token at once: 25 times the cap. Small inventories first, so no
+    // connection is dropped (freeing its slot) while the others are still being refused.
+    const crowd = Array.from({ length: 100 }, () => agent(running, shopToken, []));
+    const opened = await Promise.all(crowd.map((a) => a.opened));
     expect(opened.filter(Boolean).length).toBe(4);
-    expect(attack.filter((a) => a.status === 429)).toHaveLength(96);
+    expect(crowd.filter((a) => a.status === 429)).toHaveLength(96);
     expect(await rejections('too_many_connections')).toBe(96);
 
-    // Of the 4 accepted, the inventories of 2 fit the agent's 8 MiB: the others are dropped.
-    const accepted = attack.filter((_, i) => opened[i]);
+    // The 4 accepted then announce 10,000 tools each: 2 inventories fit the agent's 8 MiB, the
+    // others are dropped.
+    const accepted = crowd.filter((_, i) => opened[i]);
+    for (const a of accepted) a.send({ type: 'inventory', servers: TEN_THOUSAND_TOOLS });
     await waitFor(
       () => accepted.filter((a) => a.closeCode !== undefined).length >= 2,
       'two connections dropped',
@@ -94,7 +97,7 @@ describe('relay server: what one agent token may hold', () => {
     expect(rss, `relay RSS ${rss} MiB`).toBeLessThan(RSS_BOUND_MIB);
 
     // A closed connection frees its slot and its inventory bytes.
-    for (const a of attack) a.ws.terminate();
+    for (const a of crowd) a.ws.terminate();
     await waitFor(async () => {
       const again = agent(running, shopToken, []);
       return await again.opened;
