@@ -17,11 +17,11 @@ export async function cappedFetch(
   const headers = Object.fromEntries(new Headers(init.headers).entries());
   const answer = await request(url, { method: 'GET', headers, signal: init.signal ?? undefined });
   if (answer.statusCode !== 200) {
-    answer.body.destroy();
+    drop(answer.body);
     return new Response(null, { status: answer.statusCode });
   }
   if (Number(answer.headers['content-length'] ?? 0) > maxBytes) {
-    answer.body.destroy();
+    drop(answer.body);
     throw tooLarge(url, maxBytes);
   }
   const body = await readAtMost(answer.body, maxBytes);
@@ -29,17 +29,28 @@ export async function cappedFetch(
   return new Response(body, { status: 200 });
 }
 
+type Body = AsyncIterable<Buffer> & {
+  on(event: 'error', listener: () => void): unknown;
+  destroy(): void;
+};
+
+/**
+ * Drops a body unread. undici reports the destroyed stream as an AbortError event: unheard, it
+ * would be an uncaught exception that ends the process.
+ */
+function drop(body: Body): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
 /** The whole body, or undefined (and the stream dropped) when it passes `maxBytes`. */
-async function readAtMost(
-  stream: AsyncIterable<Buffer> & { destroy(): void },
-  maxBytes: number,
-): Promise<Buffer | undefined> {
+async function readAtMost(stream: Body, maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     size += chunk.length;
     if (size > maxBytes) {
-      stream.destroy();
+      drop(stream);
       return undefined;
     }
     chunks.push(chunk);
