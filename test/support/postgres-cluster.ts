@@ -105,8 +105,7 @@ export class PostgresCluster {
   ) {}
 
   static async start(): Promise<PostgresCluster> {
-    const root = mkdtempSync(join(tmpdir(), 'plant-store-cluster-'));
-    if (ROOT_USER) chownSync(root, ...postgresIds());
+    const root = newRoot();
     const [p, s, l] = await Promise.all([freePort(), freePort(), freePort()]);
     const cluster = new PostgresCluster(
       root,
@@ -114,7 +113,7 @@ export class PostgresCluster {
       new PostgresServer('sync', join(root, 'sync'), s),
       new PostgresServer('lagging', join(root, 'lagging'), l),
     );
-    await pgTool('initdb', ['-D', cluster.primary.dataDir, '-U', 'postgres', '--auth=trust']);
+    await initdb(cluster.primary);
     await cluster.primary.start();
     for (const standby of [cluster.sync, cluster.lagging]) {
       const from = ['-h', '127.0.0.1', '-p', String(p), '-U', 'postgres'];
@@ -152,6 +151,34 @@ export class PostgresCluster {
     rmSync(this.root, { recursive: true, force: true });
   }
 }
+
+/**
+ * One primary of its own, for a test that fills or restarts it (e.g. with
+ * `-c max_connections=6`); `remove` stops it and deletes its files.
+ */
+export async function startLoneServer(
+  settings: string[] = [],
+): Promise<{ server: PostgresServer; remove: () => Promise<void> }> {
+  const root = newRoot();
+  const server = new PostgresServer('lone', join(root, 'lone'), await freePort());
+  await initdb(server);
+  await server.start(settings);
+  const remove = async () => {
+    await server.stop();
+    rmSync(root, { recursive: true, force: true });
+  };
+  return { server, remove };
+}
+
+function newRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'plant-store-cluster-'));
+  if (ROOT_USER) chownSync(root, ...postgresIds());
+  return root;
+}
+
+/** Without initdb's own fsync (seconds on a busy disk): the tests never lose the machine. */
+const initdb = (server: PostgresServer) =>
+  pgTool('initdb', ['-D', server.dataDir, '-U', 'postgres', '--auth=trust', '--no-sync']);
 
 function postgresIds(): [number, number] {
   const line = readFileSync('/etc/passwd', 'utf8')
