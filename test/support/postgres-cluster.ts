@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +84,14 @@ export class PostgresServer {
     await pgTool('pg_ctl', ['-D', this.dataDir, '-w', '-t', '60', 'promote']);
   }
 
+  /**
+   * A clean shutdown, as a switchover demotes the primary: sessions end (57P01) and the
+   * standbys receive every WAL record, the shutdown checkpoint included, before it returns.
+   */
+  async shutDown(): Promise<void> {
+    await pgTool('pg_ctl', ['-D', this.dataDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
+  }
+
   async stop(): Promise<void> {
     await pgTool('pg_ctl', ['-D', this.dataDir, '-m', 'immediate', 'stop']).catch(() => {});
   }
@@ -94,13 +110,13 @@ export class PostgresServer {
 /**
  * A primary, a synchronous standby (`sync`: what a CloudNativePG cluster with required data
  * durability promotes) and an asynchronous one (`lagging`: a server that stays in recovery),
- * both made with `pg_basebackup -R`.
+ * both made with `pg_basebackup -R`. `primary` and `sync` trade places in a switchover.
  */
 export class PostgresCluster {
   private constructor(
     private readonly root: string,
-    readonly primary: PostgresServer,
-    readonly sync: PostgresServer,
+    public primary: PostgresServer,
+    public sync: PostgresServer,
     readonly lagging: PostgresServer,
   ) {}
 
@@ -109,8 +125,8 @@ export class PostgresCluster {
     const [p, s, l] = await Promise.all([freePort(), freePort(), freePort()]);
     const cluster = new PostgresCluster(
       root,
-      new PostgresServer('primary', join(root, 'primary'), p),
-      new PostgresServer('sync', join(root, 'sync'), s),
+      new PostgresServer('pg1', join(root, 'pg1'), p),
+      new PostgresServer('pg2', join(root, 'pg2'), s),
       new PostgresServer('lagging', join(root, 'lagging'), l),
     );
     await initdb(cluster.primary);
@@ -130,17 +146,39 @@ export class PostgresCluster {
       // The walreceiver names itself after cluster_name: what synchronous_standby_names lists.
       await standby.start([`-c cluster_name=${standby.name}`]);
     }
-    await cluster.primary.query(`alter system set synchronous_standby_names = 'sync'`);
-    await cluster.primary.query(`alter system set synchronous_commit = 'on'`);
-    await cluster.primary.query('select pg_reload_conf()');
-    await cluster.untilSynchronous();
+    await cluster.synchronously();
     return cluster;
   }
 
-  private async untilSynchronous(): Promise<void> {
+  /**
+   * After a switchover (the primary shut down cleanly, the synchronous standby promoted):
+   * the old primary follows the new one as its synchronous standby, as CloudNativePG rejoins
+   * a demoted primary. A clean shutdown left it no WAL the new primary lacks: no pg_rewind.
+   */
+  async rejoinDemoted(): Promise<void> {
+    const demoted = this.primary;
+    [this.primary, this.sync] = [this.sync, demoted];
+    const signal = join(demoted.dataDir, 'standby.signal');
+    writeFileSync(signal, '');
+    if (ROOT_USER) chownSync(signal, ...postgresIds());
+    await demoted.start([
+      `-c cluster_name=${demoted.name}`,
+      `-c "primary_conninfo=host=127.0.0.1 port=${this.primary.port} user=postgres"`,
+      // Its own setting from when it was the primary: promoted later, it would wait forever
+      // for a standby that no longer exists.
+      `-c "synchronous_standby_names="`,
+    ]);
+    await this.synchronously();
+  }
+
+  /** Commits on the primary wait for the `sync` standby's flush from now on. */
+  private async synchronously(): Promise<void> {
+    await this.primary.query(`alter system set synchronous_standby_names = '${this.sync.name}'`);
+    await this.primary.query(`alter system set synchronous_commit = 'on'`);
+    await this.primary.query('select pg_reload_conf()');
     const deadline = Date.now() + 30_000;
-    const sql = `select 1 from pg_stat_replication where application_name = 'sync' and sync_state = 'sync'`;
-    while ((await this.primary.query(sql)).length === 0) {
+    const sql = `select 1 from pg_stat_replication where application_name = $1 and sync_state = 'sync'`;
+    while ((await this.primary.query(sql, [this.sync.name])).length === 0) {
       if (Date.now() > deadline) throw new Error('the standby never became synchronous');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
