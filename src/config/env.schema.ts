@@ -88,7 +88,7 @@ const storageFields = {
       0,
       2 ** 53,
       30,
-      'How long to retry PostgreSQL at start',
+      'How long to retry an unreachable PostgreSQL at start',
       SECONDS,
     ],
     // The pool's size is what each process counts against the server's max_connections.

@@ -88,16 +88,22 @@ export function refusalOf(error: unknown, target: string): PostgresRefusedError 
   );
 }
 
+/** SQLSTATE 53300: every connection slot is taken. The server is up and takes us later. */
+const isFull = (error: unknown): boolean =>
+  (error as { code?: unknown } | undefined)?.code === '53300';
+
 /**
  * PostgreSQL may start after us (a bundled database in the same Helm release): retry with
- * backoff for a bounded time, then give up with a message that says where we tried. A refusal
- * (bad credentials, no such database) is not retried: it exits at once, saying what to fix.
+ * backoff until it has not answered for `startupTimeoutMs`, then give up with a message that
+ * says where we tried. A full server (53300) answers, so it is waited for however long it stays
+ * full: a replica added under load must not exit because the others hold every connection.
+ * A refusal (bad credentials, no such database) is not retried: it exits at once.
  */
 export async function waitForPostgres(
   db: Kysely<Database>,
   options: PostgresOptions,
 ): Promise<void> {
-  const deadline = Date.now() + options.startupTimeoutMs;
+  let deadline = Date.now() + options.startupTimeoutMs;
   // 250 ms doubling to 5 s; no jitter: one process waits for its own database.
   const backoff = new Backoff({ initialMs: 250, maxMs: 5_000, jitterRatio: 0 });
   for (let attempt = 1; ; attempt++) {
@@ -109,16 +115,18 @@ export async function waitForPostgres(
       if (refusal) throw refusal;
       const reason = error instanceof Error ? error.message : String(error);
       const delay = backoff.next();
-      if (Date.now() + delay > deadline) {
+      const line = { attempt, target: options.target, reason };
+      if (isFull(error)) {
+        deadline = Date.now() + options.startupTimeoutMs;
+        options.logger.warn(line, 'PostgreSQL is full (SQLSTATE 53300), waiting for a connection');
+      } else if (Date.now() + delay > deadline) {
         throw new Error(
           `PostgreSQL at ${options.target} did not answer within ${options.startupTimeoutMs / 1000} s (last error: ${reason})`,
           { cause: error },
         );
+      } else {
+        options.logger.warn(line, 'PostgreSQL not reachable yet, retrying');
       }
-      options.logger.warn(
-        { attempt, target: options.target, reason },
-        'PostgreSQL not reachable yet, retrying',
-      );
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
