@@ -1,12 +1,15 @@
 import { resolve, join } from 'node:path';
 import { parseApiTokens, type ParsedApiTokens } from './shared/api-tokens.js';
-import type { AppConfig } from './app-config.js';
 import { ConfigError } from './shared/config-error.js';
 import { envSchema, type Env } from './env.schema.js';
 import { formatIssues } from './shared/issue-path.js';
 import { loadMcpServers, type McpServersLoad } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
-import { parseRetrySchedule, parseWebhookReceivers } from './webhook-receivers.js';
+import {
+  parseRetrySchedule,
+  parseWebhookReceivers,
+  type WebhookConfig,
+} from './webhook-receivers.js';
 import { noColorRequested } from './shared/no-color.js';
 import { tracingConfigOf } from './shared/tracing-env.js';
 import { APP_VERSION } from './version.js';
@@ -25,7 +28,7 @@ export function loadConfig(
   // Said by the entry point, never by a variable: the worker serves no API (no tokens needed),
   // and always delivers: WEBHOOK_DELIVERY is the API's setting.
   { role = 'api' }: { role?: ProcessRole } = {},
-): AppConfig {
+) {
   const problems: string[] = [];
   const parsed = envSchema.safeParse(environment);
   if (!parsed.success) problems.push(...formatIssues(parsed.error.issues));
@@ -57,7 +60,7 @@ export function loadConfig(
   const delivery = role === 'webhook-worker' ? 'worker' : parsed.data.WEBHOOK_DELIVERY;
   return {
     ...config,
-    webhooks: { ...config.webhooks, delivery },
+    webhooks: { ...config.webhooks, delivery } satisfies WebhookConfig,
     tracing: tracingConfigOf(parsed.data, 'plant-store'),
   };
 }
@@ -105,7 +108,7 @@ function buildAppConfig(
   env: Env,
   environment: Readonly<Record<string, string | undefined>>,
   { tokens, webhooks, mcp }: CheckedParts,
-): Omit<AppConfig, 'tracing'> {
+) {
   const dataDir = resolve(env.DATA_DIR);
   return {
     nodeEnv: env.NODE_ENV,
@@ -117,6 +120,7 @@ function buildAppConfig(
     noColor: noColorRequested(environment.NO_COLOR),
     dataDir,
     database: databaseConfig(env, dataDir),
+    /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */
     apiTokenDigests: tokens.digests,
     connections: connectionsConfig(env),
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
@@ -134,6 +138,7 @@ function buildAppConfig(
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
         ? { token: new Secret(env.SERVICE_AGENT_TOKEN), serverUrl: new URL(env.SERVICE_SERVER_URL) }
         : undefined,
+    /** Byte budgets of the agent's connection (used only while `agent` is set). */
     agentBudgets: {
       mcpStdinMaxBytes: env.SERVICE_MCP_STDIN_MAX_BYTES,
       serverSendMaxBytes: env.SERVICE_SERVER_SEND_MAX_BYTES,
@@ -146,16 +151,17 @@ function buildAppConfig(
       absent: mcp.load.absent,
       servers: mcp.load.specs,
       reposDir: resolve(env.SERVICE_REPOS_DIR),
+      /** The MCP servers' base environment (child-env.ts filters it); it holds secrets. */
       parentEnv: new Secret(environment),
     },
     version: APP_VERSION,
   };
 }
 
-function databaseConfig(env: Env, dataDir: string): AppConfig['database'] {
+function databaseConfig(env: Env, dataDir: string) {
   return env.DATABASE_URL
     ? {
-        kind: 'postgres',
+        kind: 'postgres' as const,
         url: new Secret(env.DATABASE_URL),
         target: describePostgresTarget(env.DATABASE_URL),
         startupTimeoutMs: env.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
@@ -165,7 +171,7 @@ function databaseConfig(env: Env, dataDir: string): AppConfig['database'] {
           maxLifetimeMs: env.DATABASE_POOL_MAX_LIFETIME_SECONDS * 1000,
         },
       }
-    : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') };
+    : { kind: 'sqlite' as const, file: join(dataDir, 'plants.sqlite') };
 }
 
 /** `postgres://user:secret@db:5432/plants` → `db:5432/plants`: the password never leaves. */
@@ -174,7 +180,7 @@ function describePostgresTarget(url: string): string {
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
 }
 
-function connectionsConfig(env: Env): AppConfig['connections'] {
+function connectionsConfig(env: Env) {
   return {
     maxConnections: env.MAX_CONNECTIONS,
     maxConnectionsPerAddress: env.MAX_CONNECTIONS_PER_ADDRESS,
