@@ -37,24 +37,13 @@ export function encodeFrame(frame: unknown, limits: FrameLimits): Encoded {
     // A BigInt or a cycle: not JSON, whatever produced it.
     return { ok: false, reason: `not encodable as JSON (${(error as Error).message})` };
   }
-  const bytes = Buffer.byteLength(text);
-  if (bytes > limits.maxFrameBytes) {
-    return {
-      ok: false,
-      reason: `${bytes} bytes, over the ${limits.maxFrameBytes}-byte frame limit`,
-    };
-  }
-  return { ok: true, text };
+  const tooLarge = oversize(text, limits);
+  return tooLarge ? { ok: false, reason: tooLarge } : { ok: true, text };
 }
 
 export function decodeFrame(text: string, limits: FrameLimits): Decoded {
-  const bytes = Buffer.byteLength(text);
-  if (bytes > limits.maxFrameBytes) {
-    return {
-      ok: false,
-      reason: `${bytes} bytes, over the ${limits.maxFrameBytes}-byte frame limit`,
-    };
-  }
+  const tooLarge = oversize(text, limits);
+  if (tooLarge) return { ok: false, reason: tooLarge };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -65,6 +54,13 @@ export function decodeFrame(text: string, limits: FrameLimits): Decoded {
     return { ok: false, reason: `nested deeper than ${limits.maxDepth} levels`, value };
   }
   return { ok: true, value };
+}
+
+function oversize(text: string, { maxFrameBytes }: FrameLimits): string | undefined {
+  const bytes = Buffer.byteLength(text);
+  return bytes > maxFrameBytes
+    ? `${bytes} bytes, over the ${maxFrameBytes}-byte frame limit`
+    : undefined;
 }
 
 /** Whether arrays and objects nest deeper than `maxDepth`; a loop, not recursion. */

@@ -196,8 +196,8 @@ export class McpServerRunner {
       cwd: this.deps.cwd,
       killGraceMs: timings.killGraceMs,
       onStderr: (chunk) => this.#stderr.write(chunk),
-      ...(timings.stdout ? { stdout: timings.stdout } : {}),
-      ...(timings.unsolicited ? { unsolicited: timings.unsolicited } : {}),
+      stdout: timings.stdout,
+      unsolicited: timings.unsolicited,
       ...this.#stdoutHandlers(() => attempt),
     });
     const tap = new RelayTapTransport(transport);
@@ -227,6 +227,12 @@ export class McpServerRunner {
     ProcessGroupTransportOptions,
     'onGarbage' | 'onGarbageFlood' | 'onUnknownAnswer' | 'onUnsolicitedFlood'
   > {
+    const restart = (count: () => void) => (reason: string) => {
+      if (this.#stopped || this.#attempt !== ownAttempt()) return;
+      count();
+      this.#logger.warn(`MCP server ${reason}; restarting it`);
+      void this.#failed(ownAttempt(), reason);
+    };
     return {
       onGarbage: (line) => {
         this.#garbageLines++;
@@ -235,12 +241,7 @@ export class McpServerRunner {
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
-      onGarbageFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== ownAttempt()) return;
-        this.#garbageRestarts++;
-        this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(ownAttempt(), reason);
-      },
+      onGarbageFlood: restart(() => this.#garbageRestarts++),
       onUnknownAnswer: (id) => {
         this.#unknownAnswers++;
         this.#unknownAnswerLog.warn(
@@ -248,12 +249,7 @@ export class McpServerRunner {
           'dropped an answer of the MCP server to a request id nobody waits for',
         );
       },
-      onUnsolicitedFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== ownAttempt()) return;
-        this.#unsolicitedRestarts++;
-        this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(ownAttempt(), reason);
-      },
+      onUnsolicitedFlood: restart(() => this.#unsolicitedRestarts++),
     };
   }
 

@@ -4,8 +4,8 @@ import type { Counter, Gauge } from 'prom-client';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
 import type { RunnerTimings } from './runner-timings.js';
-import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
-import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
+import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
+import type { McpServerStatus } from './mcp-server-status.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
 /**
@@ -32,11 +32,7 @@ export interface McpSupervisorDeps {
 }
 
 /** One server as the relay's inventory shows it. */
-export interface McpServerView {
-  name: string;
-  state: McpServerState;
-  tools: readonly McpToolInfo[];
-}
+export type McpServerView = AgentServerView;
 
 /** What the relay needs from the supervisor. */
 export type McpSessions = Pick<

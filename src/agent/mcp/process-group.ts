@@ -27,7 +27,13 @@ export function groupRunning(pgid: number): boolean {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = readProcStat(Number(entry));
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const stat = parseProcStat(text);
     if (stat && stat.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X') return true;
   }
   return false;
@@ -38,17 +44,6 @@ export interface ProcStat {
   state: string;
   ppid: number;
   pgid: number;
-}
-
-/** Fields of /proc/<pid>/stat; undefined when the process is gone or /proc is missing. */
-export function readProcStat(pid: number): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  return parseProcStat(text);
 }
 
 /** The command name may contain spaces and parentheses, so fields start after the last ')'. */

@@ -1,6 +1,7 @@
 import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TokenBucket } from '../../common/logging/token-bucket.js';
 import { depthExceeds } from '../../agent-protocol/frame-codec.js';
+import { RelayErrorCode, rpcError } from '../../agent-protocol/relay-protocol.js';
 
 /**
  * A child's stdout, split into JSON-RPC messages at a bounded cost.
@@ -83,16 +84,16 @@ export class StdoutReader {
     limits: Partial<StdoutLimits> = {},
   ) {
     this.#limits = { ...DEFAULT_STDOUT_LIMITS, ...limits };
-    const now = this.#limits.now;
+    const { now } = this.#limits;
     this.#lineBudget = new TokenBucket({
       ratePerSecond: this.#limits.garbageLinesPerSecond,
       burst: this.#limits.garbageBurstLines,
-      ...(now ? { now } : {}),
+      now,
     });
     this.#byteBudget = new TokenBucket({
       ratePerSecond: this.#limits.garbageBytesPerSecond,
       burst: this.#limits.garbageBurstBytes,
-      ...(now ? { now } : {}),
+      now,
     });
   }
 
@@ -246,11 +247,7 @@ function relayIdAtEdges(head: string, tail: string): string | undefined {
   );
 }
 
-/** -32004 is the relay's MessageRejected (relay-protocol.ts): the same meaning, one code. */
 function rejected(id: string | number, reason: string): JSONRPCMessage {
-  return {
-    jsonrpc: '2.0',
-    id,
-    error: { code: -32004, message: `answer of the MCP server dropped: ${reason}` },
-  };
+  const message = `answer of the MCP server dropped: ${reason}`;
+  return rpcError(id, RelayErrorCode.MessageRejected, message);
 }

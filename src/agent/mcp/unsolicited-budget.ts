@@ -58,16 +58,16 @@ export class UnsolicitedBudget {
     limits: Partial<UnsolicitedLimits> = {},
   ) {
     this.#limits = { ...DEFAULT_UNSOLICITED_LIMITS, ...limits };
-    const now = this.#limits.now ? { now: this.#limits.now } : {};
+    const { now } = this.#limits;
     this.#notificationBudget = new TokenBucket({
       ratePerSecond: this.#limits.notificationsPerSecond,
       burst: this.#limits.notificationBurst,
-      ...now,
+      now,
     });
     this.#answerBudget = new TokenBucket({
       ratePerSecond: this.#limits.unknownAnswersPerSecond,
       burst: this.#limits.unknownAnswerBurst,
-      ...now,
+      now,
     });
   }
 

@@ -259,10 +259,10 @@ export class AgentRelayClient {
       send: (frame, always) => this.#send(socket, frame, always),
       timeoutMs: this.options.timings.requestTimeoutMs,
       clientAnswerTimeoutMs: this.options.timings.clientAnswerTimeoutMs,
-      ...(this.options.clientRequest ? { clientRequest: this.options.clientRequest } : {}),
+      clientRequest: this.options.clientRequest,
       maxInFlight: this.#limits.maxInFlight,
       maxStdinBytes: this.#limits.maxStdinBytes,
-      ...(this.options.dropped ? { dropped: this.options.dropped } : {}),
+      dropped: this.options.dropped,
       warn: (fields, message) => this.#peerWarnings.warn(fields, message),
     });
     const servers = toProtocolServers(this.options.sessions.servers(), this.#limits.frame);

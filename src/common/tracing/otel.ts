@@ -162,11 +162,6 @@ export function startClientSpan(
   };
 }
 
-/** Runs `fn` with `span` as the active span. */
-export function withSpan<T>(span: Span, fn: () => T): T {
-  return context.with(trace.setSpan(context.active(), span), fn);
-}
-
 /** Ends `span`, marked failed with `error` (a short reason, never a secret) when given. */
 export function endSpan(span: Span, error?: string): void {
   if (error !== undefined) {
