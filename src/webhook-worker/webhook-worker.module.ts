@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { CoreModule } from '../common/core/core.module.js';
 import { MetricsModule } from '../common/metrics/metrics.module.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { DatabaseHealthIndicator } from '../database/database.health.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
@@ -26,7 +27,7 @@ export class WebhookWorkerModule {
         WebhooksModule,
         TerminusModule.forRoot({ errorLogStyle: 'json' }),
       ],
-      providers: [WebhookHealthIndicator, WorkerHealth],
+      providers: [DatabaseHealthIndicator, WebhookHealthIndicator, WorkerHealth],
     };
   }
 }

@@ -4,7 +4,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { DatabasePingService } from '../../database/database-ping.service.js';
-import { DATABASE_PING_TIMEOUT_MS } from './database.health.js';
+import { DATABASE_PING_TIMEOUT_MS } from '../../database/database.health.js';
 
 const WATCH_INTERVAL_MS = 10_000;
 

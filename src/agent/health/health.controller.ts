@@ -13,7 +13,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { WebhookHealthIndicator } from '../../webhooks/webhook.health.js';
 import { McpSupervisorService } from '../mcp/mcp-supervisor.service.js';
 import { AgentRelayService } from '../relay/agent-relay.service.js';
-import { DatabaseHealthIndicator } from './database.health.js';
+import { DatabaseHealthIndicator } from '../../database/database.health.js';
 
 /**
  * Probes, served only on SERVICE_HEALTH_CHECK_PORT. They fail (503) only when the database does
