@@ -8,10 +8,7 @@ import { DATABASE_PING_TIMEOUT_MS } from '../../database/database.health.js';
 
 const WATCH_INTERVAL_MS = 10_000;
 
-/**
- * Keeps `db_up` current between health checks with one cheap ping every 10 s; the ping also
- * looks at the embedded store's files, so a deleted one shows even when no request comes.
- */
+/** Keeps `db_up` current with a ping every 10 s; it also sees a deleted store file unasked. */
 @Injectable()
 export class DatabaseWatchService implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;

@@ -16,8 +16,7 @@ import { AgentRelayService } from '../relay/agent-relay.service.js';
 import { DatabaseHealthIndicator } from '../../database/database.health.js';
 
 /**
- * Probes, served only on SERVICE_HEALTH_CHECK_PORT. They fail (503) only when the database does
- * not answer: the MCP servers and the agent connection are details, since a crashing
+ * Probes on SERVICE_HEALTH_CHECK_PORT. Only the database fails them (503): a crashing
  * third-party MCP server must not make Kubernetes restart the pod.
  */
 @ApiExcludeController()

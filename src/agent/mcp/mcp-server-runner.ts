@@ -216,11 +216,7 @@ export class McpServerRunner {
     return attempt;
   }
 
-  /**
-   * What the transport reports about a child's stdout: stray lines and answers nobody asked
-   * for are counted and logged; a flood of either restarts the child. `ownAttempt` gives the
-   * attempt they belong to, which is made only after its transport.
-   */
+  /** Stray stdout lines and unasked answers are counted; a flood of either restarts the child. */
   #stdoutHandlers(
     ownAttempt: () => Attempt,
   ): Pick<
@@ -253,11 +249,7 @@ export class McpServerRunner {
     };
   }
 
-  /**
-   * Connects (the `initialize` handshake) and lists tools, resources and prompts. Returns the
-   * child's initialize result, or undefined when the start failed (then handled by #failed) or
-   * the attempt is no longer current.
-   */
+  /** `initialize`, then the lists; the initialize result, or undefined if the start failed. */
   async #initialize(attempt: Attempt): Promise<Record<string, unknown> | undefined> {
     const { transport, tap, client } = attempt;
     const timeout = this.deps.timings.initializeTimeoutMs;
@@ -356,8 +348,8 @@ export class McpServerRunner {
   }
 
   /**
-   * One failure: tear down this attempt and schedule the next one. `reason` goes to the logs
-   * (it may quote the child); `healthReason`, shown on /health, must never quote it.
+   * Tears the attempt down and schedules the next. `reason` may quote the child (logs only);
+   * `healthReason`, shown on /health, never does.
    */
   async #failed(attempt: Attempt, reason: string, healthReason = reason): Promise<void> {
     this.#lastError = healthReason;
@@ -442,9 +434,8 @@ function toToolInfo(tool: Tool): McpToolInfo {
 }
 
 /**
- * A failure as /health may show it: /health is unauthenticated, and what a child answers (an
- * error message with its `${VAR}`-expanded secret in it) or prints must never reach it. Only
- * our own fixed words, chosen by the kind of error; the child's text stays in the logs.
+ * A failure in our own fixed words: /health is unauthenticated, and a child's error text may
+ * hold its `${VAR}`-expanded secret. The child's text stays in the logs.
  */
 function describeForHealth(error: unknown): string {
   if (ProtocolError.isInstance(error)) return 'the server answered an error (see the logs)';

@@ -12,10 +12,8 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 }
 
 /**
- * Whether any process of the group still runs. Zombies do not count: `kill(-pgid, 0)` still
- * finds a dead grandchild until whoever adopted it (PID 1) reaps it, which took over a second
- * here, and waiting for that would stretch every stop towards the SIGKILL deadline for nothing.
- * Where /proc is not readable, any member counts.
+ * Whether any process of the group still runs, zombies not counted: PID 1 may take over a
+ * second to reap a dead grandchild, which would stretch every stop. Without /proc, any member.
  */
 export function groupRunning(pgid: number): boolean {
   if (!signalGroup(pgid, 0)) return false;

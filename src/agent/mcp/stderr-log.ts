@@ -1,10 +1,8 @@
 import { TokenBucket } from '../../common/logging/token-bucket.js';
 
 /**
- * A child's stderr, split into lines, logged through a token bucket and remembered (the last
- * few lines) for crash reports. The pipe is always drained: an unread stderr fills up (64 KiB
- * on Linux) and blocks the child mid-write, which looks like a hung MCP session. Lines over
- * the rate are counted, and the count logged once the bucket has tokens again.
+ * A child's stderr, as rate-limited log lines and the last few lines for crash reports. The
+ * pipe is always drained: a full one blocks the child mid-write, like a hung MCP session.
  */
 export interface StderrLogOptions {
   ratePerSecond: number;
