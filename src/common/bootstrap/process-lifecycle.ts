@@ -33,9 +33,8 @@ export interface ListenerLimits {
 export type Limiter = Record<'api' | 'probe', (server: Server) => void>;
 
 /**
- * Validates the config (a ConfigError is printed and the process exits 78, EX_CONFIG), starts
- * the logger and tracing, then creates the app or context; if that throws, one "cannot start"
- * line, exit code 1 and undefined: nothing else is left running.
+ * The config (a ConfigError exits 78), the logger and tracing, then the app; one that cannot
+ * start logs one "cannot start" line and sets exit code 1.
  */
 export async function startProcess<C extends EntryPointConfig, A>(
   loadConfig: () => C,
@@ -117,8 +116,7 @@ export async function exitCannotListen(
 
 /**
  * On SIGTERM, SIGINT and SIGHUP: stop accepting, let in-flight requests finish (10 s at most),
- * run Nest's shutdown hooks and exit 0. SIGHUP is not a reload: a closed terminal or a
- * supervisor's hang-up stops the process cleanly instead of killing it.
+ * run the shutdown hooks, exit 0. SIGHUP too: a closed terminal stops the process cleanly.
  */
 export function stopOnSignals(
   app: INestApplicationContext,
