@@ -19,10 +19,7 @@ export const DEFAULT_CONFIG_DIR = '/app/config';
 /** What the process is, by its entry point: the plant service or the webhook worker. */
 export type ProcessRole = 'api' | 'webhook-worker';
 
-/**
- * Validates the whole environment and `mcp-servers.json` and returns the typed config, or
- * throws one ConfigError that lists every problem, each naming its variable or JSON path.
- */
+/** The typed config, or one ConfigError listing every problem of the environment and files. */
 export function loadConfig(
   environment: Readonly<Record<string, string | undefined>>,
   // Said by the entry point, never by a variable: the worker serves no API (no tokens needed),
