@@ -1,11 +1,7 @@
 /**
- * Turns frames into text and back within the protocol's limits, and never throws.
- *
- * Why: `JSON.stringify` throws a RangeError on a value nested a few thousand deep (an MCP
- * server's answer, 6,000 deep, took the whole process down: the plant API shares it), and
- * `JSON.parse` happily builds such values from a frame. Both directions therefore check the
- * depth (iteratively, so the check itself cannot overflow the stack) and the size, and report a
- * reason instead of throwing. The limits are the protocol's (docs/agent-protocol.md).
+ * Frames to text and back within the protocol's limits, never throwing: JSON.stringify throws
+ * on a value 6,000 deep (an MCP server's answer took the process down) and JSON.parse builds
+ * one, so both ways check the size and the depth (iteratively) and say why they refuse.
  */
 export interface FrameLimits {
   /** Bytes of one frame's UTF-8 text, both directions. */

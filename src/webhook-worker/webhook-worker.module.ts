@@ -10,11 +10,7 @@ import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { WorkerHealth } from './worker-health.js';
 
-/**
- * The webhook worker: the plant webhook's delivery alone, with no plant API, from the same
- * build as the service (`npm run webhook-worker`). A Nest application context: its probes are
- * served by plain listeners (main.ts), so no controller here.
- */
+/** The webhook's delivery alone, as an application context; main.ts serves its probes. */
 @Module({})
 export class WebhookWorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
