@@ -80,17 +80,10 @@ export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
  * The client session of a server's request or answer: an MCP server's own request goes only to
  * a session with a request in flight on it that declared the capability it needs.
  */
-export interface ClientTag {
-  session: string;
-  /** The client's `sampling`, `elicitation` and `roots` capabilities from its initialize. */
-  capabilities?: Record<string, unknown>;
-}
+export type ClientTag = NonNullable<z.infer<typeof clientTag>>;
 
 /** W3C trace context beside a request in an `rpc` frame: the agent's span continues it. */
-export interface TraceContext {
-  traceparent?: string;
-  tracestate?: string;
-}
+export type TraceContext = NonNullable<z.infer<typeof traceContext>>;
 
 export type AgentFrame = HelloFrame | InventoryFrame | RpcFrame;
 
@@ -141,6 +134,7 @@ const traceContext = z
 const clientTag = z
   .object({
     session: z.string().min(1).max(256),
+    // The client's `sampling`, `elicitation` and `roots` capabilities from its initialize.
     capabilities: z.record(z.string(), z.unknown()).optional(),
   })
   .optional()

@@ -5,11 +5,7 @@ import { envSchema, type Env } from './env.schema.js';
 import { formatIssues } from './shared/issue-path.js';
 import { loadMcpServers, type McpServersLoad } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
-import {
-  parseRetrySchedule,
-  parseWebhookReceivers,
-  type WebhookConfig,
-} from './webhook-receivers.js';
+import { parseRetrySchedule, parseWebhookReceivers } from './webhook-receivers.js';
 import { noColorRequested } from './shared/no-color.js';
 import { tracingConfigOf } from './shared/tracing-env.js';
 import { APP_VERSION } from './version.js';
@@ -54,10 +50,11 @@ export function loadConfig(
     webhooks,
     mcp: { load: mcp, configDir, configDirExplicit },
   });
-  const delivery = role === 'webhook-worker' ? 'worker' : parsed.data.WEBHOOK_DELIVERY;
+  // Who delivers: the API itself (`in-process`), another process (`external`), or the worker.
+  const delivery = role === 'webhook-worker' ? ('worker' as const) : parsed.data.WEBHOOK_DELIVERY;
   return {
     ...config,
-    webhooks: { ...config.webhooks, delivery } satisfies WebhookConfig,
+    webhooks: { ...config.webhooks, delivery },
     tracing: tracingConfigOf(parsed.data, 'plant-store'),
   };
 }

@@ -15,22 +15,6 @@ export interface WebhookReceiver {
   keys: Secret<Buffer[]>;
 }
 
-export interface WebhookConfig {
-  receivers: WebhookReceiver[];
-  /** Seconds to wait after each failed attempt; when they run out the notice is `failed`. */
-  retrySchedule: number[];
-  /** WEBHOOK_DELIVERY on the API (`external`: it only writes the outbox); the worker's `worker`. */
-  delivery: 'in-process' | 'external' | 'worker';
-  /** Attempts in flight at once to one receiver. */
-  maxInFlightPerReceiver: number;
-  /** Bytes of a receiver's answer read at most; the rest is not read. */
-  maxAnswerBytes: number;
-  /** Pending notices of a receiver are counted up to this (the metric and /health say so). */
-  backlogCountCap: number;
-  /** Off: receivers on loopback, private or link-local addresses are refused (at start and connect). */
-  allowPrivateAddresses: boolean;
-}
-
 /** The Standard Webhooks schedule (as Svix): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
 export const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000];
 

@@ -9,7 +9,6 @@ const FORMAT_VERSION = 3007000;
 export interface WalHeader {
   checkpoint: number;
   salt1: number;
-  salt2: number;
   bytes: Buffer;
 }
 
@@ -26,7 +25,6 @@ export function parseWalHeader(bytes: Buffer): WalHeader | undefined {
   return {
     checkpoint: bytes.readUInt32BE(12),
     salt1: bytes.readUInt32BE(16),
-    salt2: bytes.readUInt32BE(20),
     bytes: Buffer.from(bytes.subarray(0, WAL_HEADER_BYTES)),
   };
 }

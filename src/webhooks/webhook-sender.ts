@@ -1,6 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { tracing } from '../common/tracing/tracing.js';
-import type { WebhookConfig, WebhookReceiver } from '../config/webhook-receivers.js';
+import type { WebhookConfig } from '../config/app-config.js';
+import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import { type Answer, timedOut, WebhookPoster } from './webhook-http.js';
 import type { ClaimedNotice } from './webhook-outbox.repository.js';
 import { signWebhook } from './webhook-signature.js';

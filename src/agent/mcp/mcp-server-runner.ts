@@ -2,10 +2,8 @@ import {
   Client,
   type JSONRPCMessage,
   ProtocolError,
-  type RequestOptions,
   SdkError,
   SdkErrorCode,
-  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
@@ -264,7 +262,12 @@ export class McpServerRunner {
         const { tools } = await untilExit(transport, client.listTools(undefined, listOptions));
         this.#tools = tools.map(toToolInfo);
       }
-      await this.#countResourcesAndPrompts(attempt, capabilities, listOptions);
+      this.#resources = await this.#count(attempt, 'resources', capabilities.resources, () =>
+        client.listResources(undefined, listOptions).then((page) => page.resources),
+      );
+      this.#prompts = await this.#count(attempt, 'prompts', capabilities.prompts, () =>
+        client.listPrompts(undefined, listOptions).then((page) => page.prompts),
+      );
       stage = 'initialize';
       if (!tap.initializeResult) throw new Error('no initialize result seen');
       return tap.initializeResult;
@@ -283,27 +286,6 @@ export class McpServerRunner {
       );
       return undefined;
     }
-  }
-
-  async #countResourcesAndPrompts(
-    { transport, client }: Attempt,
-    capabilities: ServerCapabilities,
-    listOptions: RequestOptions,
-  ): Promise<void> {
-    this.#resources = capabilities.resources
-      ? await this.#count(
-          transport,
-          'resources',
-          async () => (await client.listResources(undefined, listOptions)).resources,
-        )
-      : 0;
-    this.#prompts = capabilities.prompts
-      ? await this.#count(
-          transport,
-          'prompts',
-          async () => (await client.listPrompts(undefined, listOptions)).prompts,
-        )
-      : 0;
   }
 
   /** Opens the relay's session, keeps the child pinged, and watches for its exit. */
@@ -387,11 +369,14 @@ export class McpServerRunner {
     await attempt.transport.close();
   }
 
+  /** What the child offers of `what`, when it offers any. */
   async #count(
-    transport: ProcessGroupTransport,
+    { transport }: Attempt,
     what: string,
+    offered: unknown,
     list: () => Promise<unknown[]>,
   ): Promise<number> {
+    if (!offered) return 0;
     try {
       return (await untilExit(transport, list())).length;
     } catch (error) {

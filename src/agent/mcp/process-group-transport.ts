@@ -185,19 +185,6 @@ export class ProcessGroupTransport implements Transport {
     return this.#child?.stdin.writableLength ?? 0;
   }
 
-  /** Garbage on stdout so far: lines that were not JSON-RPC messages, and their bytes. */
-  get garbage(): { lines: number; bytes: number } {
-    return { lines: this.#stdout.garbageLines, bytes: this.#stdout.garbageBytes };
-  }
-
-  /** Messages nobody asked for so far: notifications or requests, and unknown-id answers. */
-  get unsolicited(): { notifications: number; unknownAnswers: number } {
-    return {
-      notifications: this.#unsolicited.notifications,
-      unknownAnswers: this.#unsolicited.unknownAnswers,
-    };
-  }
-
   #onStdout(chunk: Buffer): void {
     if (this.#stdout.flooded || this.#unsolicited.flooded) return;
     this.#stdout.write(chunk);
