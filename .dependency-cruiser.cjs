@@ -137,7 +137,10 @@ module.exports = {
       comment: 'The agent reads the database only through its health ping.',
       severity: 'error',
       from: { path: '^src/agent/' },
-      to: { path: '^src/database/', pathNot: '^src/database/database-ping\\.service\\.ts$' },
+      to: {
+        path: '^src/database/',
+        pathNot: '^src/database/database(-ping\\.service|\\.health)\\.ts$',
+      },
     },
     {
       name: 'relay-server-not-to-app-features',

@@ -1,11 +1,7 @@
 /**
- * Turns frames into text and back within the protocol's limits, and never throws.
- *
- * Why: `JSON.stringify` throws a RangeError on a value nested a few thousand deep (an MCP
- * server's answer, 6,000 deep, took the whole process down: the plant API shares it), and
- * `JSON.parse` happily builds such values from a frame. Both directions therefore check the
- * depth (iteratively, so the check itself cannot overflow the stack) and the size, and report a
- * reason instead of throwing. The limits are the protocol's (docs/agent-protocol.md).
+ * Frames to text and back within the protocol's limits, never throwing: JSON.stringify throws
+ * on a value 6,000 deep (an MCP server's answer took the process down) and JSON.parse builds
+ * one, so both ways check the size and the depth (iteratively) and say why they refuse.
  */
 export interface FrameLimits {
   /** Bytes of one frame's UTF-8 text, both directions. */
@@ -37,24 +33,13 @@ export function encodeFrame(frame: unknown, limits: FrameLimits): Encoded {
     // A BigInt or a cycle: not JSON, whatever produced it.
     return { ok: false, reason: `not encodable as JSON (${(error as Error).message})` };
   }
-  const bytes = Buffer.byteLength(text);
-  if (bytes > limits.maxFrameBytes) {
-    return {
-      ok: false,
-      reason: `${bytes} bytes, over the ${limits.maxFrameBytes}-byte frame limit`,
-    };
-  }
-  return { ok: true, text };
+  const tooLarge = oversize(text, limits);
+  return tooLarge ? { ok: false, reason: tooLarge } : { ok: true, text };
 }
 
 export function decodeFrame(text: string, limits: FrameLimits): Decoded {
-  const bytes = Buffer.byteLength(text);
-  if (bytes > limits.maxFrameBytes) {
-    return {
-      ok: false,
-      reason: `${bytes} bytes, over the ${limits.maxFrameBytes}-byte frame limit`,
-    };
-  }
+  const tooLarge = oversize(text, limits);
+  if (tooLarge) return { ok: false, reason: tooLarge };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -65,6 +50,13 @@ export function decodeFrame(text: string, limits: FrameLimits): Decoded {
     return { ok: false, reason: `nested deeper than ${limits.maxDepth} levels`, value };
   }
   return { ok: true, value };
+}
+
+function oversize(text: string, { maxFrameBytes }: FrameLimits): string | undefined {
+  const bytes = Buffer.byteLength(text);
+  return bytes > maxFrameBytes
+    ? `${bytes} bytes, over the ${maxFrameBytes}-byte frame limit`
+    : undefined;
 }
 
 /** Whether arrays and objects nest deeper than `maxDepth`; a loop, not recursion. */

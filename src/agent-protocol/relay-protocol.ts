@@ -14,9 +14,8 @@ import {
 } from './frame-codec.js';
 
 /**
- * The frames of the agent ↔ server WebSocket (docs/agent-protocol.md). Every frame is one JSON
- * text message with a `type`. The agent speaks first (`hello`), keeps the server's picture of
- * its MCP servers current (`inventory`), and carries JSON-RPC both ways inside `rpc` frames.
+ * The frames of the agent ↔ server WebSocket (docs/agent-protocol.md): one JSON text message
+ * each, `hello` first, then `inventory` updates and JSON-RPC both ways in `rpc` frames.
  */
 export const CONNECT_PATH = '/agent/v1/connect';
 
@@ -26,18 +25,11 @@ export const RelayErrorCode = {
   ServerUnavailable: -32001,
   /** No answer from the MCP server within the relay's request timeout. */
   RequestTimeout: -32003,
-  /**
-   * A message that breaks the protocol's limits (frame size, nesting depth) or cannot be
-   * encoded: a request of the server, or the MCP server's answer to it. Dropped; the request is
-   * answered with this code.
-   */
+  /** A request, or its MCP server's answer, over the limits or not encodable: dropped. */
   MessageRejected: -32004,
   /** More relayed requests in flight than the agent keeps; the request was not sent. */
   TooManyRequests: -32005,
-  /**
-   * An MCP server's request for its client that no client can take: no client request in
-   * flight on that server, or several clients' (the server cannot say whom it means).
-   */
+  /** An MCP server's request for its client with no client (or several) in flight on it. */
   NoClient: -32006,
   /** The frame's message is not a JSON-RPC 2.0 request or notification. */
   InvalidRequest: -32600,
@@ -85,24 +77,13 @@ export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
 }
 
 /**
- * The client session a request or answer of the server's came from (`rpc` frames from the
- * server): an MCP server's own request goes only to a session with a request in flight on it,
- * and only when that session declared the capability the request needs.
+ * The client session of a server's request or answer: an MCP server's own request goes only to
+ * a session with a request in flight on it that declared the capability it needs.
  */
-export interface ClientTag {
-  session: string;
-  /** The client's `sampling`, `elicitation` and `roots` capabilities from its initialize. */
-  capabilities?: Record<string, unknown>;
-}
+export type ClientTag = NonNullable<z.infer<typeof clientTag>>;
 
-/**
- * W3C trace context (https://www.w3.org/TR/trace-context/) beside a request in an `rpc` frame
- * from the server, when the server traces: the agent's span continues that trace.
- */
-export interface TraceContext {
-  traceparent?: string;
-  tracestate?: string;
-}
+/** W3C trace context beside a request in an `rpc` frame: the agent's span continues it. */
+export type TraceContext = NonNullable<z.infer<typeof traceContext>>;
 
 export type AgentFrame = HelloFrame | InventoryFrame | RpcFrame;
 
@@ -116,9 +97,8 @@ export function relayUrl(serverUrl: URL): URL {
 }
 
 /**
- * `crash-looping` is an agent-side detail; the server only needs to know it is not up. A tool
- * whose schema nests too deep for a frame is left out, so one MCP server's absurd tool cannot
- * keep the whole `hello` from being sent.
+ * `crash-looping` is the agent's detail: the server needs to know it is not up. A tool too
+ * deep for a frame is left out, so one absurd schema cannot keep `hello` from being sent.
  */
 export function toProtocolServers(
   views: readonly AgentServerView[],
@@ -154,6 +134,7 @@ const traceContext = z
 const clientTag = z
   .object({
     session: z.string().min(1).max(256),
+    // The client's `sampling`, `elicitation` and `roots` capabilities from its initialize.
     capabilities: z.record(z.string(), z.unknown()).optional(),
   })
   .optional()

@@ -10,19 +10,13 @@ import { BearerStrategy } from './bearer.strategy.js';
 const REALM = 'Bearer realm="plant-store"';
 
 /**
- * Deny by default: every route needs `Authorization: Bearer <token>` unless marked @Public().
- * The token is checked by passport-http-bearer's strategy (bearer.strategy.ts), called
- * directly rather than through @nestjs/passport's AuthGuard: same decisions, none of
- * passport's per-request objects. A failure answers 401 with an RFC 6750 challenge
- * (`error="invalid_token"` when a token was sent but is not accepted) and counts in
- * auth_failures_total.
+ * Deny by default: every route needs a bearer token unless @Public(). The token is checked by
+ * passport-http-bearer's strategy, called directly (none of passport's per-request objects);
+ * a failure answers 401 with an RFC 6750 challenge and counts in auth_failures_total.
  */
 @Injectable()
 export class BearerGuard implements CanActivate {
-  /**
-   * @Public() per controller and handler, looked up once: the metadata is fixed at start-up.
-   * Keyed by both: an inherited handler may be public in one controller and not in another.
-   */
+  /** @Public() per controller and handler, looked up once (an inherited handler may differ). */
   private readonly publicHandlers = new WeakMap<object, WeakMap<object, boolean>>();
 
   constructor(

@@ -19,16 +19,10 @@ export type BearerOutcome =
 const API_CLIENT: ApiClient = Object.freeze({ kind: 'api-token' });
 
 /**
- * passport-http-bearer's strategy, one instance for the process, run without passport's
- * per-request machinery. Passport would make a new object from the strategy for every request
- * and give it `success`/`fail`/`error` closures, plus its own middleware, callbacks and
- * promise in @nestjs/passport (~17 KiB of garbage a request, by bench/alloc-profile.mjs). Here the strategy
- * decides synchronously (its verify compares digests, no I/O), so `check` calls its
- * `authenticate` and reads the one outcome it reported through the methods below.
- *
- * Only the Authorization header is shown to it: passport-http-bearer also takes the token from
- * `?access_token=` and from an `access_token` body field (RFC 6750 2.2, 2.3), where it ends up
- * in proxy logs and browser history; a token anywhere else is no token (401).
+ * passport-http-bearer's strategy, one instance, without passport's per-request copies and
+ * closures (~17 KiB of garbage a request): it decides synchronously, so `check` reads the one
+ * outcome it reports. Only the Authorization header is shown to it: a token in the query or
+ * the body would end up in proxy logs and browser history, so there it is no token (401).
  */
 @Injectable()
 export class BearerStrategy extends Strategy<

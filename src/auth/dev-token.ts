@@ -4,10 +4,7 @@ import { join } from 'node:path';
 
 export const DEV_TOKEN_FILE = 'dev-token';
 
-/**
- * Outside production with no API_TOKENS, the service makes one token and keeps it in the data
- * directory (mode 600), so it survives restarts and the quick start's curl lines keep working.
- */
+/** Outside production without API_TOKENS: one token, kept (mode 600) in the data directory. */
 export function loadOrCreateDevToken(dataDir: string): { token: string; file: string } {
   const file = join(dataDir, DEV_TOKEN_FILE);
   try {

@@ -1,9 +1,4 @@
-/**
- * `CORS_ORIGINS`: which browser origins may call the API from other sites (Swagger UI on a
- * documentation site, a web client). Empty (the default): CORS is off and browsers keep other
- * origins out. `*`: any origin (safe for credentials-less bearer requests, the only kind the API
- * takes). Otherwise a comma-separated list of exact origins, `https://app.example.com`.
- */
+/** `CORS_ORIGINS`: off (the default), `*`, or a comma-separated list of exact origins. */
 export type CorsOrigins = 'off' | '*' | string[];
 
 export const CORS_ORIGINS_MESSAGE =

@@ -7,9 +7,8 @@ import { tracingEnvShape } from './shared/tracing-env.js';
 import { webhookEnvFields } from './webhook-env.schema.js';
 
 /**
- * The process environment of the service, its agent and the webhook worker, as one zod schema:
- * each setting declared once (docs/configuration.md and `.env.example` are generated from it),
- * validated at start. `load-config.ts` turns the result into the typed `AppConfig`.
+ * The environment of the service, its agent and the webhook worker as one zod schema: each
+ * setting declared once (docs/configuration.md and `.env.example` are generated from it).
  */
 
 /** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */

@@ -1,6 +1,5 @@
 import { resolve, join } from 'node:path';
 import { parseApiTokens, type ParsedApiTokens } from './shared/api-tokens.js';
-import type { AppConfig } from './app-config.js';
 import { ConfigError } from './shared/config-error.js';
 import { envSchema, type Env } from './env.schema.js';
 import { formatIssues } from './shared/issue-path.js';
@@ -16,16 +15,13 @@ export const DEFAULT_CONFIG_DIR = '/app/config';
 /** What the process is, by its entry point: the plant service or the webhook worker. */
 export type ProcessRole = 'api' | 'webhook-worker';
 
-/**
- * Validates the whole environment and `mcp-servers.json` and returns the typed config, or
- * throws one ConfigError that lists every problem, each naming its variable or JSON path.
- */
+/** The typed config, or one ConfigError listing every problem of the environment and files. */
 export function loadConfig(
   environment: Readonly<Record<string, string | undefined>>,
   // Said by the entry point, never by a variable: the worker serves no API (no tokens needed),
   // and always delivers: WEBHOOK_DELIVERY is the API's setting.
   { role = 'api' }: { role?: ProcessRole } = {},
-): AppConfig {
+) {
   const problems: string[] = [];
   const parsed = envSchema.safeParse(environment);
   if (!parsed.success) problems.push(...formatIssues(parsed.error.issues));
@@ -54,7 +50,8 @@ export function loadConfig(
     webhooks,
     mcp: { load: mcp, configDir, configDirExplicit },
   });
-  const delivery = role === 'webhook-worker' ? 'worker' : parsed.data.WEBHOOK_DELIVERY;
+  // Who delivers: the API itself (`in-process`), another process (`external`), or the worker.
+  const delivery = role === 'webhook-worker' ? ('worker' as const) : parsed.data.WEBHOOK_DELIVERY;
   return {
     ...config,
     webhooks: { ...config.webhooks, delivery },
@@ -105,7 +102,7 @@ function buildAppConfig(
   env: Env,
   environment: Readonly<Record<string, string | undefined>>,
   { tokens, webhooks, mcp }: CheckedParts,
-): Omit<AppConfig, 'tracing'> {
+) {
   const dataDir = resolve(env.DATA_DIR);
   return {
     nodeEnv: env.NODE_ENV,
@@ -117,6 +114,7 @@ function buildAppConfig(
     noColor: noColorRequested(environment.NO_COLOR),
     dataDir,
     database: databaseConfig(env, dataDir),
+    /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */
     apiTokenDigests: tokens.digests,
     connections: connectionsConfig(env),
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
@@ -134,6 +132,7 @@ function buildAppConfig(
       env.SERVICE_AGENT_TOKEN && env.SERVICE_SERVER_URL
         ? { token: new Secret(env.SERVICE_AGENT_TOKEN), serverUrl: new URL(env.SERVICE_SERVER_URL) }
         : undefined,
+    /** Byte budgets of the agent's connection (used only while `agent` is set). */
     agentBudgets: {
       mcpStdinMaxBytes: env.SERVICE_MCP_STDIN_MAX_BYTES,
       serverSendMaxBytes: env.SERVICE_SERVER_SEND_MAX_BYTES,
@@ -146,16 +145,17 @@ function buildAppConfig(
       absent: mcp.load.absent,
       servers: mcp.load.specs,
       reposDir: resolve(env.SERVICE_REPOS_DIR),
+      /** The MCP servers' base environment (child-env.ts filters it); it holds secrets. */
       parentEnv: new Secret(environment),
     },
     version: APP_VERSION,
   };
 }
 
-function databaseConfig(env: Env, dataDir: string): AppConfig['database'] {
+function databaseConfig(env: Env, dataDir: string) {
   return env.DATABASE_URL
     ? {
-        kind: 'postgres',
+        kind: 'postgres' as const,
         url: new Secret(env.DATABASE_URL),
         target: describePostgresTarget(env.DATABASE_URL),
         startupTimeoutMs: env.DATABASE_STARTUP_TIMEOUT_SECONDS * 1000,
@@ -165,7 +165,7 @@ function databaseConfig(env: Env, dataDir: string): AppConfig['database'] {
           maxLifetimeMs: env.DATABASE_POOL_MAX_LIFETIME_SECONDS * 1000,
         },
       }
-    : { kind: 'sqlite', file: join(dataDir, 'plants.sqlite') };
+    : { kind: 'sqlite' as const, file: join(dataDir, 'plants.sqlite') };
 }
 
 /** `postgres://user:secret@db:5432/plants` → `db:5432/plants`: the password never leaves. */
@@ -174,7 +174,7 @@ function describePostgresTarget(url: string): string {
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
 }
 
-function connectionsConfig(env: Env): AppConfig['connections'] {
+function connectionsConfig(env: Env) {
   return {
     maxConnections: env.MAX_CONNECTIONS,
     maxConnectionsPerAddress: env.MAX_CONNECTIONS_PER_ADDRESS,

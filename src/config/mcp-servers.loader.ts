@@ -22,9 +22,8 @@ export interface McpServersLoad {
 }
 
 /**
- * Reads, parses and validates `mcp-servers.json` in `dir`. Never throws: every problem is
- * returned, so start-up can report it with the environment's problems and hot reload can keep
- * the running set when the new file is bad.
+ * Reads and validates `mcp-servers.json` in `dir`, returning every problem rather than
+ * throwing: start-up reports them with the environment's, a reload keeps the running set.
  */
 export function loadMcpServers(
   dir: string,
@@ -124,10 +123,7 @@ function expandEntry(
   };
 }
 
-/**
- * "Object value expected after ':' at line 2, column 8". Node 20's JSON.parse often gives no
- * position at all, so the message comes from lossless-json's parser, which always has one.
- */
+/** "... at line 2, column 8": Node 20's JSON.parse often gives no position, lossless-json does. */
 function describeJsonError(text: string): string {
   try {
     parseLossless(text);

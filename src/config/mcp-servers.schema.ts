@@ -1,15 +1,11 @@
 import { z } from 'zod';
 
-/**
- * `mcp-servers.json`, as the seed defines it: `{"mcpServers": {"<name>": {command, args?, env?}}}`.
- * Unknown keys are errors (`strictObject`): a typo such as `"arg"` must not pass silently.
- */
+/** `mcp-servers.json`; unknown keys are errors, so a typo such as `"arg"` cannot pass silently. */
 export const MCP_SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
- * Names every JavaScript object already has (`__proto__`, `constructor`, `toString`, ...). A
- * server named so vanished silently: assigning `__proto__` on a plain object sets its
- * prototype instead of a key. They are refused with a clear error instead.
+ * Names every object already has (`__proto__`, `toString`...): a server named so vanished,
+ * as assigning `__proto__` sets the prototype. They are refused with a clear error.
  */
 const RESERVED_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
 
@@ -20,10 +16,7 @@ export function isReservedServerName(name: string): boolean {
 export const reservedNameMessage = (name: string): string =>
   `"${name}" cannot be a server name (every JavaScript object has a property of that name); choose another`;
 
-/**
- * The reserved names among the raw (JSON.parse'd) file's server names. Run before the schema:
- * zod never sees an own `__proto__` key, so the schema alone cannot refuse it.
- */
+/** The reserved names of the parsed file, checked before the schema: zod never sees `__proto__`. */
 export function reservedServerNames(raw: unknown): string[] {
   if (typeof raw !== 'object' || raw === null) return [];
   const servers: unknown = Object.hasOwn(raw, 'mcpServers')

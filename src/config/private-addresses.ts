@@ -1,10 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Addresses a webhook receiver may not resolve to unless WEBHOOK_ALLOW_PRIVATE_ADDRESSES is
- * on: loopback, private, link-local (cloud metadata), carrier-grade NAT, unspecified,
- * multicast and reserved ranges (IANA special-purpose registries). Node's BlockList also
- * matches an IPv4 rule against its IPv4-mapped IPv6 form.
+ * Where a webhook receiver may not resolve unless WEBHOOK_ALLOW_PRIVATE_ADDRESSES is on: IANA's
+ * special-purpose ranges (BlockList also matches IPv4-mapped IPv6 forms).
  */
 const privateRanges = new BlockList();
 for (const [network, prefix] of [

@@ -1,9 +1,8 @@
 import { inspect } from 'node:util';
 
 /**
- * A configuration value that must never reach a log line, an error message, a metric or a
- * child process by accident. Printing, inspecting or JSON-serialising it shows a placeholder;
- * the value is only available through `reveal()`, which makes every real use greppable.
+ * A value that must never reach a log, an error, a metric or a child by accident: it prints as
+ * a placeholder, and `reveal()` makes every real use greppable.
  */
 export class Secret<T = string> {
   readonly #value: T;

@@ -1,7 +1,6 @@
 /**
- * `${VAR}` and `${VAR:-default}` in MCP server `args` and `env` values, expanded from the
- * agent's environment, so credentials come from a Kubernetes Secret rather than the ConfigMap.
- * Expanded values are never logged: they are usually secrets.
+ * `${VAR}` and `${VAR:-default}` in MCP server `args` and `env`, so credentials come from a
+ * Secret rather than the ConfigMap. Expanded values are never logged.
  */
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 

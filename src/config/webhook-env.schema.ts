@@ -2,10 +2,7 @@ import { z } from 'zod';
 import { setting, trueOrFalse, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
 import { parseRetrySchedule } from './webhook-receivers.js';
 
-/**
- * The plant webhook's settings, read by the service (delivering in process) and by the webhook
- * worker. WEBHOOK_URLS and WEBHOOK_SECRETS are checked together by parseWebhookReceivers.
- */
+/** The plant webhook's settings, read by the service and the webhook worker. */
 const BYTES = 'must be a whole number of bytes';
 
 export const webhookEnvFields = {

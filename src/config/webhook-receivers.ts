@@ -4,40 +4,15 @@ import { Secret } from './secret.js';
 /** One receiver of the plant webhook, as the operator configured it. */
 export interface WebhookReceiver {
   /**
-   * Stable across restarts and replicas and free of secrets: the outbox rows' `receiver`, the
-   * metrics' label, and what /health, logs and a re-enable name. An HMAC of the URL under a key
-   * the store keeps, set once the store is open (src/database/receiver-ids.ts); until then the
-   * entry's position.
+   * Stable and free of secrets: the outbox's `receiver`, the metrics' label. An HMAC of the
+   * URL under the store's key once the store is open (receiver-ids.ts); until then its position.
    */
   id: string;
-  /**
-   * The URL may carry credentials, and its path a token (Slack, Discord, Teams, Zapier): logs,
-   * metrics and /health show the id and `host` only.
-   */
+  /** It may carry credentials or a token: logs, metrics and /health show `host` only. */
   url: Secret<string>;
   host: string;
   /** HMAC keys, decoded from `whsec_` secrets; several while a secret rotates. */
   keys: Secret<Buffer[]>;
-}
-
-export interface WebhookConfig {
-  receivers: WebhookReceiver[];
-  /** Seconds to wait after each failed attempt; when they run out the notice is `failed`. */
-  retrySchedule: number[];
-  /**
-   * Who delivers. On the API, WEBHOOK_DELIVERY: `in-process` (itself) or `external` (it only
-   * writes the outbox). `worker` on the webhook worker, by its entry point, whatever
-   * WEBHOOK_DELIVERY says.
-   */
-  delivery: 'in-process' | 'external' | 'worker';
-  /** Attempts in flight at once to one receiver. */
-  maxInFlightPerReceiver: number;
-  /** Bytes of a receiver's answer read at most; the rest is not read. */
-  maxAnswerBytes: number;
-  /** Pending notices of a receiver are counted up to this (the metric and /health say so). */
-  backlogCountCap: number;
-  /** Off: receivers on loopback, private or link-local addresses are refused (at start and connect). */
-  allowPrivateAddresses: boolean;
 }
 
 /** The Standard Webhooks schedule (as Svix): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -49,17 +24,13 @@ const list = (value: string | undefined): string[] =>
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
 
-/**
- * `WEBHOOK_URLS` (comma-separated) and `WEBHOOK_SECRETS` (comma-separated, the same order; each
- * entry one or more space-separated `whsec_<base64>` secrets). Returns the receivers or the
- * problems, naming the variable and entry, never a secret's value.
- */
-/**
- * On SQLite a group commit of 128 plants writes a notice per plant and receiver in one INSERT:
- * 32 receivers keep its parameters under SQLite's limit (32,766).
- */
+/** SQLite's parameter limit (32,766) holds a group commit of 128 plants for 32 receivers. */
 export const MAX_RECEIVERS = 32;
 
+/**
+ * WEBHOOK_URLS and WEBHOOK_SECRETS (the same order; each entry one or more `whsec_` secrets):
+ * the receivers, or problems naming the variable and entry, never a secret.
+ */
 export function parseWebhookReceivers(
   urls: string | undefined,
   secrets: string | undefined,

@@ -11,10 +11,9 @@ export interface PingResult {
 }
 
 /**
- * The store's probe (`select 1`; on PostgreSQL a write-lock probe), raced against a timeout so a hung database gives a fast "down" rather than a
- * hung probe. The last result is kept for `db_up`, so a metrics scrape costs no query.
- * A fault of the store's files (deleted, replaced, corrupt) is "down" whatever the ping says:
- * `select 1` still answers from a deleted file.
+ * The store's probe raced against a timeout, so a hung database is a fast "down"; the last
+ * result feeds `db_up` without a query. A known fault of the store's files is "down" whatever
+ * the ping says: `select 1` still answers from a deleted file.
  */
 @Injectable()
 export class DatabasePingService {

@@ -17,10 +17,7 @@ import type { SqliteFileIdentity } from './sqlite-file-identity.js';
 import { StoreIntegrityService } from './store-integrity.service.js';
 import { STORE_PROBE, postgresProbe, sqliteProbe } from './store-probe.js';
 
-/**
- * Opens the configured store (embedded SQLite by default, PostgreSQL with DATABASE_URL),
- * waits for it, checks it, migrates it, and closes it when the app shuts down.
- */
+/** Opens, waits for, checks and migrates the configured store, and closes it at shutdown. */
 /** What the store factory opened: the Kysely instance and, for SQLite, its files' identity. */
 const OPENED_STORE = Symbol('OPENED_STORE');
 interface OpenedStore {

@@ -1,9 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 
-/**
- * The one typed schema both dialects share. ids are 64-bit integers in the database (SQLite
- * INTEGER, PostgreSQL BIGINT) and `bigint` in TypeScript from end to end, never a JS number.
- */
+/** The schema both dialects share; ids are 64-bit in the database and `bigint` in TypeScript. */
 export interface PlantsTable {
   id: ColumnType<bigint, bigint, never>;
   name: string;

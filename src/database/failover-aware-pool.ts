@@ -6,10 +6,9 @@ import { isUnavailable } from './database-unavailable.error.js';
 export type AcquireFailure = 'pool_full' | 'connect_failed';
 
 /**
- * node-postgres's pool for Kysely, except that a connection whose query failed with an
- * "unavailable" error (a read-only server right after a failover, SQLSTATE 25006; a dropped
- * socket) is closed on release instead of handed to the next request: without
- * `target_session_attrs` in node-postgres, that is how the pool leaves a server in recovery.
+ * node-postgres's pool for Kysely, except that a connection whose query failed as unavailable
+ * (a read-only server after a failover, a dropped socket) is closed on release, not reused:
+ * without `target_session_attrs`, that is how the pool leaves a server in recovery.
  */
 export class FailoverAwarePool implements PostgresPool {
   constructor(

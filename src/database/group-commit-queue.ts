@@ -1,12 +1,9 @@
 import { type Tracing, tracing } from '../common/tracing/tracing.js';
 
 /**
- * Group commit: writes that arrive while the store is busy are flushed together, in one
- * statement and one transaction, so one fsync acknowledges many requests. Each caller's
- * promise settles only after the flush that holds its item has committed.
- *
- * Items with the same key never share a flush: the second waits for the next one, so its
- * outcome (e.g. "duplicate") is decided by the database, not by the queue.
+ * Group commit: writes that arrive while the store is busy go in one statement and one
+ * transaction, so one fsync acknowledges many requests, each only once its flush committed.
+ * Items with the same key never share a flush, so the database decides a duplicate.
  */
 export interface GroupCommitOptions<T, R> {
   flush: (items: T[]) => Promise<R[]>;
@@ -15,9 +12,8 @@ export interface GroupCommitOptions<T, R> {
   /** Flushes in flight at once: 1 for SQLite's single writer, more for a PostgreSQL pool. */
   concurrency: number;
   /**
-   * Runs after a flush committed and before any of its items is answered. If it throws, every
-   * item of the flush is rejected with that error: a commit that would not survive a restart
-   * (the store's file deleted meanwhile) is never acknowledged. Once per flush, not per item.
+   * Runs after a flush committed, before any item is answered; if it throws, every item is
+   * rejected: a commit a restart would not find (the file deleted meanwhile) is never acknowledged.
    */
   confirm?: () => void;
   /** With tracing on, each flush is a span of this name, linked to its items' requests. */
@@ -99,10 +95,7 @@ export class GroupCommitQueue<T, R> {
     this.schedule();
   }
 
-  /**
-   * The flush as a span: a child of its first item's trace, linked to every item's, since one
-   * commit answers many requests.
-   */
+  /** The flush as a span in its first item's trace, linked to every item's. */
   private startSpan(batch: Pending<T, R>[]): { end(error?: string): void } | undefined {
     const otel = tracing();
     const first = batch[0]?.context;

@@ -3,10 +3,7 @@ import type { Logger } from 'pino';
 import type { Database } from './database.types.js';
 import { migrationProvider } from './migrations/index.js';
 
-/**
- * Applies pending migrations. Kysely's Migrator takes a lock (a row lock on PostgreSQL), so
- * several replicas starting at once apply each migration exactly once.
- */
+/** Kysely's Migrator takes a lock: replicas starting at once apply each migration once. */
 export async function migrateToLatest(db: Kysely<Database>, logger: Logger): Promise<void> {
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error, results } = await migrator.migrateToLatest();

@@ -51,9 +51,8 @@ export function openPostgres(options: OpenPostgresOptions): Kysely<Database> {
     keepAlive: true,
     application_name: 'plant-store',
   });
-  // A connection that dies emits 'error': on the pool while the client is idle, on the client
-  // itself while it is checked out (e.g. a ping stuck on a hung server). Unhandled, either would
-  // crash the process; the query in flight already failed (503) and the next one reconnects.
+  // A dying connection emits 'error' on the pool (idle) or on its client (checked out):
+  // unhandled, it would crash the process. The query in flight already failed (503).
   const lost = (error: Error) =>
     options.logger.warn({ reason: error.message }, 'PostgreSQL connection lost');
   pool.on('error', lost);
@@ -62,12 +61,7 @@ export function openPostgres(options: OpenPostgresOptions): Kysely<Database> {
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool: failoverAware }) });
 }
 
-/**
- * Answers at start that waiting will not change: the server is up and refuses us. SQLSTATE
- * 28P01 (wrong password), 28000 (no such role, or pg_hba.conf rejects the connection) and
- * 3D000 (no such database). The server's own message names the user or the database, never
- * the password.
- */
+/** Refusals that waiting will not change: wrong password, no such role or database. */
 const REFUSALS: Record<string, string> = {
   '28P01': 'refused the login: check the user and password of DATABASE_URL (or PGPASSWORD)',
   '28000':
@@ -93,11 +87,9 @@ const isFull = (error: unknown): boolean =>
   (error as { code?: unknown } | undefined)?.code === '53300';
 
 /**
- * PostgreSQL may start after us (a bundled database in the same Helm release): retry with
- * backoff until it has not answered for `startupTimeoutMs`, then give up with a message that
- * says where we tried. A full server (53300) answers, so it is waited for however long it stays
- * full: a replica added under load must not exit because the others hold every connection.
- * A refusal (bad credentials, no such database) is not retried: it exits at once.
+ * PostgreSQL may start after us (a database in the same Helm release): retried with backoff
+ * until it has not answered for `startupTimeoutMs`. A full server (53300) answers, so it is
+ * waited for while it stays full. A refusal (credentials, no such database) exits at once.
  */
 export async function waitForPostgres(
   db: Kysely<Database>,

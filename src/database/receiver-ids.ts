@@ -8,18 +8,14 @@ export function receiverId(key: string, url: string): string {
   return createHmac('sha256', key).update(url).digest('hex').slice(0, 16);
 }
 
-/**
- * The id earlier versions gave a receiver (a bare SHA-256 of its URL, which a guess list could
- * invert offline); rows written under it are moved to the keyed id.
- */
+/** The id earlier versions gave (a bare SHA-256 of the URL, invertible with a guess list). */
 function unkeyedId(url: string): string {
   return createHash('sha256').update(url).digest('hex').slice(0, 16);
 }
 
 /**
- * Gives each configured receiver its keyed id, once the store is migrated and before anything
- * reads or writes notices, and moves the notices and 410 stops an earlier version wrote under
- * the unkeyed id, so that none is orphaned.
+ * Gives each receiver its keyed id before anything reads or writes notices, moving what an
+ * earlier version wrote under the unkeyed id, so that nothing is orphaned.
  */
 export async function keyReceiverIds(
   db: Kysely<Database>,

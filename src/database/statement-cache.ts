@@ -2,17 +2,10 @@ import type { Database as BetterSqlite3Database, Statement } from 'better-sqlite
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 /**
- * Kysely's SQLite driver prepares a new statement for every query. Here each distinct SQL text
- * is prepared once and kept for the life of the database:
- *
- * - it is required on Node.js 24.19+: better-sqlite3 12 (the last line that supports Node 20)
- *   wraps statements in node::ObjectWrap, whose destructor aborts the process when a garbage
- *   Statement is collected by a background GC (nodejs/node#65446, WiseLibs/better-sqlite3#1515).
- *   A statement that is never garbage is never collected;
- * - it saves a prepare per request.
- *
- * The set of SQL texts is finite by construction (a grouped insert has at most MAX_BATCH rows,
- * so at most that many shapes), so the cache needs no eviction, and must have none.
+ * Each distinct SQL text prepared once and kept (Kysely prepares per query). Required on
+ * Node 24.19+, where a garbage better-sqlite3 Statement collected by a background GC aborts
+ * the process (nodejs/node#65446); it also saves a prepare per request. The texts are finite
+ * (at most MAX_BATCH insert shapes), so there is no eviction, and must be none.
  */
 export class StatementCachingDatabase implements SqliteDatabase {
   readonly #statements = new Map<string, Statement>();

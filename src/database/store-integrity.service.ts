@@ -3,11 +3,9 @@ import { DatabaseUnavailableError, isCorruption } from './database-unavailable.e
 import type { SqliteFileIdentity } from './sqlite-file-identity.js';
 
 /**
- * Faults of the store that do not heal by themselves: the embedded store's file deleted,
- * replaced or truncated while open, or found corrupt. Once one is seen it stays (until a restart): every
- * request answers 503, `/health` fails naming it, and no write is acknowledged, since nothing
- * written from then on would be there after a restart. PostgreSQL has no file to watch; a
- * corrupt page there is the server's to report.
+ * Store faults that do not heal: the embedded store's file deleted, replaced, truncated or
+ * corrupt. Once seen, until a restart, every request answers 503 and /health names it: what
+ * is written from then on would not be there after a restart.
  */
 export class StoreIntegrityService {
   private problem: string | undefined;
@@ -36,11 +34,7 @@ export class StoreIntegrityService {
     if (this.problem !== undefined) throw new DatabaseUnavailableError(new Error(this.problem));
   }
 
-  /**
-   * Throws (503) unless the files a restart will open are the ones written, whole: called
-   * before each write (so a refused write is not found after a restart) and after each commit,
-   * before any of its writes is acknowledged.
-   */
+  /** Throws (503) unless a restart would open the files written: before and after each write. */
   assertDurable(): void {
     const problem = this.check();
     if (problem !== undefined) throw new DatabaseUnavailableError(new Error(problem));

@@ -7,10 +7,7 @@ export const STORE_PROBE = Symbol('STORE_PROBE');
 /** The health check's query: resolves when the store would take a write now. */
 export type StoreProbe = (db: Kysely<Database>) => Promise<void>;
 
-/**
- * How long the PostgreSQL probe waits for the write locks: inside the ping's 750 ms, so a
- * locked table answers "down, locked" rather than the ping's plain timeout.
- */
+/** Inside the ping's 750 ms, so a locked table answers "locked" rather than a plain timeout. */
 export const WRITE_LOCK_WAIT_MS = 500;
 
 /** SQLSTATE 55P03: lock_timeout expired. */
@@ -24,13 +21,10 @@ export const sqliteProbe: StoreProbe = async (db) => {
 };
 
 /**
- * Takes, and at once gives back, the lock every plant write takes on the tables it writes
- * (ROW EXCLUSIVE). Another session's LOCK TABLE (or an ALTER TABLE queued behind a long
- * reader) stalls writes for the 10 s statement timeout while `select 1` still answers; this
- * probe sees it within WRITE_LOCK_WAIT_MS. It writes nothing and does not wait on other
- * writers: ROW EXCLUSIVE does not conflict with itself. A standby grants that lock too, so the
- * probe also asks whether the transaction could write: right after a failover the primary's
- * address may still reach a server in recovery.
+ * Takes and gives back the ROW EXCLUSIVE lock every plant write takes: a LOCK TABLE (or an
+ * ALTER queued behind a reader) stalls writes while `select 1` still answers. It writes
+ * nothing and waits on no writer. It also asks whether the transaction could write: after a
+ * failover the primary's address may reach a server in recovery.
  */
 export const postgresProbe: StoreProbe = async (db) => {
   try {

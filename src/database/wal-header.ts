@@ -9,15 +9,10 @@ const FORMAT_VERSION = 3007000;
 export interface WalHeader {
   checkpoint: number;
   salt1: number;
-  salt2: number;
   bytes: Buffer;
 }
 
-/**
- * The header if it verifies as SQLite's own check does (sqlite.org/fileformat.html, "WAL File
- * Header"), else undefined: SQLite ignores a WAL whose header does not verify, with every
- * commit in it.
- */
+/** The header if it verifies as SQLite's own check does (fileformat.html), else undefined. */
 export function parseWalHeader(bytes: Buffer): WalHeader | undefined {
   if (bytes.length < WAL_HEADER_BYTES) return undefined;
   const magic = bytes.readUInt32BE(0);
@@ -30,7 +25,6 @@ export function parseWalHeader(bytes: Buffer): WalHeader | undefined {
   return {
     checkpoint: bytes.readUInt32BE(12),
     salt1: bytes.readUInt32BE(16),
-    salt2: bytes.readUInt32BE(20),
     bytes: Buffer.from(bytes.subarray(0, WAL_HEADER_BYTES)),
   };
 }
@@ -49,10 +43,8 @@ function walChecksum(data: Buffer, bigEndian: boolean): [number, number] {
 }
 
 /**
- * Whether `next` can follow `known` by SQLite's own doing. SQLite rewrites the header only when
- * it restarts the WAL after a checkpoint, and each restart adds one to both the checkpoint
- * sequence and salt-1 (salt-2 is new), so their difference never changes. A header that breaks
- * this was written by someone else, and its salts disown the frames after it.
+ * Whether SQLite itself could have written `next` after `known`: each WAL restart adds one to
+ * both the checkpoint sequence and salt-1. Another header disowns the frames after it.
  */
 export function isSuccessor(known: WalHeader, next: WalHeader): boolean {
   if (known.bytes.equals(next.bytes)) return true;

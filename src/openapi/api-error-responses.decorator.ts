@@ -28,11 +28,7 @@ const EXAMPLES: Record<number, string> = {
   503: 'the database is unavailable; try again later',
 };
 
-/**
- * Documents each listed status with the Error body. `texts` gives a feature's own wording
- * (plants' "no such plant", the seed's "unexpected error" for POST /plants' 400); the
- * statuses every route shares (401, 413, 503...) are worded here.
- */
+/** Documents each status with the Error body, in a feature's own words where `texts` has them. */
 export function ApiErrorResponses(
   statuses: number[],
   texts: Record<number, ErrorResponseText> = {},

@@ -1,5 +1,2 @@
-/**
- * The name of the API's security scheme. It is the upstream Plant Store document's name: clients
- * generated from that document look their credentials up by it.
- */
+/** The upstream document's scheme name: generated clients look their credentials up by it. */
 export const BEARER_SCHEME = 'bearerAuth';

@@ -5,26 +5,16 @@ import { PLANT_WEBHOOK, plantWebhook } from './plant-webhook.openapi.js';
 import { swaggerUiOptions } from './swagger-ui-options.js';
 
 /**
- * The API document, generated from the DTOs and decorators: OpenAPI 3.1.0, version 1.0.0, MIT,
- * one http/bearer scheme on every plant operation, and the plant webhook. It is committed as
- * `openapi.json`, and a test fails when the served document drifts from it.
- *
- * The upstream "OpenAPI Plant Store" document (clients generated from it exist) must stay a
- * subset of this one: CI runs `oasdiff breaking <upstream> openapi.json`. Hence the scheme name
- * `bearerAuth` and the webhook `/plant/webhook`.
+ * The API document, generated from the DTOs and decorators and committed as `openapi.json`
+ * (a test fails on drift). The upstream Plant Store document must stay a subset of it (CI runs
+ * oasdiff), hence `bearerAuth`, `/plant/webhook` and the contract's own version, 1.0.0.
  */
-/**
- * The version of the API contract, not of the package: the operations are those of the upstream
- * document's 1.0.0, so releases of the service (1.1.0, ...) leave it alone.
- */
-export const API_DOCUMENT_VERSION = '1.0.0';
-
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('Plant Store')
     .setDescription('A sample plant store: create, read, list and delete plants.')
-    .setVersion(API_DOCUMENT_VERSION)
+    .setVersion('1.0.0')
     .setLicense('MIT', 'https://opensource.org/licenses/MIT')
     // addSecurity, not addBearerAuth: that one adds `bearerFormat: JWT`, and ours are not JWTs.
     .addSecurity(BEARER_SCHEME, {
@@ -43,10 +33,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return document;
 }
 
-/**
- * The validation pipe refuses unknown properties in request bodies, so their schemas say
- * `additionalProperties: false` (@nestjs/swagger has no class-level option for it).
- */
+/** Bodies' schemas say `additionalProperties: false`, as the pipe refuses unknown properties. */
 function closeRequestBodies(document: OpenAPIObject): void {
   const schemas = document.components?.schemas ?? {};
   for (const item of Object.values(document.paths)) {
@@ -68,11 +55,7 @@ export const API_INDEX = {
   openapiYaml: '/openapi.yaml',
 };
 
-/**
- * /openapi.json, /openapi.yaml, Swagger UI at /docs and an index at /, all public. Plain Express
- * routes, like Swagger UI's: no guard, and not operations of the document. The port scope
- * (mounted before) keeps them to the API port.
- */
+/** The docs, the document and an index at /: public Express routes, kept to the API port. */
 export function serveOpenApi(app: INestApplication, document: OpenAPIObject): void {
   app
     .getHttpAdapter()

@@ -4,15 +4,9 @@ import type { PathItemObject } from '@nestjs/swagger';
 export const PLANT_WEBHOOK = '/plant/webhook';
 
 /**
- * `webhooks./plant/webhook` of the API document: the upstream document's webhook (a POST of the
- * NewPlant added to the store), with the Standard Webhooks 1.0 headers a receiver verifies.
- * There is no controller behind it (a webhook is a request the service sends, not a route it
- * serves), so it is written here rather than scanned from decorators.
- *
- * The headers are always sent, yet not `required`, and the body is not `required` either, as
- * in the upstream document: oasdiff reads a webhook like an operation the service serves, so a
- * required parameter or body added to the upstream's webhook is a breaking change for it (a
- * receiver generated from the upstream document must keep accepting what it accepted).
+ * The upstream document's webhook, with the Standard Webhooks headers; written by hand, as no
+ * route serves it. Headers and body are not `required`, as upstream: oasdiff would count a
+ * required one as breaking for receivers generated from the upstream document.
  */
 export const plantWebhook: PathItemObject = {
   post: {

@@ -1,18 +1,10 @@
 import type { SwaggerCustomOptions } from '@nestjs/swagger';
 
 /**
- * Options for Swagger UI at /docs (`swaggerOptions` of SwaggerModule.setup).
- *
- * Why the plugin: plant ids are int64 and the API writes them exactly, but Swagger UI shows a
- * JSON response body as `JSON.stringify(JSON.parse(text), null, '  ')`, which rounds every
- * integer beyond 2^53 to the nearest double: GET /plants/9007199254740993 would show
- * `"id": 9007199254740992` (swagger-api/swagger-ui#2030, swagger-api/swagger-ui#10049). A
- * `responseInterceptor` cannot help, because that parse happens when the body is displayed, so
- * the plugin wraps the `responseBody` component instead. Requests are untouched: the request
- * body editor already sends its text as typed, and path parameters go into the URL as typed.
- *
- * @nestjs/swagger writes these functions into swagger-ui-init.js with `fn.toString()`, so each
- * runs in the browser and must not refer to anything outside itself (no imports, no helpers).
+ * Swagger UI's options at /docs. Its plugin keeps int64 ids exact: Swagger UI shows a JSON
+ * body through JSON.parse, which rounds integers beyond 2^53 (swagger-api/swagger-ui#2030),
+ * and a responseInterceptor runs before that parse. @nestjs/swagger writes these functions
+ * into the page with `fn.toString()`, so none may refer to anything outside itself.
  */
 export const swaggerUiOptions: NonNullable<SwaggerCustomOptions['swaggerOptions']> = {
   persistAuthorization: true,
@@ -39,11 +31,8 @@ interface PluginSystem {
 type JsonWithRawJson = JSON & { rawJSON?: (text: string) => unknown };
 
 /**
- * Shows a JSON response body pretty-printed as Swagger UI does, but with every number exactly
- * as the server wrote it. Only when Swagger UI's own round trip would change a number's text
- * (an integer beyond 2^53, more digits than a double holds, another spelling such as `1.0`) does
- * it render the body itself; otherwise, and in browsers without `JSON.rawJSON`, Swagger UI's
- * component renders as before.
+ * Renders a JSON body itself only when Swagger UI's round trip would change a number's text;
+ * otherwise, and without `JSON.rawJSON`, Swagger UI's own component renders.
  */
 function exactJsonNumbersPlugin(): unknown {
   return {

@@ -1,10 +1,8 @@
 import { BadRequestException } from '@nestjs/common';
 
 /**
- * Cursors are opaque to clients: the last id of the page as 8 big-endian bytes, base64url,
- * always 11 characters. Every string of that shape decodes to an int64, so every cursor the
- * API document allows is a valid position; paging by "id greater than the cursor" stays
- * stable while plants are added or deleted.
+ * An opaque cursor: the page's last id as 8 bytes, base64url. Every string of the allowed
+ * shape is a valid position, and "id greater than" stays stable while plants come and go.
  */
 export const CURSOR_PATTERN = '^[A-Za-z0-9_-]{10}[AEIMQUYcgkosw048]$';
 const CURSOR = new RegExp(CURSOR_PATTERN);

@@ -11,11 +11,7 @@ export type NoticedPlant = Plant & { traceparent?: string | undefined };
 /** The plants' INSERT, returning the ids it created. */
 export type PlantsInsert = InsertQueryBuilder<Database, 'plants', { id: bigint }>;
 
-/**
- * The plant webhook's notices, written with the plants they tell of: the producer's side of a
- * transactional outbox (src/webhooks delivers them). One `webhook_outbox` row per created plant
- * and receiver getting notices, with the plant's NewPlant body and one event id per plant.
- */
+/** The webhook's notices, written with their plants: a row per plant and receiver (an outbox). */
 export class PlantNotices {
   /** The one-statement writes on PostgreSQL, by number of plants. */
   private readonly statements = new Map<number, CompiledQuery<{ id: bigint }>>();
@@ -32,11 +28,9 @@ export class PlantNotices {
   }
 
   /**
-   * PostgreSQL: the plants' INSERT and their notices as one statement, one round trip where a
-   * transaction takes five (1.4x the API's CPU per plant); a trigger NOTIFYs delivery. The
-   * notices go as one array per column, so the statement's text depends on the number of
-   * plants only, and is compiled once per number (compiling cost 1.3x the CPU alone). Their
-   * times are the database's clock, which delivery compares them with, not this process's.
+   * PostgreSQL: the plants and their notices in one statement, a round trip where a
+   * transaction takes five (1.4x the CPU per plant). Notices go as one array per column, so
+   * the text is compiled once per plant count; their times are the database's clock.
    */
   async insertWith(
     insertFor: (count: number) => PlantsInsert,
@@ -102,10 +96,7 @@ export class PlantNotices {
 
 /** A notice's row, with the plant it tells of (kept only if the statement created that). */
 type Notice = ReturnType<PlantNotices['rowsOf']>[number];
-/**
- * Each passed column's PostgreSQL type, for its array (the parameters are untyped); the times
- * are not passed but taken from the database's clock.
- */
+/** Each passed column's type for its array; the times come from the database's clock. */
 const COLUMN_TYPES: Record<Exclude<keyof Notice, 'created_at' | 'next_attempt_at'>, string> = {
   plant_id: 'bigint',
   event_id: 'text',

@@ -1,12 +1,7 @@
 /**
- * The RFC 8288 `Link` header of a page that has a next one, as GitHub's API pages its arrays:
- * the body stays the upstream document's bare array, and the position travels in the header.
- *
- * The target is a relative reference holding only a query (`<?limit=20&cursor=...>`). RFC 8288
- * resolves it against the request's URL (RFC 3986 section 5.4: same scheme, host and path), so
- * it stays right behind a TLS-terminating ingress or a path prefix, which an absolute URL built
- * from the request's Host and protocol would get wrong (the service does not trust forwarded
- * headers). Clients resolve it with `new URL(target, requestUrl)`.
+ * The RFC 8288 `Link` to the next page, a reference holding only a query (`<?limit=...>`):
+ * resolved against the request's URL, it stays right behind an ingress or a path prefix,
+ * where an absolute URL built from untrusted Host headers would not.
  */
 export function nextPageLink(limit: number | undefined, cursor: string): string {
   const query = new URLSearchParams();

@@ -14,21 +14,13 @@ import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.j
 import { type NoticedPlant, PlantNotices } from './plant-notices.js';
 import type { InsertOutcome, Plant } from './plant.js';
 
-/**
- * Rows per grouped INSERT. A batch holds at most the requests in flight, and each row count
- * gets its own compiled query and prepared statement, kept for the process's life: 128 keeps
- * that set small (and far under SQLite's bound-parameter limit) while one flush still
- * acknowledges 128 requests.
- */
+/** Rows per grouped INSERT: each count is a statement kept for life, so the set stays small. */
 const MAX_BATCH = 128;
 
 /**
- * The only place with SQL for plants. The same Kysely queries run on SQLite and PostgreSQL.
- *
- * Inserts are group-committed: concurrent creations become one
- * `INSERT ... ON CONFLICT (id) DO NOTHING RETURNING id`, one transaction and one fsync. A row
- * missing from RETURNING already existed, so each duplicate still gets its own answer, and
- * uniqueness is decided by the database's primary key, never by a read-then-write.
+ * The only SQL for plants, on both dialects. Inserts are group-committed as one
+ * `INSERT ... ON CONFLICT (id) DO NOTHING RETURNING id`: a row missing from RETURNING is a
+ * duplicate, decided by the primary key, never by a read-then-write.
  */
 @Injectable()
 export class PlantsRepository {
@@ -116,11 +108,7 @@ export class PlantsRepository {
     return outcomes;
   }
 
-  /**
-   * One statement for the batch. If it fails for a reason other than an unavailable database
-   * (a row the database refuses), each plant is retried alone, so one bad request never fails
-   * the requests it happened to be grouped with.
-   */
+  /** One statement; if the database refuses a row, each plant is retried alone. */
   private async insertBatch(plants: NoticedPlant[]): Promise<(InsertOutcome | FailedInsert)[]> {
     try {
       return await this.insertRows(plants);
@@ -177,9 +165,8 @@ export class PlantsRepository {
   }
 
   /**
-   * `work` in a transaction. A failure is rethrown as it came, even when the rollback fails
-   * too: SQLite rolls back by itself on a full disk, and the ROLLBACK's "no transaction is
-   * active" would hide the error that says the store is unavailable (503, not 500).
+   * A failure is rethrown as it came even when the rollback fails too: SQLite rolls back by
+   * itself on a full disk, and ROLLBACK's error would hide the 503.
    */
   private async inTransaction<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     const trx = await this.db.startTransaction().execute();
@@ -215,10 +202,7 @@ export class PlantsRepository {
       .returning('id');
   }
 
-  /**
-   * Connection failures and a damaged store become DatabaseUnavailableError (503) and move
-   * `db_up`; once the store's file is known to be lost or corrupt, nothing reaches it.
-   */
+  /** Connection failures and a damaged store become 503 and move `db_up`. */
   private async run<T>(query: () => Promise<T>): Promise<T> {
     try {
       this.integrity.assertNoKnownProblem();

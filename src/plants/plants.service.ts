@@ -19,10 +19,7 @@ export class PlantsService {
     @InjectMetric('plants_created_total') private readonly created: Counter,
   ) {}
 
-  /**
-   * A POST answered 503 after a timeout may still have committed: its retry with the same body
-   * gets the stored plant (200, nothing written again), a different body 409.
-   */
+  /** A retry of a POST that committed gets the stored plant if the body is the same, else 409. */
   async create(plant: Plant): Promise<Plant> {
     const outcome = await this.repository.insert(plant);
     if (outcome === 'created') {
@@ -40,10 +37,7 @@ export class PlantsService {
     return plant;
   }
 
-  /**
-   * `limit` is "the maximum number of results" of the upstream document, any int32: a page holds
-   * at most MAX_PAGE_SIZE, and 0 or less asks for nothing (an empty page, not an error).
-   */
+  /** Any int32 `limit`, as upstream: at most MAX_PAGE_SIZE, and 0 or less is an empty page. */
   async list(limit = DEFAULT_PAGE_SIZE, cursor?: string): Promise<PlantPage> {
     const after = cursor === undefined ? undefined : decodeCursor(cursor);
     const size = Math.min(limit, MAX_PAGE_SIZE);

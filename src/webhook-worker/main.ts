@@ -9,10 +9,8 @@ import { WebhookWorkerModule } from './webhook-worker.module.js';
 import { workerProbes } from './worker-probes.js';
 
 /**
- * The webhook worker (`npm run webhook-worker`, `node dist/bundle/webhook-worker.js`): delivers
- * the plant webhook's outbox, and binds two ports only, /health on SERVICE_HEALTH_CHECK_PORT
- * and /metrics on SERVICE_METRICS_PORT. It needs PostgreSQL: the embedded store allows one
- * process, which then delivers itself.
+ * The webhook worker (`npm run webhook-worker`): delivers the outbox, binding /health and
+ * /metrics only. It needs PostgreSQL: the embedded store allows one process.
  */
 void runWorker<AppConfig>({
   loadConfig: () => loadConfig(process.env, { role: 'webhook-worker' }),

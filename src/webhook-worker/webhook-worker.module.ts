@@ -4,16 +4,13 @@ import type { Logger } from 'pino';
 import { CoreModule } from '../common/core/core.module.js';
 import { MetricsModule } from '../common/metrics/metrics.module.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { DatabaseHealthIndicator } from '../database/database.health.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
 import { WorkerHealth } from './worker-health.js';
 
-/**
- * The webhook worker: the plant webhook's delivery alone, with no plant API, from the same
- * build as the service (`npm run webhook-worker`). A Nest application context: its probes are
- * served by plain listeners (main.ts), so no controller here.
- */
+/** The webhook's delivery alone, as an application context; main.ts serves its probes. */
 @Module({})
 export class WebhookWorkerModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
@@ -26,7 +23,7 @@ export class WebhookWorkerModule {
         WebhooksModule,
         TerminusModule.forRoot({ errorLogStyle: 'json' }),
       ],
-      providers: [WebhookHealthIndicator, WorkerHealth],
+      providers: [DatabaseHealthIndicator, WebhookHealthIndicator, WorkerHealth],
     };
   }
 }

@@ -1,14 +1,7 @@
 import { Injectable, ServiceUnavailableException } from '@nestjs/common';
-import {
-  HealthCheckService,
-  HealthIndicatorService,
-  type HealthCheckResult,
-} from '@nestjs/terminus';
-import { DatabasePingService } from '../database/database-ping.service.js';
+import { HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import { DatabaseHealthIndicator } from '../database/database.health.js';
 import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
-
-/** The ping gets most of the probe's 1 s budget, so /health always answers in time. */
-const DATABASE_PING_TIMEOUT_MS = 750;
 
 /** A probe's answer: Terminus's own body, 200 when up and 503 when down. */
 export interface ProbeAnswer {
@@ -16,22 +9,18 @@ export interface ProbeAnswer {
   body: HealthCheckResult;
 }
 
-/**
- * The webhook worker's probes: down (503) only when the database does not answer; the
- * webhook's receivers and backlog are details.
- */
+/** The worker's probes: down (503) only when the database does not answer. */
 @Injectable()
 export class WorkerHealth {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly indicator: HealthIndicatorService,
-    private readonly ping: DatabasePingService,
+    private readonly database: DatabaseHealthIndicator,
     private readonly webhook: WebhookHealthIndicator,
   ) {}
 
   /** GET /health and /health/ready. */
   ready(): Promise<ProbeAnswer> {
-    return this.answer([() => this.database(), () => this.webhook.check()]);
+    return this.answer([() => this.database.check(), () => this.webhook.check()]);
   }
 
   /** GET /health/live: the process answers. */
@@ -47,11 +36,5 @@ export class WorkerHealth {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       return { status: 503, body: error.getResponse() as HealthCheckResult };
     }
-  }
-
-  private async database() {
-    const session = this.indicator.check('database');
-    const result = await this.ping.ping(DATABASE_PING_TIMEOUT_MS);
-    return result.up ? session.up() : session.down({ message: result.error ?? 'down' });
   }
 }

@@ -6,12 +6,7 @@ import { normalPath } from '../common/http/port-scope.js';
 import { LOGGER } from '../common/logging/logger.token.js';
 import { type ProbeAnswer, WorkerHealth } from './worker-health.js';
 
-/**
- * The worker's two listeners as plain request handlers: the health port answers /health,
- * /health/ready and /health/live with Terminus's body, the metrics port /metrics from
- * prom-client's default registry (where every feature registers its metrics); anything else
- * is the service's 404 body. Probes are never cached.
- */
+/** The health and metrics ports as plain handlers; other paths get the 404 body. Never cached. */
 export function workerProbes(
   context: INestApplicationContext,
 ): Record<'health' | 'metrics', RequestListener> {

@@ -4,11 +4,7 @@ import type { RateLimitedLog } from '../common/logging/rate-limited-log.js';
 import { OUTBOX_CHANNEL } from './webhook-outbox.repository.js';
 import { reasonOf } from './webhook-sender.js';
 
-/**
- * PostgreSQL: until `signal`, one connection that LISTENs for the NOTIFY any process's commit of
- * notices sends, and calls `wake`. A lost connection is opened again after `retryMs`; the poll
- * covers the gap.
- */
+/** PostgreSQL: LISTENs for commits of notices until `signal`, reconnecting after `retryMs`. */
 export async function listenForNotices(
   url: string,
   signal: AbortSignal,

@@ -28,9 +28,8 @@ export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 10_000;
 /** The safety net beside the wake-ups: due retries, expired leases, missed notifications. */
 const POLL_MS = 2_000;
 /**
- * After a wake-up, how long notices gather before they are claimed, unless the last claim took
- * all it had room for (a backlog): at a steady rate, a claim per commit took a row or two, and
- * its queries cost twice the CPU per notice (bench/webhook-overhead.mjs).
+ * How long notices gather after a wake-up unless there is a backlog: a claim per commit took
+ * a row or two at twice the CPU per notice (bench/webhook-overhead.mjs).
  */
 const GATHER_MS = 25;
 const RESULT_LABEL = { delivered: '2xx', gone: '410', retry: 'retry' } as const;
@@ -43,10 +42,8 @@ type Sent = { notice: ClaimedNotice; attempt: Attempt };
 type Retry = Extract<Attempt, { kind: 'retry' }>;
 
 /**
- * Claims each receiver's due notices with a lease (at most `maxInFlightPerReceiver` at once),
- * POSTs them and records each outcome: 2xx delivered, 410 stops the receiver, anything else is
- * retried on the schedule. Woken by this process's commits, NOTIFY (a worker on PostgreSQL) and
- * a poll.
+ * Claims each receiver's due notices with a lease, POSTs them and records the outcomes: 2xx
+ * delivered, 410 stops the receiver, else retried. Woken by commits, NOTIFY and a poll.
  */
 @Injectable()
 export class WebhookDelivery implements OnApplicationBootstrap, BeforeApplicationShutdown {

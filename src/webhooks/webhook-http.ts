@@ -28,10 +28,9 @@ const privateAddress = () => Object.assign(new Error(PRIVATE_ADDRESS), { code: P
 const endedEarly = () => Object.assign(new Error('the answer ended early'), { code: 'ECONNRESET' });
 
 /**
- * POSTs to one receiver over undici's keep-alive pool, TLS verified against the system's CAs
- * (and NODE_EXTRA_CA_CERTS). Redirects are not followed. An attempt ends with the answer's
- * end, its first `maxAnswerBytes` bytes, or `timeoutMs`, whichever comes first: a receiver
- * that streams an endless answer costs a few KiB, not the whole timeout's worth.
+ * POSTs to one receiver over undici's keep-alive pool, TLS verified, no redirects. An attempt
+ * ends at the answer's end, its first `maxAnswerBytes` or `timeoutMs`: an endless answer costs
+ * a few KiB.
  */
 export class WebhookPoster {
   private readonly pool: Pool;
@@ -101,10 +100,7 @@ function basicAuthorization(url: URL): Record<string, string> {
   return { authorization: `Basic ${Buffer.from(user).toString('base64')}` };
 }
 
-/**
- * undici's connector, with the receiver's address checked where the socket is opened: a name
- * is resolved once and refused if any address is private, so DNS cannot point POSTs inward.
- */
+/** Checks the address where the socket opens: DNS cannot point POSTs at a private one. */
 function connector(limits: PosterLimits): buildConnector.connector {
   const timeout = limits.timeoutMs;
   if (limits.allowPrivateAddresses) return buildConnector({ timeout });

@@ -16,15 +16,15 @@ export interface ClaimedNotice {
   traceContext: string | null;
 }
 
+/** A receiver's pending notices (counted up to a cap) and its oldest's age. */
+type Backlog = { pending: number; capped: boolean; oldestAgeMs: number };
+
 /** The PostgreSQL channel a commit that wrote notices signals on (LISTEN/NOTIFY). */
 export const OUTBOX_CHANNEL = 'webhook_outbox';
 
 /**
- * The plant webhook's outbox, the table that is the queue: the plants feature adds notices with
- * its plants (src/plants/plant-notices.ts) for the receivers this names; delivery claims due rows
- * with a lease and records outcomes while it holds it.
- * Due times, leases and ages are the database's clock on PostgreSQL (replicas' clocks may
- * disagree), ours on SQLite (one process).
+ * The outbox, the table that is the queue: plants add notices for the receivers this names,
+ * delivery leases due rows. Times are PostgreSQL's clock (shared by replicas), ours on SQLite.
  */
 @Injectable()
 export class WebhookOutboxRepository {
@@ -166,16 +166,11 @@ export class WebhookOutboxRepository {
   }
 
   /**
-   * Pending notices of each of `receivers` with any, counted up to `cap` (`capped` past it), and
-   * the age of its oldest in ms by the clock that wrote it: negative if that clock ran ahead
-   * (shown as it is, never hidden as 0). Two index ranges per receiver, never the whole backlog:
-   * a `count(*)` of 4M rows held the embedded store's event loop for 1.4 s.
+   * Each receiver's pending notices, counted up to `cap`, and its oldest's age (negative when
+   * the writer's clock ran ahead). Index ranges only: a count(*) of 4M rows took 1.4 s.
    */
-  async backlog(
-    receivers: string[],
-    cap: number,
-  ): Promise<Map<string, { pending: number; capped: boolean; oldestAgeMs: number }>> {
-    const backlog = new Map<string, { pending: number; capped: boolean; oldestAgeMs: number }>();
+  async backlog(receivers: string[], cap: number): Promise<Map<string, Backlog>> {
+    const backlog = new Map<string, Backlog>();
     for (const receiver of receivers) {
       const [counted, oldest] = this.backlogQueries(receiver, cap);
       const { pending } = await counted.executeTakeFirstOrThrow();
@@ -204,10 +199,7 @@ export class WebhookOutboxRepository {
     return [counted, oldest] as const;
   }
 
-  /**
-   * Deletes up to `limit` notices older than `before`: finished ones first, then pending ones of
-   * receivers no longer configured. Each is read through an index (plans checked in the tests).
-   */
+  /** Up to `limit` old notices: finished ones, then pending ones of removed receivers. */
   async prune(before: number, configured: string[], limit = 1000): Promise<number> {
     const [finished, orphans] = this.pruneQueries(before, configured);
     const deleted = await this.deleteAtMost(finished, limit);

@@ -1,6 +1,7 @@
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { tracing } from '../common/tracing/tracing.js';
-import type { WebhookConfig, WebhookReceiver } from '../config/webhook-receivers.js';
+import type { WebhookConfig } from '../config/app-config.js';
+import type { WebhookReceiver } from '../config/webhook-receivers.js';
 import { type Answer, timedOut, WebhookPoster } from './webhook-http.js';
 import type { ClaimedNotice } from './webhook-outbox.repository.js';
 import { signWebhook } from './webhook-signature.js';
@@ -75,9 +76,8 @@ function attemptOf(answer: Answer, seconds: number): Attempt {
 }
 
 /**
- * With tracing on, one attempt as an HTTP CLIENT span, a child of the request that created the
- * notice; its `traceparent` header lets the receiver continue the trace. Receiver id and host
- * only: never the URL (it may carry credentials) nor the payload.
+ * With tracing on, an attempt as a CLIENT span in the creating request's trace, passed on in
+ * `traceparent`. Receiver id and host only, never the URL or the payload.
  */
 function startAttemptSpan(receiver: WebhookReceiver, notice: ClaimedNotice) {
   const parent = notice.traceContext === null ? undefined : { traceparent: notice.traceContext };
@@ -96,10 +96,7 @@ const NAMED_CODES: Record<string, string> = {
   '55P03': 'lock timeout (55P03)',
 };
 
-/**
- * An error's code or name, never its message (which may hold the URL and its credentials);
- * node-pg's own query timeout has neither, only its fixed message.
- */
+/** An error's code or name, never its message, which may hold the URL's credentials. */
 export function reasonOf(error: unknown): string {
   if (error === timedOut) return 'timeout';
   if (typeof error !== 'object' || error === null) return 'error';

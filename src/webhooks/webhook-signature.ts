@@ -1,10 +1,8 @@
 import { createHmac, type KeyObject } from 'node:crypto';
 
 /**
- * Standard Webhooks 1.0 signing: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one
- * per key, space-separated, so a receiver holding either the old or the new secret verifies
- * while a secret rotates. The sending thread passes KeyObjects made once (a Buffer key costs a
- * KeyObject per call, 13 us on Node 24).
+ * Standard Webhooks 1.0: `v1,<base64 HMAC>` per key, space-separated, so either secret
+ * verifies while one rotates. KeyObjects made once save 13 us a call.
  */
 export function signWebhook(
   keys: readonly (Buffer | KeyObject)[],

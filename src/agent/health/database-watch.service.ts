@@ -4,14 +4,11 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { DatabasePingService } from '../../database/database-ping.service.js';
-import { DATABASE_PING_TIMEOUT_MS } from './database.health.js';
+import { DATABASE_PING_TIMEOUT_MS } from '../../database/database.health.js';
 
 const WATCH_INTERVAL_MS = 10_000;
 
-/**
- * Keeps `db_up` current between health checks with one cheap ping every 10 s; the ping also
- * looks at the embedded store's files, so a deleted one shows even when no request comes.
- */
+/** Keeps `db_up` current with a ping every 10 s; it also sees a deleted store file unasked. */
 @Injectable()
 export class DatabaseWatchService implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;

@@ -1,20 +1,23 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
-import { HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
+import {
+  HealthCheckService,
+  type HealthCheckResult,
+  type HealthIndicatorResult,
+  HealthIndicatorService,
+} from '@nestjs/terminus';
 import { Public } from '../../common/auth/public.decorator.js';
 import { HealthProbe } from '../../common/http/health-probe.decorator.js';
-import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
-import { ConfigHealthIndicator } from './config.health.js';
-import { DatabaseHealthIndicator } from './database.health.js';
-import { McpHealthIndicator } from './mcp.health.js';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { WebhookHealthIndicator } from '../../webhooks/webhook.health.js';
+import { McpSupervisorService } from '../mcp/mcp-supervisor.service.js';
+import { AgentRelayService } from '../relay/agent-relay.service.js';
+import { DatabaseHealthIndicator } from '../../database/database.health.js';
 
 /**
- * Probes, served only on SERVICE_HEALTH_CHECK_PORT. /health and /health/ready fail (503) only
- * when the service cannot do its work: the database does not answer. MCP servers and the
- * agent connection are reported in `details` but never fail the probe: a crashing third-party
- * MCP server must not make Kubernetes restart the pod.
+ * Probes on SERVICE_HEALTH_CHECK_PORT. Only the database fails them (503): a crashing
+ * third-party MCP server must not make Kubernetes restart the pod.
  */
 @ApiExcludeController()
 @Public()
@@ -23,21 +26,33 @@ import { WebhookHealthIndicator } from '../../webhooks/webhook.health.js';
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
+    private readonly indicator: HealthIndicatorService,
     private readonly database: DatabaseHealthIndicator,
-    private readonly config: ConfigHealthIndicator,
-    private readonly mcp: McpHealthIndicator,
-    private readonly agent: AgentConnectionHealthIndicator,
     private readonly webhook: WebhookHealthIndicator,
+    private readonly mcp: McpSupervisorService,
+    private readonly relay: AgentRelayService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get()
   @HealthProbe()
   check(): Promise<HealthCheckResult> {
+    const { mcp, agent } = this.config;
+    const problems = this.mcp.reloadProblems();
     return this.health.check([
       () => this.database.check(),
-      () => this.config.check(),
-      () => this.mcp.check(),
-      () => this.agent.check(),
+      () =>
+        this.up('config', {
+          mcpServersFile: mcp.file,
+          mcpServersFileFound: !mcp.absent,
+          agentConnection: agent ? 'enabled' : 'disabled',
+        }),
+      () =>
+        this.up('mcpServers', {
+          servers: this.mcp.snapshot(),
+          ...(problems.length > 0 ? { reloadProblems: problems } : {}),
+        }),
+      () => this.up('agentServer', { ...this.relay.status() }),
       () => this.webhook.check(),
     ]);
   }
@@ -53,5 +68,10 @@ export class HealthController {
   @HealthProbe()
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
+  }
+
+  /** A detail for operators, never a reason to fail the probe. */
+  private up(key: string, details: Record<string, unknown>): HealthIndicatorResult {
+    return this.indicator.check(key).up(details);
   }
 }

@@ -4,10 +4,7 @@ import { McpModule } from '../mcp/mcp.module.js';
 import { RelayModule } from '../relay/relay.module.js';
 import { WebhookHealthIndicator } from '../../webhooks/webhook.health.js';
 import { WebhooksModule } from '../../webhooks/webhooks.module.js';
-import { AgentConnectionHealthIndicator } from './agent-connection.health.js';
-import { ConfigHealthIndicator } from './config.health.js';
-import { McpHealthIndicator } from './mcp.health.js';
-import { DatabaseHealthIndicator } from './database.health.js';
+import { DatabaseHealthIndicator } from '../../database/database.health.js';
 import { DatabaseWatchService } from './database-watch.service.js';
 import { HealthController } from './health.controller.js';
 
@@ -19,13 +16,6 @@ import { HealthController } from './health.controller.js';
     WebhooksModule,
   ],
   controllers: [HealthController],
-  providers: [
-    DatabaseHealthIndicator,
-    ConfigHealthIndicator,
-    McpHealthIndicator,
-    AgentConnectionHealthIndicator,
-    DatabaseWatchService,
-    WebhookHealthIndicator,
-  ],
+  providers: [DatabaseHealthIndicator, DatabaseWatchService, WebhookHealthIndicator],
 })
 export class HealthModule {}

@@ -1,11 +1,7 @@
 /**
- * The environment of an MCP server child: a small safe base taken from the agent's own
- * environment, plus the entry's `env` from `mcp-servers.json`, which wins.
- *
- * Nothing else is inherited, so the agent's secrets (SERVICE_AGENT_TOKEN, API_TOKENS,
- * DATABASE_URL, ...) never reach a child unless an entry names them. The proxy and CA
- * variables are in the base because servers behind a corporate proxy cannot work without
- * them (the SDK's own allowlist drops them, modelcontextprotocol/typescript-sdk#92).
+ * An MCP server's environment: a small safe base of the agent's, then the entry's `env`. The
+ * agent's secrets reach a child only when an entry names them; the proxy and CA variables are
+ * in the base, as servers behind a corporate proxy need them (the SDK's allowlist drops them).
  */
 export const INHERITED_ENV_VARS: readonly string[] = [
   'PATH',

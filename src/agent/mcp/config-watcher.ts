@@ -1,13 +1,9 @@
 import { type FSWatcher, watch } from 'node:fs';
 
 /**
- * Calls `onChange` (debounced) when anything in the config folder changes.
- *
- * The folder is watched, not the file: Kubernetes updates a mounted ConfigMap by writing a new
- * timestamped folder and swapping the `..data` symlink, so `mcp-servers.json` (itself a symlink
- * into `..data`) never sees a write of its own and a watch on it goes stale after the first
- * swap. Editors that save by rename have the same effect. The debounce folds the burst of
- * events of one swap into one reload.
+ * Calls `onChange` (debounced) when anything in the config folder changes. The folder, not the
+ * file: Kubernetes swaps a ConfigMap's `..data` symlink (and editors save by rename), so a
+ * watch on the file goes stale after the first swap.
  */
 export interface ConfigWatcherOptions {
   dir: string;

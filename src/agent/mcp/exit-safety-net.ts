@@ -1,21 +1,12 @@
 import { constants } from 'node:os';
 
 /**
- * The last line of defence against orphaned MCP servers: their process groups are detached, so
- * nothing kills them when the agent dies without its shutdown hooks. `kill` runs
- * synchronously (SIGKILL to every group) when the process exits ('exit': process.exit, an
- * uncaught exception) and on every signal whose default action ends the process and that Node
- * lets us catch, as long as nothing else handles that signal.
- *
- * A signal that the application handles itself (main.ts turns SIGTERM and SIGINT into a
- * graceful shutdown) is left to it: our listener sees another listener and does nothing. Any
- * other one (SIGHUP, SIGQUIT, SIGUSR2, ...) would otherwise kill Node at once and leave the
- * groups running; here the groups are killed first and the signal is raised again with its
- * default action, so the process still ends the way the sender meant (same signal, exit status
- * 128 + n). Not touched: SIGUSR1 (Node's inspector), SIGPIPE (ignored by Node), SIGPROF and
- * SIGVTALRM (V8's sampling profiler sends them to itself: catching them would end a profiled
- * process), SIGABRT and SIGTRAP (raised by abort() and debuggers, no JS runs then); SIGKILL and
- * SIGSTOP cannot be caught, and SIGSEGV, SIGBUS, SIGFPE, SIGILL cannot be handled safely.
+ * The last defence against orphaned MCP servers, whose process groups are detached: SIGKILL to
+ * every group on 'exit' and on each catchable signal that would end the process, unless the
+ * application handles that signal itself (SIGTERM's graceful shutdown). The signal is then
+ * raised again, so the process ends as the sender meant (exit status 128 + n). Left alone:
+ * SIGUSR1 (inspector), SIGPIPE, SIGPROF and SIGVTALRM (V8's profiler sends them to itself),
+ * SIGABRT and SIGTRAP (no JS runs then), and what cannot be caught or handled safely.
  */
 export const FATAL_CATCHABLE_SIGNALS: readonly NodeJS.Signals[] = [
   'SIGHUP',

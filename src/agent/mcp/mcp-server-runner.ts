@@ -2,10 +2,8 @@ import {
   Client,
   type JSONRPCMessage,
   ProtocolError,
-  type RequestOptions,
   SdkError,
   SdkErrorCode,
-  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
@@ -196,8 +194,8 @@ export class McpServerRunner {
       cwd: this.deps.cwd,
       killGraceMs: timings.killGraceMs,
       onStderr: (chunk) => this.#stderr.write(chunk),
-      ...(timings.stdout ? { stdout: timings.stdout } : {}),
-      ...(timings.unsolicited ? { unsolicited: timings.unsolicited } : {}),
+      stdout: timings.stdout,
+      unsolicited: timings.unsolicited,
       ...this.#stdoutHandlers(() => attempt),
     });
     const tap = new RelayTapTransport(transport);
@@ -216,17 +214,19 @@ export class McpServerRunner {
     return attempt;
   }
 
-  /**
-   * What the transport reports about a child's stdout: stray lines and answers nobody asked
-   * for are counted and logged; a flood of either restarts the child. `ownAttempt` gives the
-   * attempt they belong to, which is made only after its transport.
-   */
+  /** Stray stdout lines and unasked answers are counted; a flood of either restarts the child. */
   #stdoutHandlers(
     ownAttempt: () => Attempt,
   ): Pick<
     ProcessGroupTransportOptions,
     'onGarbage' | 'onGarbageFlood' | 'onUnknownAnswer' | 'onUnsolicitedFlood'
   > {
+    const restart = (count: () => void) => (reason: string) => {
+      if (this.#stopped || this.#attempt !== ownAttempt()) return;
+      count();
+      this.#logger.warn(`MCP server ${reason}; restarting it`);
+      void this.#failed(ownAttempt(), reason);
+    };
     return {
       onGarbage: (line) => {
         this.#garbageLines++;
@@ -235,12 +235,7 @@ export class McpServerRunner {
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
-      onGarbageFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== ownAttempt()) return;
-        this.#garbageRestarts++;
-        this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(ownAttempt(), reason);
-      },
+      onGarbageFlood: restart(() => this.#garbageRestarts++),
       onUnknownAnswer: (id) => {
         this.#unknownAnswers++;
         this.#unknownAnswerLog.warn(
@@ -248,20 +243,11 @@ export class McpServerRunner {
           'dropped an answer of the MCP server to a request id nobody waits for',
         );
       },
-      onUnsolicitedFlood: (reason) => {
-        if (this.#stopped || this.#attempt !== ownAttempt()) return;
-        this.#unsolicitedRestarts++;
-        this.#logger.warn(`MCP server ${reason}; restarting it`);
-        void this.#failed(ownAttempt(), reason);
-      },
+      onUnsolicitedFlood: restart(() => this.#unsolicitedRestarts++),
     };
   }
 
-  /**
-   * Connects (the `initialize` handshake) and lists tools, resources and prompts. Returns the
-   * child's initialize result, or undefined when the start failed (then handled by #failed) or
-   * the attempt is no longer current.
-   */
+  /** `initialize`, then the lists; the initialize result, or undefined if the start failed. */
   async #initialize(attempt: Attempt): Promise<Record<string, unknown> | undefined> {
     const { transport, tap, client } = attempt;
     const timeout = this.deps.timings.initializeTimeoutMs;
@@ -276,7 +262,12 @@ export class McpServerRunner {
         const { tools } = await untilExit(transport, client.listTools(undefined, listOptions));
         this.#tools = tools.map(toToolInfo);
       }
-      await this.#countResourcesAndPrompts(attempt, capabilities, listOptions);
+      this.#resources = await this.#count(attempt, 'resources', capabilities.resources, () =>
+        client.listResources(undefined, listOptions).then((page) => page.resources),
+      );
+      this.#prompts = await this.#count(attempt, 'prompts', capabilities.prompts, () =>
+        client.listPrompts(undefined, listOptions).then((page) => page.prompts),
+      );
       stage = 'initialize';
       if (!tap.initializeResult) throw new Error('no initialize result seen');
       return tap.initializeResult;
@@ -295,27 +286,6 @@ export class McpServerRunner {
       );
       return undefined;
     }
-  }
-
-  async #countResourcesAndPrompts(
-    { transport, client }: Attempt,
-    capabilities: ServerCapabilities,
-    listOptions: RequestOptions,
-  ): Promise<void> {
-    this.#resources = capabilities.resources
-      ? await this.#count(
-          transport,
-          'resources',
-          async () => (await client.listResources(undefined, listOptions)).resources,
-        )
-      : 0;
-    this.#prompts = capabilities.prompts
-      ? await this.#count(
-          transport,
-          'prompts',
-          async () => (await client.listPrompts(undefined, listOptions)).prompts,
-        )
-      : 0;
   }
 
   /** Opens the relay's session, keeps the child pinged, and watches for its exit. */
@@ -360,8 +330,8 @@ export class McpServerRunner {
   }
 
   /**
-   * One failure: tear down this attempt and schedule the next one. `reason` goes to the logs
-   * (it may quote the child); `healthReason`, shown on /health, must never quote it.
+   * Tears the attempt down and schedules the next. `reason` may quote the child (logs only);
+   * `healthReason`, shown on /health, never does.
    */
   async #failed(attempt: Attempt, reason: string, healthReason = reason): Promise<void> {
     this.#lastError = healthReason;
@@ -399,11 +369,14 @@ export class McpServerRunner {
     await attempt.transport.close();
   }
 
+  /** What the child offers of `what`, when it offers any. */
   async #count(
-    transport: ProcessGroupTransport,
+    { transport }: Attempt,
     what: string,
+    offered: unknown,
     list: () => Promise<unknown[]>,
   ): Promise<number> {
+    if (!offered) return 0;
     try {
       return (await untilExit(transport, list())).length;
     } catch (error) {
@@ -446,9 +419,8 @@ function toToolInfo(tool: Tool): McpToolInfo {
 }
 
 /**
- * A failure as /health may show it: /health is unauthenticated, and what a child answers (an
- * error message with its `${VAR}`-expanded secret in it) or prints must never reach it. Only
- * our own fixed words, chosen by the kind of error; the child's text stays in the logs.
+ * A failure in our own fixed words: /health is unauthenticated, and a child's error text may
+ * hold its `${VAR}`-expanded secret. The child's text stays in the logs.
  */
 function describeForHealth(error: unknown): string {
   if (ProtocolError.isInstance(error)) return 'the server answered an error (see the logs)';

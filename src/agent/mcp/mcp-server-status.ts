@@ -12,16 +12,9 @@ export interface McpServerStatus {
   resources: number;
   prompts: number;
   lastError: string | null;
-  /**
-   * Stdout lines that were not JSON-RPC messages (dropped), and the restarts they caused (a
-   * child that keeps writing them is restarted), since the agent started.
-   */
+  /** Stdout lines that were not JSON-RPC (dropped), and the restarts they caused. */
   stdoutGarbage: { lines: number; restarts: number };
-  /**
-   * Answers to request ids nobody waits for (dropped), and the restarts caused by messages
-   * nobody asked for (those answers, or notifications over a generous rate), since the agent
-   * started.
-   */
+  /** Answers to ids nobody waits for (dropped), and restarts for what nobody asked for. */
   unsolicited: { unknownAnswers: number; restarts: number };
   // No stderr lines here: this is shown on /health, unauthenticated and reachable from the
   // cluster, and a child's stderr may print its secrets. Stderr goes to the logs only.

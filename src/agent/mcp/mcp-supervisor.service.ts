@@ -25,9 +25,8 @@ export const MCP_RUNNER_TIMINGS = Symbol('MCP_RUNNER_TIMINGS');
 const RELOAD_DEBOUNCE_MS = 500;
 
 /**
- * The MCP servers of `mcp-servers.json`, tied to the application's lifecycle: started after
- * bootstrap (in the background: a slow server never delays the app's start), reloaded when the
- * file changes, stopped on shutdown with no process left behind.
+ * The MCP servers of `mcp-servers.json` in the app's lifecycle: started in the background after
+ * bootstrap, reloaded when the file changes, stopped on shutdown with no process left behind.
  */
 @Injectable()
 export class McpSupervisorService

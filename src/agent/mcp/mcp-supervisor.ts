@@ -4,14 +4,13 @@ import type { Counter, Gauge } from 'prom-client';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
 import type { RunnerTimings } from './runner-timings.js';
-import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
-import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
+import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
+import type { McpServerStatus } from './mcp-server-status.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
 /**
- * The set of supervised MCP servers: applies a (re)loaded server list by difference, keeps the
- * metrics, and is what the relay reaches the servers through. Framework-free, so it can be
- * tested without Nest; McpSupervisorService wires it into the application's lifecycle.
+ * The supervised MCP servers: applies a server list by difference, keeps the metrics, and is
+ * what the relay reaches them through. Framework-free; McpSupervisorService wires it in.
  */
 export interface McpMetrics {
   /** mcp_server_up{server} */
@@ -32,11 +31,7 @@ export interface McpSupervisorDeps {
 }
 
 /** One server as the relay's inventory shows it. */
-export interface McpServerView {
-  name: string;
-  state: McpServerState;
-  tools: readonly McpToolInfo[];
-}
+export type McpServerView = AgentServerView;
 
 /** What the relay needs from the supervisor. */
 export type McpSessions = Pick<
@@ -59,9 +54,8 @@ export class McpSupervisor {
   constructor(private readonly deps: McpSupervisorDeps) {}
 
   /**
-   * Makes the running set match `specs`: starts added servers, stops removed ones, restarts
-   * changed ones and leaves the rest alone. Resolves once stopped servers are gone; started
-   * ones come up in the background. Calls are applied one after the other.
+   * Starts added servers, stops removed ones, restarts changed ones; resolves once the stopped
+   * ones are gone. Calls are applied one after the other.
    */
   apply(specs: readonly McpServerSpec[]): Promise<SpecDiff> {
     const next = this.#queue.then(() => this.#apply(specs));
@@ -135,10 +129,7 @@ export class McpSupervisor {
     await this.#loadRunner();
   }
 
-  /**
-   * The MCP SDK is loaded with the first server to start: a service with no MCP servers (the
-   * quick start, most API-only deployments) never loads it, which saves memory and start time.
-   */
+  /** The MCP SDK loads with the first server: a service without MCP servers never loads it. */
   async #loadRunner(): Promise<typeof McpServerRunner> {
     this.#runnerClass ??= (await import('./mcp-server-runner.js')).McpServerRunner;
     return this.#runnerClass;

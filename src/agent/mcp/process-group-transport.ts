@@ -9,21 +9,12 @@ import { type GarbageLine, type StdoutLimits, StdoutReader } from './stdout-read
 import { UnsolicitedBudget, type UnsolicitedLimits } from './unsolicited-budget.js';
 
 /**
- * An MCP stdio client transport whose child runs in its own process group, and whose every
- * stop signals that whole group.
- *
- * Why not the SDK's StdioClientTransport: it signals the direct child only, so the real server
- * behind `npx` or `sh -c` outlives it (typescript-sdk#2023; one gateway leaked 2,018 processes,
- * metatool-ai/metamcp#162). Framing reuses the SDK's own ReadBuffer and serializeMessage.
- *
- * `onclose` fires when the direct child exits (not when its pipes close: a grandchild holding
- * stdout open must not keep a dead server looking alive). The group is then swept, so
- * grandchildren of a crashed server do not linger either.
- *
- * Stdout is read by StdoutReader (bounded cost per line, a garbage budget), and its messages go
- * through UnsolicitedBudget (notifications over a generous rate, answers nobody waits for);
- * once a child has spent either budget its stdout is paused, so a flood costs nothing more
- * while it is restarted.
+ * An MCP stdio transport whose child runs in its own process group, and whose every stop
+ * signals the whole group: the SDK's StdioClientTransport signals the direct child only, so
+ * the real server behind `npx` or `sh -c` outlives it. `onclose` fires when the direct child
+ * exits, not when its pipes close (a grandchild may hold them), and the group is then swept.
+ * Stdout goes through StdoutReader and UnsolicitedBudget; a child that spends either budget
+ * has its stdout paused while it is restarted.
  */
 export interface ProcessGroupTransportOptions {
   command: string;
@@ -183,34 +174,15 @@ export class ProcessGroupTransport implements Transport {
     if (this.#child?.pid !== undefined) await this.#exited;
   }
 
-  /**
-   * Last resort when the agent exits without its shutdown hooks (a crash): SIGKILL the group
-   * synchronously, since a detached group would otherwise outlive us.
-   */
+  /** SIGKILL the group synchronously when the agent exits without its shutdown hooks. */
   killNow(): void {
     const pgid = this.#child?.pid;
     if (pgid !== undefined && !this.#sweepDone) signalGroup(pgid, 'SIGKILL');
   }
 
-  /**
-   * What was written to stdin and not yet taken by the pipe, in string characters (Node's
-   * socket keeps strings as given): a child that does not read its stdin shows here.
-   */
+  /** Written to stdin and not taken by the pipe yet: a child that does not read shows here. */
   get stdinWaitingBytes(): number {
     return this.#child?.stdin.writableLength ?? 0;
-  }
-
-  /** Garbage on stdout so far: lines that were not JSON-RPC messages, and their bytes. */
-  get garbage(): { lines: number; bytes: number } {
-    return { lines: this.#stdout.garbageLines, bytes: this.#stdout.garbageBytes };
-  }
-
-  /** Messages nobody asked for so far: notifications or requests, and unknown-id answers. */
-  get unsolicited(): { notifications: number; unknownAnswers: number } {
-    return {
-      notifications: this.#unsolicited.notifications,
-      unknownAnswers: this.#unsolicited.unknownAnswers,
-    };
   }
 
   #onStdout(chunk: Buffer): void {

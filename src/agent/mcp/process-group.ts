@@ -12,10 +12,8 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
 }
 
 /**
- * Whether any process of the group still runs. Zombies do not count: `kill(-pgid, 0)` still
- * finds a dead grandchild until whoever adopted it (PID 1) reaps it, which took over a second
- * here, and waiting for that would stretch every stop towards the SIGKILL deadline for nothing.
- * Where /proc is not readable, any member counts.
+ * Whether any process of the group still runs, zombies not counted: PID 1 may take over a
+ * second to reap a dead grandchild, which would stretch every stop. Without /proc, any member.
  */
 export function groupRunning(pgid: number): boolean {
   if (!signalGroup(pgid, 0)) return false;
@@ -27,7 +25,13 @@ export function groupRunning(pgid: number): boolean {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = readProcStat(Number(entry));
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const stat = parseProcStat(text);
     if (stat && stat.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X') return true;
   }
   return false;
@@ -38,17 +42,6 @@ export interface ProcStat {
   state: string;
   ppid: number;
   pgid: number;
-}
-
-/** Fields of /proc/<pid>/stat; undefined when the process is gone or /proc is missing. */
-export function readProcStat(pid: number): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  return parseProcStat(text);
 }
 
 /** The command name may contain spaces and parentheses, so fields start after the last ')'. */

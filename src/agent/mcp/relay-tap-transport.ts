@@ -6,19 +6,11 @@ import type {
 } from '@modelcontextprotocol/client';
 
 /**
- * Lets the relay share one MCP session with the SDK Client that owns it.
- *
- * The agent initializes each child once, with the SDK Client (which also pings it and lists
- * its tools). Requests relayed from the agent's server go down the same stdio pipe with ids
- * in their own namespace (`relay:<n>`, strings; the Client uses numbers), so their responses
- * can be told apart here and handed to the relay instead of the Client, which would drop them
- * as unknown. The child's notifications go to both; progress notifications only to the relay,
- * since only relayed requests carry progress tokens. The child's requests for its client
- * (sampling, elicitation, roots) go only to the relay, which asks the client whose request the
- * child is serving; the Client answers the rest (ping).
- *
- * It also keeps the child's raw `initialize` result, which the relay answers the server's own
- * `initialize` with.
+ * Lets the relay share a child's MCP session with the SDK Client that initialized it. Relayed
+ * requests carry ids of their own (`relay:<n>`), so their answers go to the relay, not to the
+ * Client (which would drop them). Notifications go to both, progress ones to the relay only;
+ * the child's requests for its client (sampling, elicitation, roots) go to the relay, which
+ * asks the client it serves. It keeps the child's `initialize` result for the relay to replay.
  */
 export const RELAY_ID_PREFIX = 'relay:';
 

@@ -4,10 +4,8 @@ import type { StdoutLimits } from './stdout-reader.js';
 import type { UnsolicitedLimits } from './unsolicited-budget.js';
 
 /**
- * Runs one MCP server for as long as it is configured: start, initialize, list, ping every
- * `pingIntervalMs`, and on exit or a failed ping restart with backoff. After `crashLoopAfter`
- * failures in a row the server shows as `crash-looping` and retries at the longest delay; the
- * count resets once it has been up for `stableUpMs`.
+ * How one MCP server runs: initialize, list, ping, restart with backoff. After `crashLoopAfter`
+ * failures in a row it is `crash-looping` at the longest delay, until up for `stableUpMs`.
  */
 export interface RunnerTimings {
   initializeTimeoutMs: number;

@@ -1,25 +1,20 @@
+import { TokenBucket } from '../../common/logging/token-bucket.js';
+
 /**
- * A child's stderr, split into lines, forwarded to the agent's log through a token bucket, and
- * remembered (the last few lines) for `/health` details and crash reports.
- *
- * The pipe is always drained, whatever the rate: an unread stderr pipe fills up (64 KiB on
- * Linux) and then blocks the child mid-write, which looks like a hung MCP session
- * (modelcontextprotocol/typescript-sdk#2776). Lines over the rate are counted, not logged, and a
- * "N lines dropped" note is written once the bucket has tokens again.
+ * A child's stderr, as rate-limited log lines and the last few lines for crash reports. The
+ * pipe is always drained: a full one blocks the child mid-write, like a hung MCP session.
  */
 export interface StderrLogOptions {
-  /** Lines per second let through on average. */
   ratePerSecond: number;
   /** Lines that may pass at once after a quiet spell (a stack trace). */
   burst: number;
-  /** Lines kept for snapshot() and crash reports. */
   keepLines: number;
   /** A longer line is cut: a child without newlines must not grow our memory. */
   maxLineLength: number;
   now?: () => number;
 }
 
-export const DEFAULT_STDERR_LOG: StderrLogOptions = {
+const DEFAULT_STDERR_LOG: StderrLogOptions = {
   ratePerSecond: 20,
   burst: 100,
   keepLines: 20,
@@ -33,10 +28,8 @@ export interface StderrSink {
 
 export class StderrLog {
   readonly #options: StderrLogOptions;
-  readonly #now: () => number;
+  readonly #bucket: TokenBucket;
   #partial = '';
-  #tokens: number;
-  #refilledAt: number;
   #dropped = 0;
   readonly #recent: string[] = [];
 
@@ -45,9 +38,7 @@ export class StderrLog {
     options: Partial<StderrLogOptions> = {},
   ) {
     this.#options = { ...DEFAULT_STDERR_LOG, ...options };
-    this.#now = this.#options.now ?? Date.now;
-    this.#tokens = this.#options.burst;
-    this.#refilledAt = this.#now();
+    this.#bucket = new TokenBucket(this.#options);
   }
 
   write(chunk: Buffer | string): void {
@@ -64,10 +55,7 @@ export class StderrLog {
   end(): void {
     if (this.#partial !== '') this.#accept(this.#partial);
     this.#partial = '';
-    if (this.#dropped > 0) {
-      this.sink.dropped(this.#dropped);
-      this.#dropped = 0;
-    }
+    this.#flushDropped();
   }
 
   /** The last lines, oldest first. */
@@ -80,27 +68,17 @@ export class StderrLog {
     if (text.trim() === '') return;
     this.#recent.push(text);
     if (this.#recent.length > this.#options.keepLines) this.#recent.shift();
-
-    this.#refill();
-    if (this.#tokens < 1) {
+    if (!this.#bucket.take()) {
       this.#dropped++;
       return;
     }
-    this.#tokens--;
-    if (this.#dropped > 0) {
-      this.sink.dropped(this.#dropped);
-      this.#dropped = 0;
-    }
+    this.#flushDropped();
     this.sink.line(text);
   }
 
-  #refill(): void {
-    const now = this.#now();
-    const elapsed = (now - this.#refilledAt) / 1_000;
-    this.#refilledAt = now;
-    this.#tokens = Math.min(
-      this.#options.burst,
-      this.#tokens + elapsed * this.#options.ratePerSecond,
-    );
+  #flushDropped(): void {
+    if (this.#dropped === 0) return;
+    this.sink.dropped(this.#dropped);
+    this.#dropped = 0;
   }
 }

@@ -1,28 +1,19 @@
 import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TokenBucket } from '../../common/logging/token-bucket.js';
 import { depthExceeds } from '../../agent-protocol/frame-codec.js';
+import { RelayErrorCode, rpcError } from '../../agent-protocol/relay-protocol.js';
 
 /**
- * A child's stdout, split into JSON-RPC messages at a bounded cost.
- *
- * An MCP server that prints to stdout (a banner, debug output, a runaway loop) used to cost the
- * whole process: every line went through the SDK's ReadBuffer (a Buffer.concat per chunk, a
- * JSON.parse and a schema check, an Error per bad line), and a flood took the plant API's
- * median latency from 2.5 to 40 ms and RSS from 152 to 303 MiB while the server stayed "up".
- * Here a line that cannot be JSON-RPC is recognised by its first byte where possible, chunks
- * are joined once per line, a line longer than `maxLineBytes` is skipped without being kept
- * (and charged as garbage as soon as it is over, then byte by byte as it goes on, so a line
- * that never ends gets the child restarted too), and garbage is charged to a token bucket
- * (lines and bytes): a few banner lines pass, a flood
- * empties the bucket and `onFlood` fires once, after which the reader ignores the rest.
+ * A child's stdout, split into JSON-RPC messages at a bounded cost: a flood through the SDK's
+ * ReadBuffer took the plant API's median from 2.5 to 40 ms. A line that cannot be JSON-RPC is
+ * told by its first byte, chunks are joined once per line, a line over `maxLineBytes` is
+ * dropped as it arrives, and garbage is charged to token buckets (lines and bytes, an endless
+ * line too): a flood empties them and `flood` fires once.
  */
 export interface StdoutLimits {
   /** A longer line is dropped while it arrives (never buffered whole). */
   maxLineBytes: number;
-  /**
-   * A message nested deeper is dropped (an answer is replaced by a -32004 error for whoever
-   * asked): the SDK's schemas and JSON.stringify recurse, and 6,000 levels overflow the stack.
-   */
+  /** Deeper messages are dropped (answered -32004): 6,000 levels overflow the SDK's stack. */
   maxDepth: number;
   /** Garbage lines allowed at once, and per second after that. */
   garbageBurstLines: number;
@@ -83,16 +74,16 @@ export class StdoutReader {
     limits: Partial<StdoutLimits> = {},
   ) {
     this.#limits = { ...DEFAULT_STDOUT_LIMITS, ...limits };
-    const now = this.#limits.now;
+    const { now } = this.#limits;
     this.#lineBudget = new TokenBucket({
       ratePerSecond: this.#limits.garbageLinesPerSecond,
       burst: this.#limits.garbageBurstLines,
-      ...(now ? { now } : {}),
+      now,
     });
     this.#byteBudget = new TokenBucket({
       ratePerSecond: this.#limits.garbageBytesPerSecond,
       burst: this.#limits.garbageBurstBytes,
-      ...(now ? { now } : {}),
+      now,
     });
   }
 
@@ -233,10 +224,7 @@ function lastBytes(buffer: Buffer, count: number): Buffer {
   return Buffer.from(buffer.subarray(Math.max(0, buffer.length - count)));
 }
 
-/**
- * The relay id of an oversized answer, read only where a top-level `id` can be: right after
- * the opening brace (and `"jsonrpc"`) or right before the closing one.
- */
+/** The relay id of an oversized answer, read only where a top-level `id` can stand. */
 function relayIdAtEdges(head: string, tail: string): string | undefined {
   const id = '"id"\\s*:\\s*"(relay:\\d+)"';
   const version = '"jsonrpc"\\s*:\\s*"2\\.0"';
@@ -246,11 +234,7 @@ function relayIdAtEdges(head: string, tail: string): string | undefined {
   );
 }
 
-/** -32004 is the relay's MessageRejected (relay-protocol.ts): the same meaning, one code. */
 function rejected(id: string | number, reason: string): JSONRPCMessage {
-  return {
-    jsonrpc: '2.0',
-    id,
-    error: { code: -32004, message: `answer of the MCP server dropped: ${reason}` },
-  };
+  const message = `answer of the MCP server dropped: ${reason}`;
+  return rpcError(id, RelayErrorCode.MessageRejected, message);
 }

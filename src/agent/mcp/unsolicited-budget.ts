@@ -2,19 +2,10 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { TokenBucket } from '../../common/logging/token-bucket.js';
 
 /**
- * What a child sends that nobody asked for, charged to a budget like garbage on its stdout.
- *
- * Valid JSON-RPC is not free: every notification goes through the SDK Client (a schema check)
- * and to the relay, and a child flooding `notifications/message` or answers to ids nobody
- * waits for took the plant API's median from 17 ms to 331-2,570 ms while /health said "up".
- * Notifications (and requests the child makes of us) are legitimate at a normal rate, so
- * they get a generous budget of their own; an answer to an id nobody sent (or that was
- * cancelled) is dropped here and charged to a small one. Either budget spent: `flood` once,
- * and the child is restarted.
- *
- * The ids waited for are those of every request sent down the pipe (the agent's Client's and
- * relayed ones); one is forgotten when answered or cancelled, and the oldest beyond
- * `maxOutstanding` too, so a child that never answers cannot grow the set.
+ * What a child sends unasked, charged to budgets: a flood of notifications or of answers to
+ * ids nobody waits for took the plant API's median from 17 ms to seconds. Notifications (and
+ * the child's requests) get a generous budget, unknown answers a small one and are dropped;
+ * either spent, `flood` fires once. The ids waited for are capped at `maxOutstanding`.
  */
 export interface UnsolicitedLimits {
   /** Notifications and requests from the child allowed at once, and per second after that. */
@@ -58,16 +49,16 @@ export class UnsolicitedBudget {
     limits: Partial<UnsolicitedLimits> = {},
   ) {
     this.#limits = { ...DEFAULT_UNSOLICITED_LIMITS, ...limits };
-    const now = this.#limits.now ? { now: this.#limits.now } : {};
+    const { now } = this.#limits;
     this.#notificationBudget = new TokenBucket({
       ratePerSecond: this.#limits.notificationsPerSecond,
       burst: this.#limits.notificationBurst,
-      ...now,
+      now,
     });
     this.#answerBudget = new TokenBucket({
       ratePerSecond: this.#limits.unknownAnswersPerSecond,
       burst: this.#limits.unknownAnswerBurst,
-      ...now,
+      now,
     });
   }
 

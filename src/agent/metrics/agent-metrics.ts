@@ -2,10 +2,7 @@ import { getToken, makeCounterProvider, makeGaugeProvider } from '@willsoto/nest
 import { Gauge } from 'prom-client';
 import { DatabasePingService } from '../../database/database-ping.service.js';
 
-/**
- * The agent's own metrics: the database's last known state and the MCP servers and the
- * connection to the agent's server it supervises. Labels are low-cardinality (server names).
- */
+/** The agent's metrics: the database's last state, the MCP servers, the relay connection. */
 export const agentMetricProviders = [
   {
     // db_up reads the last known state when scraped: a scrape never queries the database.

@@ -27,25 +27,6 @@ import {
 } from './request-router.js';
 import type { ClientRequestOutcome } from './client-requests.js';
 
-/**
- * The agent's one outbound WebSocket to its server: connect, say hello, keep the inventory
- * current, relay JSON-RPC, ping, and reconnect with backoff for as long as the agent runs.
- *
- * The token goes in the Authorization header only (never the URL). TLS is always verified:
- * `rejectUnauthorized: true` is passed explicitly, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the
- * environment (which turns verification off for Node's defaults) does not reach this
- * connection; a private CA comes in through NODE_EXTRA_CA_CERTS.
- *
- * The server is a peer like any other: frames over the size limit close the connection (ws
- * `maxPayload`, code 1009), frames that break the other limits are dropped, nothing it sends
- * is logged whole, and its junk is warned about at a bounded rate.
- *
- * A server (or a network) that stops reading must not grow this process: at most
- * `maxQueuedBytes` wait in the socket's send queue (`bufferedAmount`). Past it MCP servers'
- * notifications are dropped and counted, their answers replaced by a -32005 error (never lost
- * silently), and the server's frames are not read until the queue has drained to half: the
- * agent's own small answers, which are always queued, come from those frames.
- */
 export interface RelayTimings {
   pingIntervalMs: number;
   pongTimeoutMs: number;
@@ -128,6 +109,14 @@ export interface RelayStatus {
 
 export const TOKEN_REJECTED = 'agent token rejected by server';
 
+/**
+ * The agent's one outbound WebSocket to its server: hello, inventory, JSON-RPC both ways, ping,
+ * and reconnect with backoff. The token goes in the Authorization header only, and TLS is
+ * always verified (NODE_TLS_REJECT_UNAUTHORIZED=0 cannot turn it off). Frames over the size
+ * limit close the connection, other bad ones are dropped and warned about at a bounded rate.
+ * At most `maxQueuedBytes` wait to be sent: past it MCP servers' notifications are dropped and
+ * their answers become -32005, and the server's frames are not read until half has drained.
+ */
 export class AgentRelayClient {
   readonly #backoff: Backoff;
   readonly #logger: Logger;
@@ -259,10 +248,10 @@ export class AgentRelayClient {
       send: (frame, always) => this.#send(socket, frame, always),
       timeoutMs: this.options.timings.requestTimeoutMs,
       clientAnswerTimeoutMs: this.options.timings.clientAnswerTimeoutMs,
-      ...(this.options.clientRequest ? { clientRequest: this.options.clientRequest } : {}),
+      clientRequest: this.options.clientRequest,
       maxInFlight: this.#limits.maxInFlight,
       maxStdinBytes: this.#limits.maxStdinBytes,
-      ...(this.options.dropped ? { dropped: this.options.dropped } : {}),
+      dropped: this.options.dropped,
       warn: (fields, message) => this.#peerWarnings.warn(fields, message),
     });
     const servers = toProtocolServers(this.options.sessions.servers(), this.#limits.frame);
@@ -414,10 +403,7 @@ export class AgentRelayClient {
     return encoded.ok ? encoded.text : `<${encoded.reason}>`;
   }
 
-  /**
-   * Sends one frame if it can be encoded within the limits and, unless `always`, fits in the
-   * send queue; says why not otherwise.
-   */
+  /** Sends a frame within the limits and, unless `always`, the send queue's room. */
   #send(socket: WebSocket, frame: AgentFrame, always = false): SendOutcome {
     if (socket.readyState !== WebSocket.OPEN) return { sent: true };
     const encoded = encodeFrame(frame, this.#limits.frame);

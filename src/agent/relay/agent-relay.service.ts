@@ -20,9 +20,8 @@ import {
 import { relayUrl } from '../../agent-protocol/relay-protocol.js';
 
 /**
- * The connection to the agent's server, when SERVICE_AGENT_TOKEN and SERVICE_SERVER_URL are
- * set. It closes before the MCP servers stop (beforeApplicationShutdown runs first), so the
- * server sees the agent leave rather than its servers failing one by one.
+ * The relay connection, when SERVICE_AGENT_TOKEN and SERVICE_SERVER_URL are set. It closes
+ * before the MCP servers stop, so the server sees the agent leave rather than its servers fail.
  */
 @Injectable()
 export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicationShutdown {

@@ -9,9 +9,8 @@ export interface CallSpan {
 }
 
 /**
- * With tracing on, the agent's call to an MCP server as a CLIENT span, a child of the trace
- * context the relay's frame carried, and the request with that span's context in
- * `params._meta.traceparent`/`tracestate` (MCP's SEP-414), where the MCP server can continue it.
+ * With tracing on, a relayed call as a CLIENT span continuing the frame's trace, its context
+ * passed on in `params._meta` (MCP's SEP-414) for the MCP server to continue.
  */
 export function startCallSpan(
   server: string,

@@ -3,10 +3,7 @@ import { McpModule } from '../mcp/mcp.module.js';
 import { AgentMetricsModule } from '../metrics/agent-metrics.module.js';
 import { AgentRelayService } from './agent-relay.service.js';
 
-/**
- * The outbound connection to the agent's server (docs/agent-protocol.md). Needs APP_CONFIG and
- * LOGGER from global modules; its metric (agent_server_connected) is the agent's.
- */
+/** The outbound connection to the agent's server (docs/agent-protocol.md). */
 @Module({
   imports: [McpModule, AgentMetricsModule],
   providers: [AgentRelayService],

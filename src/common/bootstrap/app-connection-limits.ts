@@ -5,10 +5,8 @@ import type { AppConfig } from '../../config/app-config.js';
 import type { ListenerLimits } from './process-lifecycle.js';
 
 /**
- * The plant service's and the webhook worker's connection caps: the api port's from
- * MAX_CONNECTIONS*, the health and metrics ports' with their own per-address cap and header
- * timeout (PROBE_*), so that one address holding idle connections cannot starve the probes.
- * Refusals count in `http_connections_refused_total{reason}`.
+ * The service's and the worker's connection caps: the api port's from MAX_CONNECTIONS*, the
+ * probe ports' own (PROBE_*), so one address holding idle connections cannot starve the probes.
  */
 export function appConnectionLimits(
   app: INestApplicationContext,

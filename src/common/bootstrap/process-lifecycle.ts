@@ -9,11 +9,17 @@ import {
   limitConnections,
 } from '../http/connection-limits.js';
 import { applyServerLimits } from '../http/http-server-limits.js';
+import { createLogger, type LoggerConfig } from '../logging/logger.js';
 import { RateLimitedLog } from '../logging/rate-limited-log.js';
-import { stopTracing } from '../tracing/tracing.js';
+import { startTracing, stopTracing } from '../tracing/tracing.js';
 
 /** In-flight requests get this long to finish after a signal before connections are cut. */
-export const SHUTDOWN_GRACE_MS = 10_000;
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** What every entry point's config holds beside its own settings. */
+export interface EntryPointConfig extends LoggerConfig {
+  version: string;
+}
 
 /** The caps of the api listener, those of the health and metrics ones, and what counts refusals. */
 export interface ListenerLimits {
@@ -26,27 +32,26 @@ export interface ListenerLimits {
 /** Applies a listener's server limits and connection caps; call before `listen`. */
 export type Limiter = Record<'api' | 'probe', (server: Server) => void>;
 
-/** The validated config; a ConfigError is printed and the process exits 78 (EX_CONFIG). */
-export function loadConfigOrExit<C>(loadConfig: () => C): C {
+/**
+ * The config (a ConfigError exits 78), the logger and tracing, then the app; one that cannot
+ * start logs one "cannot start" line and sets exit code 1.
+ */
+export async function startProcess<C extends EntryPointConfig, A>(
+  loadConfig: () => C,
+  create: (config: C, logger: Logger) => Promise<A>,
+): Promise<{ config: C; logger: Logger; app: A } | undefined> {
+  let config: C;
   try {
-    return loadConfig();
+    config = loadConfig();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
     process.exit(EX_CONFIG);
   }
-}
-
-/**
- * The app or application context; if it cannot start (a module's factory or init hook threw),
- * one "cannot start" line and exit code 1, and undefined: nothing else is left running.
- */
-export async function createOrExit<A>(
-  create: () => Promise<A>,
-  logger: Logger,
-): Promise<A | undefined> {
+  const logger = createLogger(config);
+  await startTracing(config.tracing, config.version, logger);
   try {
-    return await create();
+    return { config, logger, app: await create(config, logger) };
   } catch (error) {
     logger.fatal({ reason: reasonOf(error) }, 'cannot start');
     logger.flush();
@@ -55,10 +60,7 @@ export async function createOrExit<A>(
   }
 }
 
-/**
- * Applies the server limits and the entry point's connection caps to each listener; a refusal
- * is counted and logged. The health and metrics listeners take their own caps when given.
- */
+/** Each listener's server limits and connection caps; a refusal is counted and logged. */
 export function connectionLimiter(setting: ListenerLimits | undefined, logger: Logger): Limiter {
   // Anyone can open connections: one line per 10 s at most, the metric counts every one.
   const log = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
@@ -80,17 +82,13 @@ export interface PortSetting {
   variable: string;
 }
 
-/**
- * Rethrows a listen failure naming the variable that set the port: `EADDRINUSE 0.0.0.0:8080`
- * alone does not say which setting to change.
- */
+/** Rethrows a listen failure naming the variable that set the port (`EADDRINUSE` alone does not). */
 export function namingPort({ port, host, variable }: PortSetting) {
   return (error: unknown): never => {
     throw new Error(`${variable}=${port} on ${host}: ${reasonOf(error)}`);
   };
 }
 
-/** Listens on the setting's port; a failure names its variable. */
 export function listenNamed(server: Server, setting: PortSetting): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
     server.once('error', reject);
@@ -99,9 +97,8 @@ export function listenNamed(server: Server, setting: PortSetting): Promise<Serve
 }
 
 /**
- * A port in use or an address that is not this host's: stop what started (MCP servers, the
- * database, delivery) and exit 1 with one clear line. The exit does not wait on a shutdown
- * step that hangs: a process that cannot serve its probes must not linger.
+ * A port in use or an address not this host's: stop what started and exit 1 with one line,
+ * without waiting on a shutdown step that hangs (a process without its probes must not linger).
  */
 export async function exitCannotListen(
   app: INestApplicationContext,
@@ -118,9 +115,8 @@ export async function exitCannotListen(
 }
 
 /**
- * On SIGTERM, SIGINT and SIGHUP: stop accepting and let in-flight requests finish (10 s at
- * most) through the drain, then run Nest's shutdown hooks and exit 0. SIGHUP is not a reload:
- * a closed terminal or a supervisor's hang-up stops the process cleanly instead of killing it.
+ * On SIGTERM, SIGINT and SIGHUP: stop accepting, let in-flight requests finish (10 s at most),
+ * run the shutdown hooks, exit 0. SIGHUP too: a closed terminal stops the process cleanly.
  */
 export function stopOnSignals(
   app: INestApplicationContext,
@@ -164,6 +160,6 @@ function exitAfterLog(logger: Logger, message: string | undefined, code: number)
   process.exit(code);
 }
 
-export function reasonOf(error: unknown): string {
+function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

@@ -4,25 +4,20 @@ import type { Logger } from 'pino';
 import { boundPort } from '../http/bound-port.js';
 import { ConnectionDrain } from '../http/connection-drain.js';
 import type { PortScope } from '../http/port-scope.js';
-import { createLogger, type LoggerConfig } from '../logging/logger.js';
 import { startUpLogger } from '../logging/start-up-logger.js';
-import { startTracing } from '../tracing/tracing.js';
 import {
   connectionLimiter,
-  createOrExit,
+  type EntryPointConfig,
   exitCannotListen,
   type Limiter,
   type ListenerLimits,
   listenNamed,
-  loadConfigOrExit,
   namingPort,
+  startProcess,
   stopOnSignals,
 } from './process-lifecycle.js';
 
-/**
- * The listeners of one process: the public port (`api`), and the probe and metrics ports, all
- * served by the same Express app. 0 means any free port: the bound ones are announced.
- */
+/** The api, health and metrics listeners, all served by one Express app; 0 is any free port. */
 export interface Listeners {
   host: string;
   ports: PortScope;
@@ -30,62 +25,39 @@ export interface Listeners {
   portVariables: Record<keyof PortScope, string>;
 }
 
-/** What every entry point's config holds beside its own settings. */
-export interface EntryPointConfig extends LoggerConfig {
-  version: string;
-}
-
 /** What differs between the entry points (the plant service, the relay server). */
 export interface HttpEntryPoint<C extends EntryPointConfig> {
-  /**
-   * Validates the environment (the entry point hands process.env over: only config and the
-   * entry points read it); a ConfigError is printed and exits 78 (EX_CONFIG).
-   */
+  /** Validates the environment (only config and the entry points read process.env). */
   loadConfig(): C;
-  /** NestFactory.create with the entry point's module and adapter options. */
   createApp(config: C, logger: Logger): Promise<NestExpressApplication>;
-  /**
-   * Middleware and routes set up on the app before it listens. `ports` reads the ports in use:
-   * the configured ones until each listener is bound, then the bound ones.
-   */
+  /** Set-up before listening; `ports` gives the bound ports once each listener is up. */
   configure?(app: NestExpressApplication, config: C, ports: () => PortScope): void;
   listeners(config: C): Listeners;
-  /**
-   * The start-up line (and banner), once every port listens, with the bound ports: with a port
-   * configured as 0 that line is where a caller learns them, so `logger` then writes it even
-   * at the warn, error or fatal level.
-   */
+  /** The start-up line once every port listens: with a port of 0, where a caller learns it. */
   announce(app: NestExpressApplication, config: C, logger: Logger, ports: PortScope): void;
   /**
-   * Runs on a signal after the listeners stopped accepting and before the drain waits for the
-   * requests in flight: whatever would otherwise hold them (the relay's agent connections,
-   * whose waiting clients are answered when they close).
+   * On a signal, before the drain waits for the requests in flight: what would hold them (the
+   * relay's agent connections, whose waiting clients are answered when they close).
    */
   beforeDrain?(app: NestExpressApplication): void | Promise<void>;
-  /**
-   * Caps on the open connections of each listener, and what counts the connections refused
-   * (a metric of the entry point's own). Without it the listeners take any number.
-   */
+  /** Caps on each listener's connections and what counts refusals; none without it. */
   connectionLimits?(app: NestExpressApplication, config: C): ListenerLimits;
 }
 
 /**
- * The one bootstrap of every HTTP entry point: load the config (exit 78 naming every problem),
- * create the app (exit 1 with one line if it cannot start), listen on every port with the
- * plant API's server limits (exit 1 if a port is taken), announce, and shut down on SIGTERM,
- * SIGINT and SIGHUP with a ConnectionDrain: stop accepting and answer `Connection: close` from
- * the signal on, let in-flight requests finish (10 s at most), then run Nest's shutdown hooks
- * and exit 0. SIGHUP is not a reload: a closed terminal or a supervisor's hang-up stops the
- * process cleanly instead of killing it at once.
+ * The one bootstrap of every HTTP entry point: config (exit 78), app (exit 1 if it cannot
+ * start), every port listening with the server limits (exit 1 if one is taken), the start-up
+ * line, and a graceful stop on SIGTERM, SIGINT and SIGHUP.
  */
 export async function runHttpApp<C extends EntryPointConfig>(
   entry: HttpEntryPoint<C>,
 ): Promise<void> {
-  const config = loadConfigOrExit(() => entry.loadConfig());
-  const logger = createLogger(config);
-  await startTracing(config.tracing, config.version, logger);
-  const app = await createOrExit(() => entry.createApp(config, logger), logger);
-  if (!app) return;
+  const started = await startProcess(
+    () => entry.loadConfig(),
+    (config, logger) => entry.createApp(config, logger),
+  );
+  if (!started) return;
+  const { config, logger, app } = started;
   const listeners = entry.listeners(config);
   const configured = listeners.ports;
   const ports: PortScope = { ...configured };
@@ -104,9 +76,8 @@ export async function runHttpApp<C extends EntryPointConfig>(
 }
 
 /**
- * Listens on the api port with the app's own server and on the health and metrics ports with
- * servers of their own, writing each bound port into `ports`. Returns those extra servers; if
- * any port cannot be listened on, closes the app and exits 1.
+ * The api port on the app's own server, health and metrics on servers of their own, each bound
+ * port written into `ports`; returns the extra servers, or exits 1 if a port cannot be had.
  */
 async function listenOnEveryPort(
   app: NestExpressApplication,

@@ -3,19 +3,16 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { boundPort } from '../http/bound-port.js';
 import { ConnectionDrain } from '../http/connection-drain.js';
-import { createLogger } from '../logging/logger.js';
 import { startUpLogger } from '../logging/start-up-logger.js';
-import { startTracing } from '../tracing/tracing.js';
 import {
   connectionLimiter,
-  createOrExit,
+  type EntryPointConfig,
   exitCannotListen,
   type ListenerLimits,
   listenNamed,
-  loadConfigOrExit,
+  startProcess,
   stopOnSignals,
 } from './process-lifecycle.js';
-import type { EntryPointConfig } from './run-http-app.js';
 
 /** A worker's two listeners: probes and metrics, no API. */
 export type ProbePorts = Record<'health' | 'metrics', number>;
@@ -29,9 +26,7 @@ export interface ProbeListeners {
 
 /** What differs between worker entry points (today the webhook worker). */
 export interface WorkerEntryPoint<C extends EntryPointConfig> {
-  /** Validates the environment; a ConfigError is printed and exits 78 (EX_CONFIG). */
   loadConfig(): C;
-  /** NestFactory.createApplicationContext with the worker's module: init hooks included. */
   createContext(config: C, logger: Logger): Promise<INestApplicationContext>;
   listeners(config: C): ProbeListeners;
   /** What answers the requests of each listener; every other path is theirs to refuse. */
@@ -42,19 +37,18 @@ export interface WorkerEntryPoint<C extends EntryPointConfig> {
 }
 
 /**
- * A process that serves no API: a Nest application context (no HTTP adapter, no router), and
- * its health and metrics on two plain node:http listeners, nothing else bound. The lifecycle
- * is the HTTP entry points': exit 78 on bad config, exit 1 with one line if it cannot start or
- * a port is taken, the drain and shutdown hooks on SIGTERM, SIGINT and SIGHUP.
+ * A process that serves no API: a Nest application context, and its health and metrics on two
+ * plain node:http listeners, nothing else bound. The lifecycle is runHttpApp's.
  */
 export async function runWorker<C extends EntryPointConfig>(
   entry: WorkerEntryPoint<C>,
 ): Promise<void> {
-  const config = loadConfigOrExit(() => entry.loadConfig());
-  const logger = createLogger(config);
-  await startTracing(config.tracing, config.version, logger);
-  const context = await createOrExit(() => entry.createContext(config, logger), logger);
-  if (!context) return;
+  const started = await startProcess(
+    () => entry.loadConfig(),
+    (config, logger) => entry.createContext(config, logger),
+  );
+  if (!started) return;
+  const { config, logger, app: context } = started;
   const listeners = entry.listeners(config);
   const limit = connectionLimiter(entry.connectionLimits?.(context, config), logger);
   const handlers = entry.handlers(context);

@@ -2,11 +2,7 @@ import { type DynamicModule, Global, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { LOGGER } from '../logging/logger.token.js';
 
-/**
- * What the entry point made before Nest started: the validated config (under its token,
- * APP_CONFIG or RELAY_CONFIG) and the pino logger, injectable everywhere as
- * `@Inject(APP_CONFIG)` and `@Inject(LOGGER)`.
- */
+/** What the entry point made before Nest started: the validated config and the logger. */
 @Global()
 @Module({})
 export class CoreModule {

@@ -15,10 +15,8 @@ import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
 import { ServiceUnavailableError } from './service-unavailable.error.js';
 
 /**
- * The one place that formats errors: every failure becomes `{"error": <status>, "message"}`
- * with `Content-Type: application/json`. Unexpected errors are logged with their stack and
- * answered with a generic 500: no stack trace, SQL or internal name reaches the client.
- * Terminus's health body is left as it is (its 503 carries the indicator details).
+ * The one place that formats errors, as `{"error": <status>, "message"}`. An unexpected error
+ * is logged with its stack and answered with a bare 500; Terminus's health body is kept.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {

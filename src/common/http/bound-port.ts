@@ -1,9 +1,6 @@
 import type { Server } from 'node:net';
 
-/**
- * The port a listening server holds: the configured one, or the kernel's pick when it was 0.
- * The start-up log line reports these, so a caller that asked for 0 learns where to connect.
- */
+/** The port a listening server holds: the configured one, or the kernel's pick for 0. */
 export function boundPort(server: Server): number {
   const address = server.address();
   if (address === null || typeof address === 'string') {

@@ -2,11 +2,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 
 /**
- * Graceful stop of HTTP listeners. From `drain()` on, the listeners accept no new
- * connections and every answer says `Connection: close` (the ones in flight included, when
- * their headers are not out yet), so keep-alive clients move on instead of sending more
- * requests on the old connection. `drain()` resolves as soon as no request is in flight (or
- * after `graceMs`), and then closes every connection that is left (idle keep-alive ones).
+ * Graceful stop of HTTP listeners: from `drain()` on, no new connections and every answer says
+ * `Connection: close`, so keep-alive clients move on. It resolves when no request is in flight
+ * (or after `graceMs`), then closes the connections left.
  */
 export class ConnectionDrain {
   private readonly inFlight = new Set<ServerResponse>();

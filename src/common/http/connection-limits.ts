@@ -9,10 +9,7 @@ export interface ConnectionLimits {
   maxConnectionsPerAddress: number;
   /** Addresses the per-address cap does not count (the relay's own replicas). */
   exempt?: (address: string) => boolean;
-  /**
-   * Set where the listener holds its clients to a header timeout of its own (the probe ports):
-   * a connection closed for it is then reported as `headers_timeout`.
-   */
+  /** A header timeout of the listener's own (the probe ports), reported as `headers_timeout`. */
   headersTimeoutMs?: number;
 }
 
@@ -25,11 +22,8 @@ export type ConnectionRefusal =
   | 'tls_handshake_failed';
 
 /**
- * Holds a listener to `limits`: a connection past either cap is closed as it is accepted,
- * before TLS or HTTP spend anything on it, and reported through `refused`. Node's own
- * `maxConnections` does the total (it drops the socket and emits `drop`); the per-address
- * count is kept here. On a TLS listener, handshakes that fail or time out are reported too.
- * Call before `listen`.
+ * Holds a listener to `limits`: a connection past a cap is closed as it is accepted, before TLS
+ * or HTTP spend anything on it, and reported, as are failed TLS handshakes. Call before listen.
  */
 export function limitConnections(
   server: Server,

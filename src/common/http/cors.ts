@@ -6,13 +6,9 @@ import type { CorsOrigins } from '../../config/cors-origins.js';
 import { listenerOf, type PortScope } from './port-scope.js';
 
 /**
- * CORS for the API's browser clients on other origins, or undefined when `CORS_ORIGINS` is
- * empty (off: no CORS header is sent, so browsers keep other origins out).
- *
- * No credentials mode: the API takes a bearer token in `Authorization`, never a cookie, so
- * `*` cannot let another site act with a visitor's ambient credentials. `Link` is exposed so a
- * browser client can follow `rel="next"` (a header not on the CORS safelist is hidden from
- * scripts otherwise), and `Retry-After` so it can honour a 429 or 503.
+ * CORS for browser clients on other origins; undefined (no CORS header) when CORS_ORIGINS is
+ * empty. No credentials: the API takes a bearer token, never a cookie, so `*` is safe. `Link`
+ * and `Retry-After` are exposed so a script can page and back off.
  */
 export function corsOptions(origins: CorsOrigins): CorsOptions | undefined {
   if (origins === 'off') return undefined;
@@ -26,10 +22,7 @@ export function corsOptions(origins: CorsOrigins): CorsOptions | undefined {
   };
 }
 
-/**
- * `options` on the API port only: the health and metrics ports answer no CORS header, so no
- * web page can read server names, pids or metrics through a visitor's browser.
- */
+/** `options` on the API port only: no web page reads health or metrics through a browser. */
 export function apiPortOnly(
   options: CorsOptions,
   ports: () => PortScope,

@@ -25,10 +25,8 @@ const WAITING_ANSWER = Symbol('error answer after the pending responses');
 type TrackedSocket = Duplex & { [PENDING]?: number; [WAITING_ANSWER]?: () => void };
 
 /**
- * The limits every listener (API, health, metrics) holds its clients to, and the Error body
- * `{error, message}` for what Node refuses before Express sees a request (431, 408, malformed
- * requests), where Node would write an empty answer. The probe ports pass a shorter header
- * timeout. Call before `listen`.
+ * Every listener's limits, and the Error body for what Node refuses before Express sees a
+ * request (431, 408, malformed), where Node would answer empty. Call before `listen`.
  */
 export function applyServerLimits(server: Server, headersTimeoutMs = HEADERS_TIMEOUT_MS): void {
   const errors = clientErrors(headersTimeoutMs);
@@ -52,9 +50,8 @@ function countPendingResponse(request: IncomingMessage, response: ServerResponse
 }
 
 /**
- * Bytes that are not HTTP can follow a valid request on the same connection (a DELETE with an
- * unframed body): that request is carried out, so its answer goes first and the error answer
- * after it, never an error alone for work that was done.
+ * A valid request followed by bytes that are not HTTP is carried out: its answer goes first
+ * and the error after it, never an error alone for work that was done.
  */
 function answerClientError(
   error: NodeJS.ErrnoException,

@@ -13,22 +13,10 @@ import { BodyReadError, readBodyText } from './request-body.js';
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /**
- * Request bodies: JSON only (415 otherwise), UTF-8 only, at most 64 KiB, at a minimum rate,
- * parsed losslessly so int64 ids arrive exact (see request-body.ts for the limits).
- *
- * Not a middleware, on purpose: it runs after the middleware (the rate limit has counted the
- * request) and after the bearer guard (the token is checked) before a single body byte is read,
- * and before the pipes validate the body. Nest's own body parser is off (`bodyParser: false` in
- * main.ts).
- *
- * A guard that always lets the request through (or throws the body's 4xx), not an interceptor:
- * one global interceptor puts every request of the API through Nest's rxjs interceptor chain
- * (defer, mergeAll, an AsyncResource per request), ~20 us of each GET's CPU in a CPU profile
- * (`npm run bench -- --profile`), while guards are plain awaited calls. Global guards run in the
- * order they are registered: AuthModule registers this one right after BearerGuard. Nest puts
- * request-scoped global guards after the static ones, so both must stay singletons (they are);
- * `http-limits.e2e-spec.ts` pins the order (401, not 413, to a huge body without a token). A
- * guard on a controller or route runs after this one, with the body already read.
+ * Request bodies: JSON only, UTF-8, at most 64 KiB, at a minimum rate, parsed losslessly. A
+ * global guard after BearerGuard, so no body byte is read before the token is checked (an
+ * e2e test pins 401, not 413); a guard rather than an interceptor, whose rxjs chain cost ~20 us
+ * a request. Both guards must stay singletons: Nest runs request-scoped ones last.
  */
 @Injectable()
 export class JsonBodyGuard implements CanActivate {

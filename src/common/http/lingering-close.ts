@@ -6,13 +6,10 @@ export const LINGER_MS = 2_000;
 export const LINGER_MAX_BYTES = 1024 * 1024;
 
 /**
- * Answers with `Connection: close` a request whose body was not read to its end (a 401 before
- * the body, a 413 at its 64 KiB limit, a 408), then closes the connection the way Apache and
- * nginx do ("lingering close"): send the answer and a FIN, then read and discard what the
- * client is still sending for at most 2 s or 1 MiB before closing. Closing at once with
- * unread bytes makes the kernel send a reset, which can destroy the answer before the client
- * has read it; reading on to the end of the body (what Node does for kept-alive connections)
- * would let a client make us read 10 GB.
+ * Closes the connection of a request whose body was not read to its end (401, 413, 408) as
+ * Apache and nginx do: the answer and a FIN, then up to 2 s or 1 MiB of what the client still
+ * sends is discarded. Closing at once makes the kernel reset the answer away; reading the whole
+ * body would let a client make us read 10 GB.
  */
 export function closeAfterAnswer(request: IncomingMessage, response: ServerResponse): void {
   if (response.headersSent) return;

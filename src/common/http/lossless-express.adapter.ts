@@ -3,9 +3,8 @@ import type { Response } from 'express';
 import { stringifyJson } from '../json/lossless-json.js';
 
 /**
- * Express with the service's response rules in one place: JSON bodies written by the lossless
- * serializer (bigint ids as bare numbers; Express's res.json would throw, nestjs/nest#6919),
- * no X-Powered-By, no ETag computation on every response.
+ * Express with JSON written by the lossless serializer (bigint ids as bare numbers, where
+ * res.json throws), no X-Powered-By and no ETag.
  */
 export class LosslessExpressAdapter extends ExpressAdapter {
   constructor() {

@@ -1,10 +1,6 @@
 import { BadRequestException } from '@nestjs/common';
 
-/**
- * Refuses a path whose percent-encoding does not decode (`/plants/%`, `/plants/%ff`) with a
- * plain message. Without it the router's "Failed to decode param '%'" reached the client.
- * Mounted first, as an Express handler, so it sees every path on every listener.
- */
+/** Refuses a path whose percent-encoding does not decode, with a plain message; mounted first. */
 export function malformedPathHandler(
   request: { path: string },
   _response: unknown,

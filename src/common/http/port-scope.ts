@@ -1,9 +1,8 @@
 import { NotFoundException } from '@nestjs/common';
 
 /**
- * One Nest application, one DI container, three listeners: the API port, the health port and
- * the metrics port. Each port serves only its own paths, so a NetworkPolicy per port means
- * what it says (/plants on the health port is 404, /metrics on the API port is 404).
+ * One app, three listeners; each port serves only its own paths, so a NetworkPolicy per port
+ * means what it says (/plants on the health port is 404).
  */
 export interface PortScope {
   api: number;
@@ -35,10 +34,8 @@ export function pathAllowed(listener: Listener, path: string): boolean {
 }
 
 /**
- * An Express handler mounted first (before Swagger UI's routes, which Nest middleware cannot
- * precede). A path the port does not serve goes to Nest's exception layer as a 404, so the
- * global exception filter still writes the body. `ports` is asked per request: the bound ports
- * are known only once each listener is up (a configured 0 becomes the kernel's pick).
+ * Mounted first (before Swagger UI's routes, which Nest middleware cannot precede): a path the
+ * port does not serve becomes a 404 for the exception filter. `ports` are the bound ones.
  */
 export function portScopeHandler(ports: () => PortScope) {
   return (

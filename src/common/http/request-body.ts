@@ -6,9 +6,8 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 /** The largest body accepted, counted both as sent and after decompression (gzip bombs). */
 export const MAX_BODY_BYTES = 64 * 1024;
 /**
- * The slowest body accepted: it gets BODY_GRACE_MS to start, then must keep up an average of
- * BODY_MIN_BYTES_PER_SECOND (Apache mod_reqtimeout's `body=5,MinRate=1024` scheme). The
- * largest body therefore has 5 + 64 = 69 s at most; a body that trickles slower is cut off.
+ * The slowest body accepted: BODY_GRACE_MS to start, then BODY_MIN_BYTES_PER_SECOND on average
+ * (Apache mod_reqtimeout's scheme): 69 s at most for the largest body.
  */
 export const BODY_GRACE_MS = 5_000;
 export const BODY_MIN_BYTES_PER_SECOND = 1024;
@@ -31,10 +30,7 @@ export class BodyReadError extends Error {
   }
 }
 
-/**
- * What one reader allows. The plant API uses the defaults; the relay server passes its frame
- * limit (RELAY_MAX_FRAME_BYTES), as its MCP messages are forwarded as one frame each.
- */
+/** What one reader allows; the relay server passes its frame limit. */
 export interface BodyLimits {
   /** The largest body, counted both as sent and after decompression. */
   maxBytes: number;
@@ -47,20 +43,14 @@ const sizeOf = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : 
 const tooLarge = (limits: BodyLimits) =>
   new BodyReadError(413, `the request body must be at most ${sizeOf(limits.maxBytes)}`);
 
-/**
- * Every `charset` parameter of a media type as written ("" for an empty one). MIMEType keeps
- * only the first of a name and drops empty ones, so `charset=utf-8; charset=latin1` would pass.
- */
+/** Every `charset` parameter as written: MIMEType keeps the first only and drops empty ones. */
 function charsetsOf(type: string): string[] {
   return [...type.matchAll(/;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/gi)].map(
     (match) => match[1] ?? match[2] ?? '',
   );
 }
 
-/**
- * Refuses, before reading anything, what the headers already condemn: a charset other than
- * UTF-8 (RFC 8259: JSON is UTF-8), an unknown Content-Encoding, a Content-Length over the limit.
- */
+/** Refuses what the headers condemn: a charset not UTF-8, an unknown encoding, a long length. */
 export function checkBodyHeaders(
   request: IncomingMessage,
   limits: BodyLimits = DEFAULT_LIMITS,
@@ -85,10 +75,8 @@ export function checkBodyHeaders(
 }
 
 /**
- * Reads the whole body as UTF-8 text within the limits above. It stops at the first byte past
- * the size limit (64 KiB by default; sent or decompressed) instead of reading on to the end, so
- * the caller can answer at once and close the connection. Bytes that are not UTF-8 are
- * refused, never replaced by U+FFFD.
+ * The whole body as UTF-8 text, refused at the first byte past the limit (sent or
+ * decompressed) so the caller can answer at once. Bytes that are not UTF-8 are refused.
  */
 export function readBodyText(
   request: IncomingMessage,
@@ -103,10 +91,7 @@ export function readBodyText(
   });
 }
 
-/**
- * One body being read: counts the bytes as sent and after decompression, keeps the slow-body
- * deadline, and settles exactly once, detaching from the request when it does.
- */
+/** One body being read: both byte counts, the slow-body deadline; settles exactly once. */
 class BodyReading {
   private readonly started = Date.now();
   private readonly chunks: Buffer[] = [];

@@ -1,8 +1,4 @@
-/**
- * int64 ids, end to end. JavaScript numbers hold integers exactly only up to 2^53, so ids are
- * `bigint` everywhere past the JSON parser; the parser itself hands over small integers as
- * numbers and large ones as bigint (see lossless-json.ts).
- */
+/** int64 ids are `bigint` everywhere past the JSON parser: numbers are exact to 2^53 only. */
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
 

@@ -1,18 +1,10 @@
 import { isInteger, isSafeNumber, parse, splitNumber, stringify } from 'lossless-json';
 
 /**
- * JSON that keeps every int64 exact. `JSON.parse` turns 9007199254740993 into
- * 9007199254740992 before any validator runs (expressjs/body-parser#278), and `JSON.stringify`
- * throws on bigint. Here an integer that a number cannot hold exactly becomes a bigint; every
- * other number stays a number.
- *
- * JSON Schema, and so our OpenAPI 3.1 document's `type: integer`, counts `1.0` as an integer,
- * and schema-driven clients (schemathesis) send ids that way. A literal whose fraction is all
- * zeros, or whose exponent makes it a whole number (`9007199254740993.0`, `9.007199254740993e15`),
- * spells an exact integer, so it is read as that integer. A literal with a non-zero fraction
- * is not an integer even when a number would round it to one (`9007199254740993.5`,
- * `1.00000000000000000001`): it becomes NaN and fails validation rather than passing as a
- * rounded id.
+ * JSON that keeps every int64 exact: JSON.parse rounds 9007199254740993 and JSON.stringify
+ * throws on bigint. An integer a number cannot hold becomes a bigint. A literal that spells a
+ * whole number (`1.0`, `9.007199254740993e15`: JSON Schema's integers, which schemathesis
+ * sends) is read as that integer; one with a non-zero fraction becomes NaN, never a rounded id.
  */
 export function parseJson(text: string): unknown {
   assertDepthAtMost(text, MAX_JSON_DEPTH);
@@ -33,11 +25,7 @@ function reviveNumber(literal: string): number | bigint {
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
-/**
- * Whole numbers written with an exponent are expanded only up to this many digits: an int64 has
- * at most 19, and `1e1000000000` must not make a gigabyte bigint. Longer ones are no int64
- * anyway; they are left to Number() (and then refused like any huge id).
- */
+/** Exponents are expanded up to 20 digits: `1e1000000000` must not make a gigabyte bigint. */
 const MAX_EXPANDED_DIGITS = 20;
 
 /** The integer a fraction or exponent literal spells exactly, or undefined when it has a non-zero fraction. */
@@ -54,11 +42,7 @@ export function stringifyJson(value: unknown): string {
   return stringify(value) ?? 'null';
 }
 
-/**
- * How deep arrays and objects may nest in a document we parse. The parser recurses once per
- * level, so `[[[[...]]]]` 10,000 deep overflowed the stack ("Maximum call stack size
- * exceeded"); a plant is 1 level deep, and 64 leaves room for any honest client.
- */
+/** Nesting allowed in a parsed document: the parser recurses, and 10,000 deep overflowed. */
 export const MAX_JSON_DEPTH = 64;
 
 export class JsonTooDeepError extends Error {
@@ -68,10 +52,7 @@ export class JsonTooDeepError extends Error {
   }
 }
 
-/**
- * One pass over the text, before any parsing: counts the open brackets outside strings and
- * throws JsonTooDeepError past `maxDepth`. Malformed text is left for the parser to describe.
- */
+/** Counts brackets outside strings in one pass, before parsing; malformed text is the parser's. */
 export function assertDepthAtMost(text: string, maxDepth: number): void {
   let depth = 0;
   let inString = false;

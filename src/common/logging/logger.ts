@@ -13,13 +13,9 @@ export interface LoggerConfig {
 }
 
 /**
- * Structured JSON logs (one object per line) for log collectors; human-readable lines when
- * stdout is a terminal. Request headers are never logged, and `Secret` values print as
- * "[redacted]", so tokens and passwords stay out of the log.
- *
- * Writes are asynchronous (lines written while a write is in flight go out together; pino
- * flushes what is left at exit): a synchronous write per request line cost event-loop time
- * under load. No minimum buffer size, so a quiet service's lines appear at once.
+ * JSON lines for collectors, pretty lines on a terminal; headers are never logged and secrets
+ * print as "[redacted]". Writes are asynchronous (a synchronous write per request cost
+ * event-loop time under load), without a minimum buffer, so a quiet service's lines show at once.
  */
 export function createLogger({ logLevel, noColor, tracing: traced }: LoggerConfig): Logger {
   const options = {
@@ -52,10 +48,8 @@ export function createLogger({ logLevel, noColor, tracing: traced }: LoggerConfi
 const destinations = new WeakMap<Logger, { write(text: string): boolean }>();
 
 /**
- * Writes raw text to stdout after every line logged so far. The log is written asynchronously,
- * so a plain stdout write overtakes the lines still queued (the start-up banner came before the
- * "listening" line). JSON: the text joins the same queue. Pretty: the flush waits until the
- * worker has read the lines, which it writes synchronously.
+ * Raw text to stdout after every line logged so far, which a plain write would overtake (the
+ * banner came before the "listening" line): JSON joins the same queue, pretty waits a flush.
  */
 export function writeAfterLog(logger: Logger, text: string): void {
   const destination = destinations.get(logger);

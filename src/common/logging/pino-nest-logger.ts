@@ -1,11 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Logger } from 'pino';
 
-/**
- * Nest's start-up narration (modules initialised, every route mapped: ~35 lines) is detail for
- * debugging; at info it buried the start-up banner. The service's own "listening" line says it
- * started.
- */
+/** Nest's start-up narration (~35 lines) is debug detail: at info it buried the banner. */
 const START_UP_DETAIL = new Set([
   'NestFactory',
   'InstanceLoader',

@@ -3,8 +3,7 @@ import { TokenBucket, type TokenBucketOptions } from './token-bucket.js';
 
 /**
  * Warnings about what a peer sent, through a token bucket: 50,000 junk frames must not become
- * 50,000 log lines. Lines over the rate are counted; the next line that passes carries the
- * count (`suppressed`), so nothing is silently lost from the record.
+ * 50,000 lines. The next line that passes carries the count of those held back (`suppressed`).
  */
 export const DEFAULT_LOG_RATE: Omit<TokenBucketOptions, 'now'> = { ratePerSecond: 1, burst: 10 };
 

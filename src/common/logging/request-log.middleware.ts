@@ -7,12 +7,9 @@ import { type Tracing, tracing } from '../tracing/tracing.js';
 import { LOGGER } from './logger.token.js';
 
 /**
- * One log line per API request: method, route template, status and duration. No headers, no
- * raw path (it may carry ids), no body: tokens and personal data stay out of the log.
- *
- * Where the HTTP metrics are provided (the plant API; the relay server has none), the same
- * `finish` listener records them: one listener, one Express layer and one route-exclusion
- * check per request instead of two of each. With tracing on, the request is a SERVER span too.
+ * One log line per API request (method, route template, status, duration; no headers, path or
+ * body), and in the same `finish` listener the HTTP metrics where they are provided (the relay
+ * server has none). With tracing on, the request is a SERVER span too.
  */
 @Injectable()
 export class RequestLogMiddleware implements NestMiddleware {
@@ -45,11 +42,7 @@ export class RequestLogMiddleware implements NestMiddleware {
   }
 }
 
-/**
- * The request as an HTTP SERVER span (OpenTelemetry's HTTP semantic conventions), ended when
- * the response is done or the connection is gone; returns what runs the rest of the request in
- * it. Only the route template, never the raw path.
- */
+/** The request as an HTTP SERVER span, ended when the response is done or the connection gone. */
 function traced(otel: Tracing, request: Request, response: Response): (next: NextFunction) => void {
   const { span, run } = otel.serverSpan(request, response, {
     'http.request.method': request.method,

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 
 /**
- * The logger for the start-up ("listening") line. When a port was configured as 0 (any free
- * port) that line is the only place the bound port is said, so it is written at info even when
- * the level is warn, error or fatal; `silent` still means nothing at all.
+ * The start-up line's logger: with a port configured as 0 that line alone says the bound
+ * port, so it is written at info whatever the level, short of `silent`.
  */
 export function startUpLogger(logger: Logger, configuredPorts: number[]): Logger {
   const picked = configuredPorts.includes(0);

@@ -1,8 +1,4 @@
-/**
- * A token bucket: `burst` tokens at most, refilled at `ratePerSecond`. What a peer may cost us
- * (log lines, garbage on a pipe) is bounded by taking tokens; an empty bucket says "over the
- * budget" without any timer.
- */
+/** `burst` tokens at most, refilled at `ratePerSecond`: what a peer may cost us, with no timer. */
 export interface TokenBucketOptions {
   ratePerSecond: number;
   burst: number;

@@ -1,8 +1,4 @@
-/**
- * A peer's value for a log line: a string cut to `max` characters (never a whole frame), a
- * scalar as is, and only the kind of anything else (serializing it could cost as much as the
- * frame itself, or throw).
- */
+/** A peer's value for a log line: a string cut, a scalar as is, anything else by its kind. */
 export function truncateForLog(value: unknown, max = 200): string {
   if (typeof value === 'string') {
     return value.length > max ? `${value.slice(0, max)}… (${value.length} chars)` : value;

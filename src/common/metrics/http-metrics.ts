@@ -1,10 +1,6 @@
 import { makeCounterProvider, makeHistogramProvider } from '@willsoto/nestjs-prometheus';
 
-/**
- * The HTTP metrics every API request counts toward. Names follow Prometheus conventions
- * (snake_case, `_total` counters, `_seconds` units); labels are low-cardinality: route
- * templates, never ids. Each feature registers its own metrics in its own module.
- */
+/** The HTTP metrics of API requests; labels are route templates, never ids. */
 export const httpMetricProviders = [
   makeCounterProvider({
     name: 'http_requests_total',

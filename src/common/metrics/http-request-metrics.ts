@@ -8,10 +8,8 @@ interface Series {
 }
 
 /**
- * http_requests_total and http_request_duration_seconds for API requests, recorded by
- * RequestLogMiddleware in the same `finish` listener as the request's log line. The label sets
- * are few (route templates x methods x statuses), so each one's series is looked up once and
- * kept: prom-client otherwise hashes the labels on every observation.
+ * Records the API requests' HTTP metrics. The label sets are few, so each one's series is
+ * looked up once and kept: prom-client would hash the labels on every observation.
  */
 @Injectable()
 export class HttpRequestMetrics {

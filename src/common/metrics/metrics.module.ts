@@ -4,11 +4,7 @@ import { HttpRequestMetrics } from './http-request-metrics.js';
 import { httpMetricProviders } from './http-metrics.js';
 import { MetricsController } from './metrics.controller.js';
 
-/**
- * GET /metrics with prom-client's default process metrics and the HTTP request metrics. The
- * features register their own metrics (plants.metrics.ts, auth.metrics.ts, agent-metrics.ts)
- * in prom-client's default registry, which this endpoint serves.
- */
+/** GET /metrics: prom-client's default registry, where every feature registers its metrics. */
 @Module({
   imports: [
     PrometheusModule.register({

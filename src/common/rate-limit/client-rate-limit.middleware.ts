@@ -11,12 +11,9 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 const WINDOW_MS = 60_000;
 
 /**
- * One budget of RATE_LIMIT_PER_MINUTE requests per client address (IPv6 by /64, as the
- * throttler's own guard does) for every API request: any route, any method, unknown paths
- * included. A middleware rather than @nestjs/throttler's guard because guards run only on
- * matched routes and key each route apart; it keeps the throttler's storage. It runs before
- * the guards, so floods of bad tokens are limited, and before the body is read, so requests
- * refused for their body count too.
+ * RATE_LIMIT_PER_MINUTE requests per client address (IPv6 by /64) over every API request,
+ * unknown paths included: a middleware, as the throttler's guard runs on matched routes only
+ * and counts each route apart. It runs before the guards and the body, so those count too.
  */
 @Injectable()
 export class ClientRateLimitMiddleware implements NestMiddleware {

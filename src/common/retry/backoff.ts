@@ -1,8 +1,6 @@
 /**
- * Exponential backoff with jitter, shared by the MCP server restarts, the relay's reconnects
- * and the wait for PostgreSQL at start.
- * The delay doubles from `initialMs` up to `maxMs`; jitter takes up to `jitterRatio` off each
- * delay so that many agents (one per pod) restarting at once do not retry in lockstep.
+ * Exponential backoff from `initialMs` to `maxMs`, with jitter taking up to `jitterRatio` off
+ * each delay, so agents restarting at once do not retry in lockstep.
  */
 export interface BackoffOptions {
   initialMs: number;

@@ -6,10 +6,8 @@ import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelem
 export type DropReason = 'queue_full' | 'export_failed';
 
 /**
- * Caps the finished spans held in the process (waiting to be sent, or being sent) at `max`,
- * and reports each span dropped past it, and those of a failed export (`dropped`, a metric):
- * a collector that is down or slow must not grow the process's memory, and what it loses must
- * show. Wraps the batch processor and its exporter, whose own queue then never fills.
+ * Caps the finished spans held (waiting or being sent) at `max` and reports those dropped past
+ * it or lost in a failed export: a dead collector must not grow the process, and losses show.
  */
 export class BoundedSpanProcessor implements SpanProcessor {
   private held = 0;

@@ -1,8 +1,4 @@
-/**
- * The span name and attributes of one MCP request, per OpenTelemetry's MCP semantic
- * conventions: the method and, for a tool call, the tool's name. Never the arguments (they may
- * hold anything the user typed) and never a token.
- */
+/** An MCP request's span name and attributes (semantic conventions); never its arguments. */
 export function mcpSpan(message: { method?: unknown; params?: unknown }): {
   name: string;
   attributes: Record<string, string>;

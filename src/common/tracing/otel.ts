@@ -22,11 +22,9 @@ import type { OtlpProtocol, TracingConfig } from '../../config/shared/tracing-en
 import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.js';
 
 /**
- * OpenTelemetry's Node SDK and the few helpers our seams use. Loaded by startTracing only when
- * tracing is on (a dynamic import: the bundle keeps it in a chunk of its own), so a process
- * without tracing loads none of it. The SDK reads the OTEL_* variables (sampler, resource,
- * batch queue, exporter endpoint and headers); we add the count of spans lost. Spans are made by
- * hand at our own seams: instrumentation that patches `require` sees nothing inside the bundle.
+ * OpenTelemetry's Node SDK and our seams' helpers, loaded only when tracing is on (a chunk of
+ * its own in the bundle). The SDK reads the OTEL_* variables; we add the count of spans lost.
+ * Spans are made by hand: instrumentation that patches `require` sees nothing in the bundle.
  */
 export { SpanKind };
 export type { DropReason };
@@ -89,10 +87,7 @@ function exporterFor(protocol: OtlpProtocol): SpanExporter {
   return new exporters[protocol]();
 }
 
-/**
- * Exports the spans still queued, waiting `timeoutMs` at most: a collector that hangs must not
- * hold the exit for the exporter's 10 s. Resolves with the spans left unsent (0 when all went).
- */
+/** Sends what is queued for `timeoutMs` at most (not the exporter's 10 s); returns the unsent. */
 export async function shutdown(timeoutMs: number): Promise<number> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => {
@@ -107,9 +102,8 @@ export async function shutdown(timeoutMs: number): Promise<number> {
 }
 
 /**
- * The SERVER span of one HTTP request, child of the request's `traceparent` header if any.
- * `run` continues the request in the span's context: the request's and the response's events
- * are bound to it too, since a body read ends in a stream event, outside the caller's context.
+ * An HTTP request's SERVER span, continuing its `traceparent`. The request's and response's
+ * events are bound to it too: a body read ends in a stream event, outside the caller's context.
  */
 export function serverSpan(
   request: IncomingMessage,
@@ -160,11 +154,6 @@ export function startClientSpan(
       endSpan(span, error);
     },
   };
-}
-
-/** Runs `fn` with `span` as the active span. */
-export function withSpan<T>(span: Span, fn: () => T): T {
-  return context.with(trace.setSpan(context.active(), span), fn);
 }
 
 /** Ends `span`, marked failed with `error` (a short reason, never a secret) when given. */

@@ -10,10 +10,7 @@ export type Tracing = typeof Otel;
 let loaded: Tracing | undefined;
 let stopping: { timeoutMs: number; logger: Logger } | undefined;
 
-/**
- * The tracing helpers, or undefined when tracing is off. Every seam asks this first: with
- * tracing off a request pays one comparison, and the SDK is never loaded.
- */
+/** The tracing helpers, or undefined when off: then a request pays one comparison. */
 export function tracing(): Tracing | undefined {
   return loaded;
 }

@@ -1,19 +1,11 @@
 import { getMetadataStorage, ValidationTypes } from 'class-validator';
 
 /**
- * The global pipe's fast path for a valid object: class-validator's rules for one DTO class,
- * read once from its public metadata storage (`getMetadataStorage`, the same decorators the
- * OpenAPI document is generated from) and run on the instance that class-transformer's
- * `plainToInstance` made. Per request, Nest's ValidationPipe around class-validator's
- * ValidationExecutor costs ~20 us and most of a POST's validation garbage; this costs ~1 us.
- *
- * It calls the very constraint functions the decorators registered (`@IsString`'s `isString`,
- * `@MaxLength`'s `maxLength`, `@IsInt64`...), @IsDefined first as class-validator does, and
- * only ever answers "valid". Anything else (a rule that fails, throws or returns a promise, an
- * `each` rule on a collection, a property that is an object) is undecided, and the pipe hands
- * the value to Nest's ValidationPipe, which decides again and writes the messages: they cannot
- * drift. A class using what this does not run (nested validation, groups, class-level rules,
- * asynchronous constraints) gets no compiled check and is always validated by the libraries.
+ * The pipe's fast path for a valid object (~1 us where Nest's ValidationPipe costs ~20 us):
+ * class-validator's rules for a DTO, read once from its metadata storage and run on the
+ * instance plainToInstance made. It only ever answers "valid"; anything else goes to the
+ * libraries, which decide again and word the messages. A class using what this does not run
+ * (nested, groups, class-level or asynchronous rules) gets no compiled check.
  */
 export type CompiledCheck = (instance: object) => boolean;
 

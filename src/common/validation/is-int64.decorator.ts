@@ -1,10 +1,7 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
 import { INT64_RANGE_MESSAGE, toInt64 } from '../json/int64.js';
 
-/**
- * An int64 as the lossless JSON parser hands it over: a safe-integer number or an in-range
- * bigint. Strings ("5"), fractions, booleans and null are refused: nothing is coerced.
- */
+/** A safe-integer number or an in-range bigint, as the parser gives them; nothing is coerced. */
 export function IsInt64(options?: ValidationOptions): PropertyDecorator {
   return (target, propertyName) => {
     registerDecorator({

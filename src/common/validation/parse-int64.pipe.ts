@@ -1,10 +1,7 @@
 import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/common';
 import { INT64_RANGE_MESSAGE, parseInt64 } from '../json/int64.js';
 
-/**
- * Path ids as bigint: decimal digits, in the int64 range. Nest's ParseIntPipe would round ids
- * above 2^53. `192.0` is the integer 192 (as JSON Schema's `integer` says); `1.5` is refused.
- */
+/** Path ids as bigint (ParseIntPipe rounds above 2^53); `192.0` is 192, `1.5` is refused. */
 @Injectable()
 export class ParseInt64Pipe implements PipeTransform<string, bigint> {
   transform(value: string): bigint {

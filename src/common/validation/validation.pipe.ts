@@ -12,13 +12,9 @@ import { type CompiledCheck, compileCheck } from './compiled-check.js';
 const TRANSFORM_OPTIONS = { enableImplicitConversion: false };
 
 /**
- * The global ValidationPipe, with the rules the API promises:
- * - the body must be a JSON object;
- * - unknown properties (body and query) are refused by name, `__proto__` and `constructor` included
- *   (class-transformer silently drops those two, so they are checked on the raw object);
- * - no implicit conversion: no field is ever coerced from one JSON type to another;
- * - one message per field, every field and unknown property in one answer
- *   (`3 problems: id must be an integer; ...; property color is not allowed`).
+ * The global ValidationPipe: a body must be a JSON object; unknown properties (`__proto__`
+ * included, which class-transformer drops) are refused by name; nothing is coerced; every
+ * problem is listed in one message.
  */
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
@@ -115,10 +111,7 @@ class FieldProblems extends BadRequestException {
   }
 }
 
-/**
- * Every problem of a body in one message: field problems first, then unknown properties (named
- * up to the cap). One problem is its message alone; several are counted in front.
- */
+/** Field problems, then unknown properties; several are counted in front. */
 export function problemsMessage(
   fields: string[],
   unknown: string[],
@@ -137,10 +130,7 @@ export type UnknownKind = 'property' | 'query parameter';
 export const NAMED_UNKNOWN_PROPERTIES = 5;
 const MAX_NAME_IN_MESSAGE = 64;
 
-/**
- * Names the first few unknown properties and counts the rest: 6,500 of them gave a 200 KB
- * message. Each name is cut at 64 characters.
- */
+/** The first unknown names (each cut at 64) and a count: 6,500 of them made a 200 KB message. */
 export function unknownPropertiesMessage(
   unknown: string[],
   kind: UnknownKind = 'property',

@@ -1,9 +1,8 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 
 /**
- * Accepted bearer tokens are kept as SHA-256 digests only. An `API_TOKENS` entry is either
- * `sha256:<64 hex>` (recommended: the token itself is never in the pod's environment) or a
- * plain token of at least 32 characters, hashed at start.
+ * Tokens are kept as SHA-256 digests only: an entry is `sha256:<64 hex>` (the token is then
+ * never in the environment) or a plain token of at least 32 characters.
  */
 export const MIN_PLAIN_TOKEN_LENGTH = 32;
 const DIGEST_ENTRY = /^sha256:([0-9a-fA-F]{64})$/;
@@ -18,10 +17,7 @@ export interface ParsedApiTokens {
   problems: string[];
 }
 
-/**
- * `label` names the setting in problems (`API_TOKENS entry 2 ...`); the relay server passes its
- * own (`RELAY_AGENTS.shop`), so both accept the same entries with the same messages.
- */
+/** `label` names the setting in problems; the relay server passes its own. */
 export function parseApiTokens(value: string | undefined, label = 'API_TOKENS'): ParsedApiTokens {
   const result: ParsedApiTokens = { digests: [], problems: [] };
   if (value === undefined || value.trim() === '') return result;
@@ -44,11 +40,7 @@ export function parseApiTokens(value: string | undefined, label = 'API_TOKENS'):
   return result;
 }
 
-/**
- * True when `token` hashes to one of `digests`. Comparing fixed-size digests with
- * timingSafeEqual, and always comparing against every digest, leaks neither the token's
- * length nor which entry matched.
- */
+/** Compares fixed-size digests with timingSafeEqual, all of them: no length or entry leaks. */
 export function matchesAnyToken(token: string, digests: readonly Buffer[]): boolean {
   const presented = sha256(token);
   let matched = false;

@@ -1,7 +1,4 @@
-/**
- * Every configuration problem found at start, reported at once. `main.ts` prints the message
- * and exits with 78 (EX_CONFIG from sysexits.h), so a crash loop in Kubernetes shows the cause.
- */
+/** Every configuration problem, reported at once; the process exits 78 (EX_CONFIG). */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(

@@ -1,10 +1,8 @@
 import type { z } from 'zod';
 
 /**
- * The three listeners of one process (API or relay, health, metrics) need three ports: the same
- * number twice fails at listen with EADDRINUSE, after the app was built. Adds one issue per
- * clash, on the later variable, naming both; values that are not numbers (already reported as
- * invalid) are skipped, and so are 0s: each listener then gets its own free port. Shared by the service's and the relay server's schemas.
+ * One process's three listeners need three ports (the same twice fails late, at listen): an
+ * issue per clash on the later variable. Invalid values and 0s (any free port) are skipped.
  */
 export function requireDistinctPorts(
   ctx: z.RefinementCtx,

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 
 /**
- * The building blocks of the service's and the relay server's environment schemas. Each
- * setting is declared once, as its zod schema with `setting()`'s description, default and secret
- * flag; `npm run docs:settings` writes docs/configuration.md's tables and `.env.example` from
- * those declarations. Messages name the variable and never echo a value.
+ * The building blocks of the environment schemas: `setting()` declares each one's
+ * description, default and secret flag, from which `npm run docs:settings` writes the docs.
+ * Messages name the variable and never echo a value.
  */
 
 /** The table a service setting is listed in; the relay server's schema is a table of its own. */
@@ -52,10 +51,7 @@ export const noColorField = {
   }),
 };
 
-/**
- * A whole-number setting as one row: `[min, max, default, description, wording?]`; the wording
- * follows the name in the message, "must be a whole number from <min> to <max>" unless given.
- */
+/** `[min, max, default, description, wording?]`; the wording follows the name in the message. */
 export type WholeNumberRow = readonly [
   min: number,
   max: number,

@@ -8,10 +8,7 @@ export function formatPath(path: readonly PropertyKey[]): string {
   }, '');
 }
 
-/**
- * One line per zod issue that names where it is. Messages never include the offending value,
- * so a misplaced secret is not echoed back.
- */
+/** One line per zod issue, naming where it is; never the value, which may be a secret. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix: string[] = []): string[] {
   return issues
     .map((issue) => {

@@ -1,10 +1,8 @@
 import { z } from 'zod';
 
 /**
- * OpenTelemetry tracing, on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true. The
- * SDK reads and checks every other OTEL_* variable itself (sampler, batch queue, headers,
- * timeout, resource); these few are read here only to decide whether to load it at all and to
- * say at start where spans go.
+ * Tracing is on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true. The SDK reads
+ * every other OTEL_* variable itself; these decide whether to load it and say where spans go.
  */
 export interface TracingConfig {
   /** service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise. */

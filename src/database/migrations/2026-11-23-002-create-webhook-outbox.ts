@@ -1,10 +1,6 @@
 import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
 
-/**
- * The plant webhook's outbox: one row per created plant and receiver, written in the same
- * transaction as the plant (so a notice exists exactly for committed plants), delivered and
- * retried by the webhook dispatcher. Times are milliseconds since the Unix epoch.
- */
+/** The plant webhook's outbox: a row per plant and receiver, written in the plant's commit. */
 export const createWebhookOutbox: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;

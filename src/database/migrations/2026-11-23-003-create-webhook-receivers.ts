@@ -1,11 +1,8 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * The plant webhook receivers' durable state: one row per receiver that answered 410 Gone, so
- * the stop outlives a restart and holds on every replica. Keyed by the receiver's id (a digest
- * of its URL, as in webhook_outbox): a changed URL is a new receiver. `host` is there so an
- * operator can find the row (`DELETE FROM webhook_receivers WHERE host = '...'` re-enables it);
- * neither the URL (it may carry credentials) nor the secret is stored.
+ * Receivers stopped by a 410 Gone, so the stop outlives restarts and holds on every replica.
+ * `host` lets an operator find the row to re-enable it; no URL or secret is stored.
  */
 export const createWebhookReceivers: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

@@ -1,9 +1,8 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 
 /**
- * Delivery claims a receiver's due notices in due order. Only pending rows are indexed: with the
- * delivered rows kept until they are pruned, an index over every row made each claim walk past
- * them all, and a growing table slowed delivery below the rate plants were created.
+ * Only pending rows are indexed for the claim: over every row, each claim walked past the
+ * delivered ones, and delivery fell behind the rate plants were created.
  */
 export const indexDueNotices: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

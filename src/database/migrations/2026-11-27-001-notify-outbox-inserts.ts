@@ -1,9 +1,8 @@
 import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
 
 /**
- * PostgreSQL: every statement that adds notices signals delivery (LISTEN webhook_outbox, in any
- * process) when it commits, so the writer needs no NOTIFY of its own: a plant and its notices
- * stay one statement, one round trip. SQLite has one process per store: nothing to signal.
+ * PostgreSQL: a statement that adds notices NOTIFYs delivery when it commits, so a plant and
+ * its notices stay one statement. SQLite has one process per store: nothing to signal.
  */
 export const notifyOutboxInserts: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {

@@ -1,11 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely, Migration } from 'kysely';
 
-/**
- * A random key, made once per store, that receiver ids are keyed with
- * (src/database/receiver-ids.ts): the same on every replica and across restarts, and an id
- * says nothing about its URL to whoever does not hold the database.
- */
+/** A random key per store for the receiver ids: the same everywhere, telling nothing of URLs. */
 export const addWebhookSettings: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema

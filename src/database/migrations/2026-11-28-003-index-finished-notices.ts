@@ -1,9 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 
-/**
- * The daily prune deletes finished notices by age: this index of finished rows by
- * `finished_at` makes it a range read, where it walked the whole outbox (a week of rows).
- */
+/** The prune reads finished notices by age as a range, not the whole outbox. */
 export const indexFinishedNotices: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema

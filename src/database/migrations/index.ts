@@ -9,10 +9,7 @@ import { addWebhookSettings } from './2026-11-28-001-add-webhook-settings.js';
 import { indexPendingByAge } from './2026-11-28-002-index-pending-by-age.js';
 import { indexFinishedNotices } from './2026-11-28-003-index-finished-notices.js';
 
-/**
- * Migrations are TypeScript modules listed here rather than found on disk at run time, so the
- * built image carries exactly these and their order is the order of this list's keys.
- */
+/** Listed, not found on disk: the image carries exactly these, in this order. */
 const migrations: Record<string, Migration> = {
   '2026-11-23-001-create-plants': createPlants,
   '2026-11-23-002-create-webhook-outbox': createWebhookOutbox,

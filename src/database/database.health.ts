@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { DatabasePingService } from '../../database/database-ping.service.js';
+import { DatabasePingService } from './database-ping.service.js';
 
 /** The probe's budget is 1 s; the ping gets most of it, so /health always answers in time. */
 export const DATABASE_PING_TIMEOUT_MS = 750;
