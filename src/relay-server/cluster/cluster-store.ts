@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { parseJsonOrUndefined } from '../json-rpc/json-rpc.js';
 
 /** Where a replica's agent connections are, as the other replicas read it. */
 export interface ReplicaEntry {
@@ -201,7 +202,7 @@ export class ClusterStore {
     const now = this.now();
     const live = new Map<string, ReplicaEntry>();
     for (const [replica, text] of Object.entries(fields)) {
-      const entry = parseJson(text) as ReplicaEntry | undefined;
+      const entry = parseJsonOrUndefined(text) as ReplicaEntry | undefined;
       if (entry && entry.until > now && Array.isArray(entry.servers)) live.set(replica, entry);
     }
     return live;
@@ -222,7 +223,7 @@ export class ClusterStore {
     }
     // A tombstone (owner '') is an ended session: the same 404 as an unknown one.
     if (text === TOMBSTONE) return undefined;
-    const parsed = sessionRecord.safeParse(parseJson(text));
+    const parsed = sessionRecord.safeParse(parseJsonOrUndefined(text));
     if (!parsed.success) throw new Error('the record of a session in Redis is malformed');
     return { record: parsed.data, text };
   }
@@ -237,13 +238,5 @@ export class ClusterStore {
   /** Ends the session's record while `owner` owns it (a session ended for good): a tombstone. */
   async forgetSession(id: string, owner: string): Promise<void> {
     await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, TOMBSTONE_TTL_MS);
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }

@@ -10,6 +10,7 @@ import { OtherReplicas, type ReplicaRequest } from '../mcp/other-replicas.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
 import {
+  cancelledError,
   isObject,
   jsonRpcError,
   type JsonRpcResponse,
@@ -21,8 +22,6 @@ import { onPeer, peerCredentials } from './peer-headers.js';
 import { type PeerReply, postToPeer } from './peer-post.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
-/** JSON-RPC's "request cancelled", as RelayForwarder answers a cancelled request. */
-const REQUEST_CANCELLED = -32800;
 /** Fields a 2026-07-28 result carries that a 2025 one does not (stateless-wire.ts). */
 const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
 
@@ -106,9 +105,7 @@ export function withEnvelope(message: Message): Message {
 /** The peer's JSON-RPC answer without its 2026 result fields, or an error saying what failed. */
 export function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
   if ('failed' in reply) {
-    if (reply.failed === 'aborted') {
-      return jsonRpcError(null, REQUEST_CANCELLED, 'request cancelled by the client');
-    }
+    if (reply.failed === 'aborted') return cancelledError(null);
     const code =
       reply.failed === 'timeout' ? RelayErrorCode.RequestTimeout : RelayErrorCode.ServerUnavailable;
     return jsonRpcError(null, code, unreachable(server, reply.failed));

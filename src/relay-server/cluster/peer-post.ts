@@ -1,4 +1,5 @@
 import { type Dispatcher, request } from 'undici';
+import { parseJsonOrUndefined } from '../json-rpc/json-rpc.js';
 import { refusedConnection } from './peer-agents.js';
 
 /** One JSON POST from this replica to another, whose answer this replica reads itself. */
@@ -44,18 +45,13 @@ export async function postToPeer(post: PeerPost): Promise<PeerReply> {
       if (bytes > post.maxBytes) return { failed: 'too_large' };
       chunks.push(chunk);
     }
-    return { status: answer.statusCode, body: parsed(Buffer.concat(chunks)) };
+    return {
+      status: answer.statusCode,
+      body: parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8')),
+    };
   } catch (error) {
     if (post.signal.aborted) return { failed: 'aborted' };
     if (timeout.aborted) return { failed: 'timeout' };
     return { failed: refusedConnection(error) ? 'refused' : 'lost' };
-  }
-}
-
-function parsed(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
   }
 }

@@ -7,29 +7,30 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import {
   idOf,
   isObject,
-  JsonRpcCode,
   jsonRpcError,
   type JsonRpcId,
-  type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
 import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
-import type { RelayAnswer, RelayTarget } from './relay-target.js';
+import {
+  answerOf,
+  invalidRequest,
+  notUp,
+  type RelayAnswer,
+  type RelayTarget,
+} from './relay-target.js';
 import { SessionRate } from './session-rate.js';
 import { clientTag, forwardInSession } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
-/** What the controller writes back: an HTTP status, maybe a session id, maybe a JSON body. */
 /**
- * Streamable HTTP (MCP 2025-11-25) on the relay's side, as a pure forwarder: it reads only
- * what routing needs (is this a request, a notification, a response; is it `initialize`; the
- * id) and passes every message through unchanged otherwise, so MCP features the relay does
- * not know still work. `initialize` opens a session on one agent connection that has the
- * server up; every later request of that session goes to that connection. Sessions of the
- * agent's aggregate endpoint are handed to AggregateService, which answers for the agent.
+ * Streamable HTTP (MCP 2025-11-25) as a pure forwarder: it reads only what routing needs (the
+ * kind of message, `initialize`, the id) and passes the rest through, so MCP features the relay
+ * does not know still work. `initialize` opens a session on one agent connection that has the
+ * server up, and the session's later requests go there; aggregate sessions go to AggregateService.
  */
 @Injectable()
 export class McpRelayService {
@@ -64,37 +65,28 @@ export class McpRelayService {
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {
     if (Array.isArray(message)) {
-      return invalid(null, 'JSON-RPC batches are not part of MCP since 2025-06-18');
+      return invalidRequest(null, 'JSON-RPC batches are not part of MCP since 2025-06-18');
     }
     if (!isObject(message) || message.jsonrpc !== '2.0') {
-      return invalid(idOf(message), 'not a JSON-RPC 2.0 message');
+      return invalidRequest(idOf(message), 'not a JSON-RPC 2.0 message');
     }
     const id = idOf(message);
     const method = typeof message.method === 'string' ? message.method : undefined;
     const kind = kindOf(message, id, method);
-    if (kind === 'invalid')
-      return invalid(id, 'not a JSON-RPC 2.0 request, notification or response');
-
-    if (kind === 'request' && method === 'initialize') return this.open(target, message, signal);
-
-    if (target.sessionId === undefined) {
-      return invalid(id, 'Mcp-Session-Id header is required: start a session with initialize');
+    if (kind === 'invalid') {
+      return invalidRequest(id, 'not a JSON-RPC 2.0 request, notification or response');
     }
-    const session = this.sessions.find(
-      target.sessionId,
-      target.client,
-      target.agent,
-      target.server,
-    );
+    if (kind === 'request' && method === 'initialize') return this.open(target, message, signal);
+    if (target.sessionId === undefined) {
+      return invalidRequest(
+        id,
+        'Mcp-Session-Id header is required: start a session with initialize',
+      );
+    }
+    const session = this.find(target);
     if (!session) {
-      return {
-        status: 404,
-        body: jsonRpcError(
-          id,
-          RelayErrorCode.ServerUnavailable,
-          'session not found: initialize a new one',
-        ),
-      };
+      const gone = 'session not found: initialize a new one';
+      return { status: 404, body: jsonRpcError(id, RelayErrorCode.ServerUnavailable, gone) };
     }
     if (kind === 'request') return this.request(session, message, method, signal, sink);
     // A response answers a request its MCP server sent the client: the agent checks it was
@@ -111,14 +103,11 @@ export class McpRelayService {
     stream: NonNullable<RelaySession['stream']>,
   ): { answer?: RelayAnswer; close?: () => void } {
     if (target.sessionId === undefined) {
-      return { answer: invalid(null, 'Mcp-Session-Id header is required for the event stream') };
+      return {
+        answer: invalidRequest(null, 'Mcp-Session-Id header is required for the event stream'),
+      };
     }
-    const session = this.sessions.find(
-      target.sessionId,
-      target.client,
-      target.agent,
-      target.server,
-    );
+    const session = this.find(target);
     if (!session) return { answer: { status: 404 } };
     session.stream?.end();
     session.stream = stream;
@@ -132,15 +121,16 @@ export class McpRelayService {
   /** DELETE with a session id: the client ends its session. */
   end(target: RelayTarget): RelayAnswer {
     if (target.sessionId === undefined) return { status: 400 };
-    const session = this.sessions.find(
-      target.sessionId,
-      target.client,
-      target.agent,
-      target.server,
-    );
+    const session = this.find(target);
     if (!session) return { status: 404 };
     this.sessions.delete(session.id);
     return { status: 204 };
+  }
+
+  private find({ sessionId, client, agent, server }: RelayTarget): RelaySession | undefined {
+    return sessionId === undefined
+      ? undefined
+      : this.sessions.find(sessionId, client, agent, server);
   }
 
   /** `initialize`: a new session, within the client's rate of them (429 past it). */
@@ -164,14 +154,7 @@ export class McpRelayService {
     const connection = this.registry.pick(target.agent, server);
     if (!connection) {
       this.forwarder.count(target.agent, 'unavailable');
-      return {
-        status: 200,
-        body: jsonRpcError(
-          idOf(message),
-          RelayErrorCode.ServerUnavailable,
-          `MCP server "${server}" of agent "${target.agent}" is not available (agent not connected, or the server is not up)`,
-        ),
-      };
+      return { status: 200, body: notUp(idOf(message), target.agent, server) };
     }
     const session = this.sessions.create(target.client, target.agent, { server, connection });
     session.capabilities = askableCapabilities(message.params);
@@ -232,18 +215,10 @@ export class McpRelayService {
     const tag = 'method' in message ? undefined : clientTag(session);
     const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
     if (refused === undefined) return undefined;
-    if ('rejected' in refused) {
-      // Never sent: the agent would close its connection for a frame over the limit (1009).
-      return {
-        status: 413,
-        body: jsonRpcError(
-          null,
-          RelayErrorCode.MessageRejected,
-          `message rejected: ${refused.rejected}`,
-        ),
-      };
-    }
-    return answerOf(refused);
+    if (!('rejected' in refused)) return answerOf(refused);
+    // Never sent: the agent would close its connection for a frame over the limit (1009).
+    const why = `message rejected: ${refused.rejected}`;
+    return { status: 413, body: jsonRpcError(null, RelayErrorCode.MessageRejected, why) };
   }
 }
 
@@ -268,15 +243,4 @@ function askableCapabilities(params: unknown): Record<string, unknown> {
     ([, v]) => v !== undefined,
   );
   return Object.fromEntries(askable);
-}
-
-function invalid(id: JsonRpcId | null, reason: string): RelayAnswer {
-  return { status: 400, body: jsonRpcError(id, JsonRpcCode.InvalidRequest, reason) };
-}
-
-/** Over a cap is HTTP 429 (with the JSON-RPC error as body), so HTTP-aware clients back off. */
-function answerOf(body: JsonRpcResponse): RelayAnswer {
-  return body.error?.code === JsonRpcCode.Overloaded
-    ? { status: 429, body, headers: { 'Retry-After': '1' } }
-    : { status: 200, body };
 }

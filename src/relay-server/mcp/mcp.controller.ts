@@ -23,9 +23,9 @@ import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { Inject } from '@nestjs/common';
 import { INEXACT_ID } from './exact-ids.js';
-import { JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
+import { isObject, JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
 import { McpRelayService } from './mcp-relay.service.js';
-import type { RelayAnswer, RelayTarget } from './relay-target.js';
+import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { ReplicaRouting } from './other-replicas.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
 import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
@@ -86,7 +86,7 @@ export class McpController {
       if (!response.writableFinished) hungUp.abort();
     });
     // A listen stream only carries notifications, like GET; a request's carries its answer.
-    const listens = isRecord(message) && message.method === 'subscriptions/listen';
+    const listens = isObject(message) && message.method === 'subscriptions/listen';
     const stream = acceptsEventStream(request)
       ? this.eventStream(response, target, listens)
       : undefined;
@@ -198,15 +198,9 @@ export class McpController {
     if (budget === undefined) return undefined;
     this.refused.inc({ agent, budget });
     this.overLog.warn({ agent, client, budget }, 'refusing a request: its client is not reading');
-    return {
-      status: 429,
-      headers: { 'Retry-After': '1' },
-      body: jsonRpcError(
-        null,
-        JsonRpcCode.Overloaded,
-        'too many bytes of answers and events wait for this client to read them; retry later',
-      ),
-    };
+    const refusal =
+      'too many bytes of answers and events wait for this client to read them; retry later';
+    return answerOf(jsonRpcError(null, JsonRpcCode.Overloaded, refusal));
   }
 
   private target(request: ClientRequest, agent: string, server: string | undefined): RelayTarget {
@@ -233,20 +227,12 @@ function invalidBodyAnswer(message: unknown): RelayAnswer | undefined {
     };
   }
   if (message === INEXACT_ID) {
-    return {
-      status: 400,
-      body: jsonRpcError(
-        null,
-        JsonRpcCode.InvalidRequest,
-        'a numeric id must be an integer or a number a double holds exactly: send it as a string',
-      ),
-    };
+    return invalidRequest(
+      null,
+      'a numeric id must be an integer or a number a double holds exactly: send it as a string',
+    );
   }
   return undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function header(request: ClientRequest, name: string): string | undefined {

@@ -12,6 +12,7 @@ import {
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
 import {
+  cancelledError,
   idKey,
   isObject,
   JsonRpcCode,
@@ -232,13 +233,6 @@ export class RelayForwarder {
     this.requests.inc({ agent, outcome: 'overloaded' });
     return jsonRpcError(id, JsonRpcCode.Overloaded, message);
   }
-}
-
-/** JSON-RPC's conventional "request cancelled" code (as AgentConnection.forget answers). */
-const REQUEST_CANCELLED = -32800;
-
-function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
-  return jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client');
 }
 
 /** The W3C trace context a client put in the request's `_meta` (SEP-414), if any. */

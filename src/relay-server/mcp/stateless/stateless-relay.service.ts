@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
-import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { AggregateService } from '../aggregate/aggregate.service.js';
@@ -13,7 +12,13 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
-import type { RelayAnswer, RelayTarget } from '../relay-target.js';
+import {
+  answerOf,
+  invalidRequest,
+  notUp,
+  type RelayAnswer,
+  type RelayTarget,
+} from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { forwardInSession } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
@@ -59,10 +64,7 @@ export class StatelessRelay {
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {
     if (!isObject(message) || message.jsonrpc !== '2.0' || typeof message.method !== 'string') {
-      return {
-        status: 400,
-        body: jsonRpcError(idOf(message), JsonRpcCode.InvalidRequest, 'not a JSON-RPC 2.0 request'),
-      };
+      return invalidRequest(idOf(message), 'not a JSON-RPC 2.0 request');
     }
     const id = idOf(message);
     // Notifications: 2026 has none a client sends that the relay must pass on (cancellation
@@ -77,14 +79,7 @@ export class StatelessRelay {
       target.server === undefined ? undefined : this.registry.pick(target.agent, target.server);
     if (target.server !== undefined && !connection) {
       this.forwarder.count(target.agent, 'unavailable');
-      return {
-        status: 200,
-        body: jsonRpcError(
-          id,
-          RelayErrorCode.ServerUnavailable,
-          `MCP server "${target.server}" of agent "${target.agent}" is not available (agent not connected, or the server is not up)`,
-        ),
-      };
+      return { status: 200, body: notUp(id, target.agent, target.server) };
     }
     const session = oneRequestSession(target, id, connection);
     const answer =
@@ -94,10 +89,7 @@ export class StatelessRelay {
             message,
             await this.forward(session, withoutEnvelope(message), signal, sink),
           );
-    const status = statusOf(answer);
-    return status === 429
-      ? { status, body: answer, headers: { 'Retry-After': '1' } }
-      : { status, body: answer };
+    return answerOf(answer, statusOf(answer));
   }
 
   /**
@@ -113,16 +105,7 @@ export class StatelessRelay {
     signal: AbortSignal,
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {
-    if (!sink) {
-      return {
-        status: 400,
-        body: jsonRpcError(
-          id,
-          JsonRpcCode.InvalidRequest,
-          'subscriptions/listen needs Accept: text/event-stream',
-        ),
-      };
-    }
+    if (!sink) return invalidRequest(id, 'subscriptions/listen needs Accept: text/event-stream');
     let end = () => {};
     const ended = new Promise<void>((resolve) => (end = resolve));
     const lists = listsAsked(message.params);
@@ -135,7 +118,10 @@ export class StatelessRelay {
       send: sink,
       end,
     });
-    if (!remove) return tooManyListens(id);
+    if (!remove) {
+      const refusal = 'too many subscriptions/listen streams open for this client';
+      return answerOf(jsonRpcError(id, JsonRpcCode.Overloaded, refusal));
+    }
     const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
     sink(listenAcknowledgement(lists, subscription));
     signal.addEventListener('abort', end, { once: true });
@@ -231,17 +217,5 @@ function listenAcknowledgement(lists: ListKind[], subscription: Message): Messag
     jsonrpc: '2.0',
     method: 'notifications/subscriptions/acknowledged',
     params: { notifications, _meta: subscription },
-  };
-}
-
-function tooManyListens(id: JsonRpcId): RelayAnswer {
-  return {
-    status: 429,
-    headers: { 'Retry-After': '1' },
-    body: jsonRpcError(
-      id,
-      JsonRpcCode.Overloaded,
-      'too many subscriptions/listen streams open for this client',
-    ),
   };
 }

@@ -39,13 +39,9 @@ const CACHEABLE = new Set([
   'resources/read',
 ]);
 
-/** 2026 error codes the relay answers with itself. */
-export const StatelessErrorCode = {
-  UnsupportedVersion: -32022,
-  HeaderMismatch: -32020,
-  InvalidParams: -32602,
-  MethodNotFound: -32601,
-} as const;
+/** 2026 error codes the relay answers with itself, and the 2025 "resource not found". */
+const UNSUPPORTED_VERSION = -32022;
+const HEADER_MISMATCH = -32020;
 const RESOURCE_NOT_FOUND_2025 = -32002;
 
 /** Server capabilities a 2026 client knows; `tasks` and resource subscriptions are gone. */
@@ -100,12 +96,12 @@ export function refusal(
   const meta = metaOf(message);
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
   if (version === undefined || !isObject(meta?.[CLIENT_CAPABILITIES_META_KEY])) {
-    return errorWith(id, StatelessErrorCode.InvalidParams, ENVELOPE_NEEDED);
+    return errorWith(id, JsonRpcCode.InvalidParams, ENVELOPE_NEEDED);
   }
   const mismatch = headerMismatch(message, headers, version);
-  if (mismatch) return errorWith(id, StatelessErrorCode.HeaderMismatch, mismatch);
+  if (mismatch) return errorWith(id, HEADER_MISMATCH, mismatch);
   if (version !== MODERN_VERSION) {
-    return errorWith(id, StatelessErrorCode.UnsupportedVersion, 'unsupported protocol version', {
+    return errorWith(id, UNSUPPORTED_VERSION, 'unsupported protocol version', {
       supported: [MODERN_VERSION],
       requested: version,
     });
@@ -113,7 +109,7 @@ export function refusal(
   if (REMOVED_METHODS.has(message.method)) {
     return errorWith(
       id,
-      StatelessErrorCode.MethodNotFound,
+      JsonRpcCode.MethodNotFound,
       `${message.method} is not a 2026-07-28 method`,
     );
   }
@@ -178,13 +174,13 @@ export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): Js
     const code = answer.error.code;
     const missing =
       code === RESOURCE_NOT_FOUND_2025 ||
-      (method === 'resources/read' && code === StatelessErrorCode.InvalidParams);
+      (method === 'resources/read' && code === JsonRpcCode.InvalidParams);
     if (!missing) return answer;
     const uri = isObject(request.params) ? request.params.uri : undefined;
     const data = isObject(answer.error.data) ? answer.error.data : {};
     const error = {
       ...answer.error,
-      code: StatelessErrorCode.InvalidParams,
+      code: JsonRpcCode.InvalidParams,
       data: { uri, ...data },
     };
     return { ...answer, error };
@@ -234,10 +230,9 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
   };
 }
 
-/** HTTP status of a stateless answer: over a cap is 429, as on the 2025 path; no method, 404. */
+/** HTTP status of a stateless answer: 404 for a method it lacks (answerOf makes a cap 429). */
 export function statusOf(answer: JsonRpcResponse): number {
-  if (answer.error?.code === JsonRpcCode.Overloaded) return 429;
-  return answer.error?.code === StatelessErrorCode.MethodNotFound ? 404 : 200;
+  return answer.error?.code === JsonRpcCode.MethodNotFound ? 404 : 200;
 }
 
 function errorWith(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
