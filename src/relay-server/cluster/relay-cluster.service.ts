@@ -73,8 +73,8 @@ export class RelayCluster implements OnModuleDestroy {
     this.log = new RateLimitedLog(logger);
     this.up.set(0);
     const changed = () => this.refreshSoon();
-    registry.onInventoryChange(changed);
-    registry.onDisconnect(changed);
+    registry.on('inventory', changed);
+    registry.on('disconnect', changed);
     sessions.onEnd((id) => this.forgetSession(id));
   }
 

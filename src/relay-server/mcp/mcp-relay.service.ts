@@ -44,20 +44,17 @@ export class McpRelayService {
     private readonly aggregate: AggregateService,
   ) {
     this.newSessions = new SessionRate(config.maxNewSessionsPerClientPerMinute);
-    registry.onDisconnect((connection) => sessions.dropConnection(connection));
-    // A server that comes up, goes down, is removed or lists other tools on a connection: its
-    // sessions there re-list (the MCP server itself may never say so: it restarted, or left).
-    registry.onInventoryChange((connection, before) => {
+    registry.on('disconnect', (connection) => sessions.dropConnection(connection));
+    // A server whose tools changed on a connection (it restarted, or left): its sessions there
+    // re-list, as the MCP server itself may never say so.
+    registry.on('inventory', (connection, before) => {
       for (const server of changedServers(before, connection.servers)) {
         sessions.broadcast(connection, server, TOOLS_LIST_CHANGED);
       }
     });
   }
 
-  /**
-   * One POSTed message. `sink`, when the client accepts an event stream, receives the
-   * request's progress notifications before the answer.
-   */
+  /** One POSTed message; `sink` (the client accepts an event stream) gets its progress. */
   async post(
     target: RelayTarget,
     message: unknown,
@@ -78,10 +75,8 @@ export class McpRelayService {
     }
     if (kind === 'request' && method === 'initialize') return this.open(target, message, signal);
     if (target.sessionId === undefined) {
-      return invalidRequest(
-        id,
-        'Mcp-Session-Id header is required: start a session with initialize',
-      );
+      const missing = 'Mcp-Session-Id header is required: start a session with initialize';
+      return invalidRequest(id, missing);
     }
     const session = this.find(target);
     if (!session) {
@@ -94,31 +89,26 @@ export class McpRelayService {
     return this.notify(session, message) ?? { status: 202 };
   }
 
-  /**
-   * GET with a session id: the session's stream of notifications about no request. A new
-   * stream replaces the session's previous one. Undefined (with the answer) when refused.
-   */
+  /** GET: the session's stream of notifications about no request; it replaces the previous. */
   openStream(
     target: RelayTarget,
     stream: NonNullable<RelaySession['stream']>,
   ): { answer?: RelayAnswer; close?: () => void } {
     if (target.sessionId === undefined) {
-      return {
-        answer: invalidRequest(null, 'Mcp-Session-Id header is required for the event stream'),
-      };
+      const missing = 'Mcp-Session-Id header is required for the event stream';
+      return { answer: invalidRequest(null, missing) };
     }
     const session = this.find(target);
     if (!session) return { answer: { status: 404 } };
     session.stream?.end();
     session.stream = stream;
-    return {
-      close: () => {
-        if (session.stream === stream) delete session.stream;
-      },
+    const close = () => {
+      if (session.stream === stream) delete session.stream;
     };
+    return { close };
   }
 
-  /** DELETE with a session id: the client ends its session. */
+  /** DELETE: the client ends its session. */
   end(target: RelayTarget): RelayAnswer {
     if (target.sessionId === undefined) return { status: 400 };
     const session = this.find(target);
@@ -140,35 +130,29 @@ export class McpRelayService {
       const refusal = 'too many new sessions for this client; retry later';
       return answerOf(this.forwarder.overloadedBy(target.agent, idOf(message), refusal));
     }
-    return target.server === undefined
-      ? this.initializeAggregate(target, message)
-      : this.initialize(target, target.server, message, signal);
-  }
-
-  private async initialize(
-    target: RelayTarget,
-    server: string,
-    message: Message,
-    signal: AbortSignal,
-  ): Promise<RelayAnswer> {
+    const id = idOf(message) as JsonRpcId;
+    if (target.server === undefined) {
+      // The aggregate endpoint's `initialize` is the relay's to answer: no agent is asked.
+      const session = this.sessions.create(target.client, target.agent);
+      const body = this.aggregate.initialize(id, message.params);
+      return { status: 200, sessionId: session.id, body };
+    }
+    const server = target.server;
     const connection = this.registry.pick(target.agent, server);
     if (!connection) {
       this.forwarder.count(target.agent, 'unavailable');
-      return { status: 200, body: notUp(idOf(message), target.agent, server) };
+      return { status: 200, body: notUp(id, target.agent, server) };
     }
     const session = this.sessions.create(target.client, target.agent, { server, connection });
     session.capabilities = askableCapabilities(message.params);
     const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
       this.forwarder.send(target.client, connection, server, message, cancelled),
     );
-    if (answer.error !== undefined) {
-      this.sessions.delete(session.id);
-      return answerOf(answer);
-    }
-    return { status: 200, sessionId: session.id, body: answer };
+    if (answer.error === undefined) return { status: 200, sessionId: session.id, body: answer };
+    this.sessions.delete(session.id);
+    return answerOf(answer);
   }
 
-  /** A request of an open session, to its pinned MCP server or to the aggregate endpoint. */
   private async request(
     session: RelaySession,
     message: Message,
@@ -176,32 +160,16 @@ export class McpRelayService {
     signal: AbortSignal,
     sink: RequestNotificationSink | undefined,
   ): Promise<RelayAnswer> {
-    const answer = await forwardInSession(
-      this.forwarder,
-      this.aggregate,
-      { session, message, signal },
-      sink,
-    );
+    const request = { session, message, signal };
+    const answer = await forwardInSession(this.forwarder, this.aggregate, request, sink);
     // The server's log lines may now reach this session (ServerMessageRouter decides).
     if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;
     return answerOf(answer);
   }
 
-  /** The aggregate endpoint's `initialize` is the relay's to answer: no agent is asked. */
-  private initializeAggregate(target: RelayTarget, message: Message): RelayAnswer {
-    const session = this.sessions.create(target.client, target.agent);
-    return {
-      status: 200,
-      sessionId: session.id,
-      body: this.aggregate.initialize(idOf(message) as JsonRpcId, message.params),
-    };
-  }
-
   /**
-   * Passes a client's notification or response on; returns the answer when it is refused. It
-   * holds a slot of the client's and the agent's in-flight caps until it has left the process,
-   * and is refused (429) like a request when the agent's connection is not reading: a client
-   * cannot make the relay buffer notifications without bound for an agent that does not read.
+   * Passes a client's notification or response on; the answer when it is refused (429 like a
+   * request while the connection is not reading, so the relay never buffers them unbounded).
    */
   private notify(session: RelaySession, message: Message): RelayAnswer | undefined {
     if (message.method === 'notifications/cancelled') {
@@ -209,8 +177,7 @@ export class McpRelayService {
       return undefined;
     }
     const pinned = session.pinned;
-    // The aggregate session is the relay's own: `notifications/initialized` and the like
-    // concern no MCP server, so there is nothing to pass on.
+    // An aggregate session is the relay's own: its notifications concern no MCP server.
     if (!pinned) return undefined;
     const tag = 'method' in message ? undefined : clientTag(session);
     const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
@@ -239,8 +206,8 @@ function kindOf(
 function askableCapabilities(params: unknown): Record<string, unknown> {
   const declared = isObject(params) && isObject(params.capabilities) ? params.capabilities : {};
   const { sampling, elicitation, roots } = declared;
-  const askable = Object.entries({ sampling, elicitation, roots }).filter(
+  const declaredOnes = Object.entries({ sampling, elicitation, roots }).filter(
     ([, v]) => v !== undefined,
   );
-  return Object.fromEntries(askable);
+  return Object.fromEntries(declaredOnes);
 }

@@ -67,9 +67,9 @@ export class AggregateService {
     private readonly peers: OtherReplicas,
   ) {
     this.failureLog = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
-    registry.onInventoryChange((connection) => this.refresh(connection.agent));
-    registry.onDisconnect((connection) => this.refresh(connection.agent));
-    registry.onNotification((connection, server, message) => {
+    registry.on('inventory', (connection) => this.refresh(connection.agent));
+    registry.on('disconnect', (connection) => this.refresh(connection.agent));
+    registry.on('notification', (connection, server, message) => {
       if (message.method === 'notifications/tools/list_changed' && connection.serves(server)) {
         sessions.broadcastAggregate(connection.agent, TOOLS_LIST_CHANGED);
       }

@@ -56,14 +56,14 @@ export class ListenStore {
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     registry: AgentRegistry,
   ) {
-    registry.onNotification((connection, server, message) => {
+    registry.on('notification', (connection, server, message) => {
       const list = LIST_CHANGED.exec(String(message.method))?.[1] as ListKind | undefined;
       if (list) this.changed(connection.agent, [server], [list]);
     });
-    registry.onInventoryChange((connection, before) => {
+    registry.on('inventory', (connection, before) => {
       this.changed(connection.agent, changedServers(before, connection.servers), EVERY_LIST);
     });
-    registry.onDisconnect((connection) => {
+    registry.on('disconnect', (connection) => {
       this.changed(connection.agent, changedServers(connection.servers, []), EVERY_LIST);
     });
   }
