@@ -26,11 +26,10 @@ import { RelayCluster } from './relay-cluster.service.js';
 const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
 
 /**
- * The aggregate endpoint's way to the agent's MCP servers that are up only on other replicas:
- * one 2026-07-28 (stateless) request to `<base>/mcp/<agent>/<server>` of a replica that has the
- * server up, as the client authenticated here and signed with the replicas' secret, so the
- * peer serves it itself (its caps, timeout and pod choice). Closing the request cancels it
- * there, as a 2026 client cancels. The answer comes back as a 2025 answer.
+ * The aggregate endpoint's way to MCP servers up only on other replicas: one 2026-07-28
+ * (stateless) request to `<base>/mcp/<agent>/<server>` of such a replica, signed for the client
+ * authenticated here, so the peer serves it itself; closing it cancels it there. The answer
+ * comes back as a 2025 answer.
  */
 @Injectable()
 export class PeerMcpClient implements OtherReplicas {
@@ -88,10 +87,7 @@ export class PeerMcpClient implements OtherReplicas {
   }
 }
 
-/**
- * The 2025 request as a 2026-07-28 one: the envelope in `_meta`. No client capabilities: the
- * answer is read whole here, so the peer's server cannot ask this client anything.
- */
+/** The 2025 request as a 2026-07-28 one; no client capabilities, as the answer is read whole. */
 export function withEnvelope(message: Message): Message {
   const params = isObject(message.params) ? message.params : {};
   const envelope = {

@@ -15,19 +15,12 @@ export interface PeerPost {
   signal: AbortSignal;
 }
 
-/**
- * The peer's status and body (JSON, or undefined when it is not), or why there is none:
- * `refused` (nothing reached the peer), `timeout`, `too_large`, `lost` (it went away mid-way),
- * `aborted` (the caller's signal).
- */
+/** The peer's status and body (JSON, or undefined when it is not), or why there is none. */
 export type PeerReply =
   | { status: number; body: unknown }
   | { failed: 'refused' | 'timeout' | 'too_large' | 'lost' | 'aborted' };
 
-/**
- * Sends `post` and reads the whole answer, within its time and size bounds. A whole answer
- * leaves the connection to the keep-alive pool; a cut one closes it.
- */
+/** Sends `post` and reads the whole answer within its bounds (a cut one closes the socket). */
 export async function postToPeer(post: PeerPost): Promise<PeerReply> {
   const timeout = AbortSignal.timeout(post.timeoutMs);
   try {

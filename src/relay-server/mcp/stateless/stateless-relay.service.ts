@@ -40,12 +40,9 @@ export interface StatelessHeaders {
 }
 
 /**
- * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is
- * routed on its own (`registry.pick`) and admitted through the same RelayForwarder as a 2025
- * session's request (caps, metrics, timeouts, id and progress-token rewrite, and the agent
- * told `notifications/cancelled` when the client closes the POST, which is how 2026 cancels).
- * The agent's MCP servers stay 2025 servers: the envelope is taken off the request and the
- * result is given the fields a 2026 client checks (stateless-wire.ts).
+ * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed
+ * on its own and admitted through the same RelayForwarder as a 2025 one (closing the POST is
+ * how 2026 cancels). The agent's servers stay 2025 servers: stateless-wire.ts translates.
  */
 @Injectable()
 export class StatelessRelay {
@@ -93,10 +90,8 @@ export class StatelessRelay {
   }
 
   /**
-   * `subscriptions/listen`: acknowledges the list changes asked for (tools, prompts,
-   * resources), then holds the POST's event stream open for their `list_changed`
-   * notifications (ListenStore) until the client closes it or the relay stops, and ends it
-   * with the listen's result.
+   * `subscriptions/listen`: acknowledges the lists asked for, then holds the POST's event stream
+   * open for their `list_changed` (ListenStore) until the client or the relay ends it.
    */
   private async listen(
     target: RelayTarget,
@@ -148,9 +143,8 @@ export class StatelessRelay {
   }
 
   /**
-   * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the MCP
-   * server's, which the agent answers from the result it cached when it started the server
-   * (docs/agent-protocol.md), so asking costs the server nothing.
+   * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the server's,
+   * which the agent answers from its cache (docs/agent-protocol.md) at no cost to the server.
    */
   private async discover(
     session: RelaySession,
@@ -175,23 +169,11 @@ export class StatelessRelay {
           : { name: 'mcp-2026-client', version: MODERN_VERSION },
       },
     };
-    const pinned: { server: string; connection: AgentConnection } = session.pinned;
-    return discoverAnswer(
-      id,
-      await this.forwarder.run(session, initialize, signal, (cancelled) =>
-        this.forwarder.send(
-          session.client,
-          pinned.connection,
-          pinned.server,
-          initialize,
-          cancelled,
-        ),
-      ),
-    );
+    return discoverAnswer(id, await this.forward(session, initialize, signal));
   }
 }
 
-/** One request, one throwaway "session": what the forwarder needs to admit and cancel it. */
+/** A throwaway "session" for one request: what the forwarder needs to admit and cancel it. */
 function oneRequestSession(
   target: RelayTarget,
   id: JsonRpcId,
