@@ -9,6 +9,7 @@ import {
 import { encodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 import type { AgentFrame } from './agent-frames.js';
 import {
+  cancelledError,
   isObject,
   JsonRpcCode,
   jsonRpcError,
@@ -16,9 +17,6 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
-
-/** JSON-RPC's conventional "request cancelled" code (as in LSP). */
-const REQUEST_CANCELLED = -32800;
 
 type AgentRequest = Extract<AgentFrame, { kind: 'request' }>;
 
@@ -169,7 +167,7 @@ export class AgentConnection {
   /** Ends a request the client cancelled: its waiter is answered, a late answer is dropped. */
   forget(id: number): void {
     const pending = this.finish(id);
-    pending?.resolve(jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client'));
+    pending?.resolve(cancelledError(id));
   }
 
   /**

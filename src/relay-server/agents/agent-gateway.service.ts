@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import { type IncomingMessage, type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   type BeforeApplicationShutdown,
@@ -25,7 +25,7 @@ import { FrameRateLimit } from './frame-rate-limit.js';
 
 /** A connection that has not said hello by then is dropped (it holds a socket and nothing else). */
 const HELLO_TIMEOUT_MS = 10_000;
-/** WebSocket close codes (RFC 6455): policy violation, going away. */
+/** WebSocket close codes (RFC 6455). */
 const POLICY_VIOLATION = 1008;
 const MESSAGE_TOO_BIG = 1009;
 const GOING_AWAY = 1001;
@@ -40,36 +40,26 @@ const RETRY_AFTER_SECONDS = 10;
 const MAX_FRAME_DEPTH = 100;
 
 /**
- * The agent endpoint: `<base>/agent/v1/connect` on the public port (docs/agent-protocol.md).
- * The agent token is checked at the upgrade, before any WebSocket exists (401 otherwise).
- * Frames are bounded by RELAY_MAX_FRAME_BYTES (ws closes with 1009 past it) and nested at most
- * 100 levels deep; a frame that is not valid JSON, nested deeper, or a malformed
- * hello/inventory/rpc drops that connection (1008) and answers its waiting clients, nothing
- * else: one agent never takes the relay down. Frames of unknown types are ignored, as the protocol says.
- * One agent token holds at most RELAY_MAX_CONNECTIONS_PER_AGENT connections (429 at the
- * upgrade past it) and RELAY_MAX_INVENTORY_BYTES_PER_AGENT of inventories; each connection's
- * frames are rate limited (RELAY_AGENT_MAX_*), and one over a budget or rate is dropped (1008).
+ * The agent endpoint, `<base>/agent/v1/connect` (docs/agent-protocol.md). The token is checked
+ * at the upgrade, before any WebSocket exists. A frame past RELAY_MAX_FRAME_BYTES (1009), nested
+ * deeper than 100, malformed, over a rate or a budget drops that connection (1008) and answers
+ * its waiting clients, nothing else: one agent never takes the relay down. Unknown frame types
+ * are ignored, as the protocol says.
  */
 @Injectable()
 export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly wss: WebSocketServer;
   private readonly path: string;
-  /**
-   * Anyone can try tokens: one log line per 10 s at most (the metric counts every one). The
-   * line that passes carries how many were left unlogged (`suppressed`).
-   */
-  private readonly refusedLog: RateLimitedLog;
-  /** An agent can send answers as fast as it likes: one line per 10 s about misdirected ones. */
-  private readonly misdirectedLog: RateLimitedLog;
   private readonly limits: FrameLimits;
-  /**
-   * Connects and disconnects: one token opening 1,500 connections must not write 3,000 lines.
-   * Lines over the rate are counted into the next one (`suppressed`).
-   */
-  private readonly connectionLog: RateLimitedLog;
-  /** Drops and connection errors, apart: a connect flood must not hide why a peer was cut. */
-  private readonly dropLog: RateLimitedLog;
   private readonly budgets: AgentBudgets;
+  /** Anyone can try tokens: a line per 10 s (the metric counts all; `suppressed` the rest). */
+  private readonly refusedLog: RateLimitedLog;
+  /** An agent can send answers as fast as it likes: a line per 10 s about misdirected ones. */
+  private readonly misdirectedLog: RateLimitedLog;
+  /** One token opening 1,500 connections must not write 3,000 lines. */
+  private readonly connectionLog: RateLimitedLog;
+  /** Drops apart, so that a connect flood does not hide why a peer was cut. */
+  private readonly dropLog: RateLimitedLog;
 
   constructor(
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
@@ -111,13 +101,13 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     socket.on('error', () => undefined);
     const path = new URL(request.url ?? '/', 'http://relay').pathname;
     if (path !== this.path) {
-      this.refuse(socket, 404, 'Not Found', 'not_found');
+      this.refuse(socket, 404, 'not_found');
       return;
     }
     const agent = ownerOf(bearerToken(request.headers.authorization), this.config.agents);
     if (!agent) {
       this.refusedLog.warn({ remote: request.socket.remoteAddress }, 'agent token refused');
-      this.refuse(socket, 401, 'Unauthorized', 'unauthorized');
+      this.refuse(socket, 401, 'unauthorized');
       return;
     }
     if (!this.budgets.openConnection(agent.name)) {
@@ -125,7 +115,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
         { agent: agent.name, max: this.config.agentBudgets.maxConnectionsPerAgent },
         'agent connection refused: the agent has as many connections as it may',
       );
-      this.refuse(socket, 429, 'Too Many Requests', 'too_many_connections');
+      this.refuse(socket, 429, 'too_many_connections');
       return;
     }
     // The socket's close frees the slot, whether or not the upgrade completes.
@@ -133,17 +123,15 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, agent.name));
   }
 
-  private refuse(socket: Duplex, status: number, text: string, reason: string): void {
+  private refuse(socket: Duplex, status: 401 | 404 | 429, reason: string): void {
     this.rejections.inc({ reason });
-    const extra =
-      status === 401
-        ? 'WWW-Authenticate: Bearer realm="relay"\r\n'
-        : status === 429
-          ? `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`
-          : '';
-    socket.end(
-      `HTTP/1.1 ${status} ${text}\r\n${extra}Connection: close\r\nContent-Length: 0\r\n\r\n`,
-    );
+    const extra = {
+      401: 'WWW-Authenticate: Bearer realm="relay"\r\n',
+      404: '',
+      429: `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`,
+    }[status];
+    const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${extra}`;
+    socket.end(`${head}Connection: close\r\nContent-Length: 0\r\n\r\n`);
   }
 
   private accept(ws: WebSocket, agent: string): void {
@@ -173,9 +161,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
 
   /**
    * A pod that vanished without closing (a cut network, a frozen node) would hold its sessions
-   * until each request timed out: no pong by the next ping ends it at once. A request that
-   * timed out on it is a sign too: it is pinged then, and dropped without a pong within
-   * RELAY_AGENT_PROBE_TIMEOUT_SECONDS, instead of getting requests until the next ping.
+   * until each request timed out: no pong by the next ping drops it. A request that timed out
+   * on it gets it pinged at once, dropped without a pong within RELAY_AGENT_PROBE_TIMEOUT_SECONDS.
    */
   private pinger(ws: WebSocket, connection: AgentConnection): NodeJS.Timeout {
     let alive = true;
@@ -218,9 +205,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       'dropping agent connection',
     );
     state.connection.close(code, reason);
-    // Frames that still arrive are ignored (the connection is no longer open). A peer that
-    // answers the close ends it at once; one that goes on sending is cut after a short grace
-    // instead of ws's 30 s.
+    // Later frames are ignored; a peer that does not answer the close is cut after a short
+    // grace instead of ws's 30 s.
     setTimeout(() => state.ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
@@ -239,25 +225,26 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   /** Handles one text frame; true when it answered a request the relay sent. */
   private handleFrame(state: ConnectionState, text: string): boolean {
     const frame = parseAgentFrame(text, this.limits);
+    if (!state.greeted && ['response', 'notification', 'request'].includes(frame.kind)) {
+      this.drop(state, 'rpc before hello');
+      return false;
+    }
     switch (frame.kind) {
       case 'hello':
       case 'inventory':
         this.onInventory(state, frame, Buffer.byteLength(text));
         return false;
       case 'response':
-        if (!state.greeted) this.drop(state, 'rpc before hello');
-        return state.greeted && this.onResponse(state, frame) === 'settled';
+        return this.onResponse(state, frame) === 'settled';
       case 'notification':
-        if (!state.greeted) this.drop(state, 'rpc before hello');
         // Progress goes to the waiting request of that server it is about; the rest to
         // the registry's listeners (ServerMessageRouter decides which sessions hear it).
-        else if (!state.connection.deliver(frame.server, frame.message)) {
-          this.registry.notification(state.connection, frame.server, frame.message);
+        if (!state.connection.deliver(frame.server, frame.message)) {
+          this.registry.emit('notification', state.connection, frame.server, frame.message);
         }
         return false;
       case 'request':
-        if (!state.greeted) this.drop(state, 'rpc before hello');
-        else state.connection.ask(frame);
+        state.connection.ask(frame);
         return false;
       case 'unknown':
         return false;

@@ -1,18 +1,21 @@
+import { EventEmitter } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Gauge } from 'prom-client';
 import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import type { Message } from '../json-rpc/json-rpc.js';
 import type { AgentConnection } from './agent-connection.js';
 
-type NotificationListener = (
-  connection: AgentConnection,
-  server: string,
-  message: Record<string, unknown>,
-) => void;
-
-/** A connection's inventory changed; `before` is the one it replaced (empty for a new one). */
-type InventoryListener = (connection: AgentConnection, before: readonly ProtocolServer[]) => void;
+/** What the registry tells the rest of the relay about agent connections. */
+interface AgentEvents {
+  /** A connection's inventory changed; `before` is the one it replaced (empty for a new one). */
+  inventory: [connection: AgentConnection, before: readonly ProtocolServer[]];
+  /** A greeted connection closed (the sessions pinned to it end). */
+  disconnect: [connection: AgentConnection];
+  /** A notification an MCP server sent about no particular request (list changes, logs). */
+  notification: [connection: AgentConnection, server: string, message: Message];
+}
 
 /**
  * The open, greeted connections of every configured agent. Several pods of one deployment
@@ -20,17 +23,15 @@ type InventoryListener = (connection: AgentConnection, before: readonly Protocol
  * spread over the ones that have the wanted MCP server up.
  */
 @Injectable()
-export class AgentRegistry {
+export class AgentRegistry extends EventEmitter<AgentEvents> {
   private readonly connections = new Map<string, Set<AgentConnection>>();
   private turn = 0;
-  private readonly disconnectListeners: ((connection: AgentConnection) => void)[] = [];
-  private readonly notificationListeners: NotificationListener[] = [];
-  private readonly inventoryListeners: InventoryListener[] = [];
 
   constructor(
     @Inject(RELAY_CONFIG) config: RelayConfig,
     @InjectMetric('relay_agent_connections') private readonly gauge: Gauge<'agent'>,
   ) {
+    super();
     for (const agent of config.agents) {
       this.connections.set(agent.name, new Set());
       this.gauge.set({ agent: agent.name }, 0);
@@ -41,42 +42,20 @@ export class AgentRegistry {
   add(connection: AgentConnection): void {
     this.connections.get(connection.agent)?.add(connection);
     this.updateGauge(connection.agent);
-    for (const listener of this.inventoryListeners) listener(connection, []);
+    this.emit('inventory', connection, []);
   }
 
   /** A greeted connection's new inventory (`inventory`, or a second `hello`). */
   setInventory(connection: AgentConnection, servers: ProtocolServer[]): void {
     const before = connection.servers;
     connection.servers = servers;
-    for (const listener of this.inventoryListeners) listener(connection, before);
-  }
-
-  onInventoryChange(listener: InventoryListener): void {
-    this.inventoryListeners.push(listener);
+    this.emit('inventory', connection, before);
   }
 
   remove(connection: AgentConnection): void {
     this.connections.get(connection.agent)?.delete(connection);
     this.updateGauge(connection.agent);
-    for (const listener of this.disconnectListeners) listener(connection);
-  }
-
-  /** A notification an MCP server sent about no particular request (list changes, logs). */
-  notification(
-    connection: AgentConnection,
-    server: string,
-    message: Record<string, unknown>,
-  ): void {
-    for (const listener of this.notificationListeners) listener(connection, server, message);
-  }
-
-  onNotification(listener: NotificationListener): void {
-    this.notificationListeners.push(listener);
-  }
-
-  /** Called for every greeted connection that closes (sessions pinned to it end). */
-  onDisconnect(listener: (connection: AgentConnection) => void): void {
-    this.disconnectListeners.push(listener);
+    this.emit('disconnect', connection);
   }
 
   of(agent: string): AgentConnection[] {

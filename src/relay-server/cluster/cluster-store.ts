@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { parseJsonOrUndefined } from '../json-rpc/json-rpc.js';
 
 /** Where a replica's agent connections are, as the other replicas read it. */
 export interface ReplicaEntry {
@@ -10,10 +11,7 @@ export interface ReplicaEntry {
   until: number;
 }
 
-/**
- * A 2025-11-25 session, as the other replicas read it: who holds it and for whom, and what a
- * replica taking it over needs (the agent pod it was on, whether its client asked for logs).
- */
+/** A 2025-11-25 session as the replicas read it: owner, client, and what a takeover needs. */
 export interface SessionRecord {
   owner: string;
   client: string;
@@ -46,19 +44,14 @@ export interface SessionEntry {
 /** An entry outlives three refreshes: one or two missed under load do not drop it. */
 export const ENTRY_TTL_MS = 15_000;
 /**
- * An ended session's tombstone stops a replica that still lists the session from writing it
- * back: the one that ended it (a publish already under way, seconds) or one that was frozen
- * while owning it (its entries stale after ENTRY_TTL_MS, its sessions moved). Four entry
- * lifetimes cover both; kept for the idle time, one client's churn filled Redis. A replica
- * frozen longer may write an ended session back: only its client may use that id, and the
- * session ends there after its idle time.
+ * An ended session's tombstone stops a replica that still lists it (a publish under way, or a
+ * replica frozen while owning it) from writing it back. Four entry lifetimes cover both; kept
+ * for the idle time, one client's churn filled Redis. A replica frozen longer may write it back:
+ * only its client may use that id, and it ends there after its idle time.
  */
 export const TOMBSTONE_TTL_MS = 4 * ENTRY_TTL_MS;
 const SECRET_KEY = 'relay:peer-secret';
-/**
- * Set with a new secret, for an entry's lifetime: Redis started empty (a first start, or a
- * restart without persistence) and the replicas are writing their records back.
- */
+/** Set with a new secret for an entry's lifetime: Redis started empty, records come back. */
 const REFILLING_KEY = 'relay:refilling';
 /** Every live replica's URL, by the time its entry goes stale. */
 const REPLICAS_KEY = 'relay:replicas';
@@ -66,9 +59,8 @@ const agentKey = (agent: string) => `relay:agent:${agent}`;
 const sessionKey = (id: string) => `relay:session:${id}`;
 
 /**
- * Writes each session's record unless another replica took the session over meanwhile (its
- * owner is not ARGV[1]: another replica, or none for an ended session's tombstone); returns
- * the 1-based indexes of those taken over.
+ * Writes each session's record unless its owner is no longer ARGV[1] (taken over, or a
+ * tombstone); returns the 1-based indexes of those taken over.
  */
 const PUBLISH_SESSIONS = `
 local moved = {}
@@ -90,9 +82,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 /**
- * Replaces a session's record by a tombstone (ARGV[2], for ARGV[3] ms) only while ARGV[1] owns
- * it: a replica that froze while owning the session then lets it go when it runs again, rather than
- * writing the ended session back.
+ * A tombstone (ARGV[2], for ARGV[3] ms) replaces the record only while ARGV[1] owns it: a replica
+ * that froze while owning the session lets it go rather than writing it back.
  */
 const FORGET_SESSION = `
 local current = redis.call('GET', KEYS[1])
@@ -107,10 +98,9 @@ return 0`;
 const TOMBSTONE = JSON.stringify({ owner: '' });
 
 /**
- * The relay's keys in Redis. Agents: one hash per agent, a field per replica holding a
- * connection of it. Sessions: one key each, refreshed by its owner; it outlives its owner by
- * the session idle time, so another replica can take over the session of a replica that went.
- * Peer secret: one random value, set once by whichever replica comes first (SET NX).
+ * The relay's keys in Redis: per agent a hash with a field per replica holding a connection of
+ * it; per session a key its owner refreshes, outliving it by the idle time so another replica
+ * can take it over; one peer secret, set by whichever replica comes first (SET NX).
  */
 export class ClusterStore {
   /** Redis's clock minus this process's, as last read: every `until` is on Redis's clock. */
@@ -122,10 +112,7 @@ export class ClusterStore {
     private readonly sessionTtlMs: number,
   ) {}
 
-  /**
-   * Now on Redis's clock, which every replica shares: a replica whose own clock is off still
-   * reads and writes the same times as the others.
-   */
+  /** Now on Redis's clock, which every replica shares whatever its own clock says. */
   now(): number {
     return Date.now() + this.clockOffsetMs;
   }
@@ -146,8 +133,8 @@ export class ClusterStore {
   }
 
   /**
-   * Writes this replica's agents (servers up; none: removed) and sessions, in one round trip.
-   * Returns the ids of the sessions another replica took over (this one must let them go).
+   * Writes this replica's agents and sessions in one round trip; returns the ids of the
+   * sessions another replica took over (this one must let them go).
    */
   async publish(
     replica: string,
@@ -201,15 +188,15 @@ export class ClusterStore {
     const now = this.now();
     const live = new Map<string, ReplicaEntry>();
     for (const [replica, text] of Object.entries(fields)) {
-      const entry = parseJson(text) as ReplicaEntry | undefined;
+      const entry = parseJsonOrUndefined(text) as ReplicaEntry | undefined;
       if (entry && entry.until > now && Array.isArray(entry.servers)) live.set(replica, entry);
     }
     return live;
   }
 
   /**
-   * The session's record; 'refilling' when there is none while Redis refills (its owner has
-   * yet to write it back). Throws on a record that is not one (the caller answers 503).
+   * The session's record; 'refilling' when there is none while Redis refills. Throws on a
+   * malformed record (the caller answers 503).
    */
   async session(id: string): Promise<SessionEntry | 'refilling' | undefined> {
     const [text, secret, refilling] = await this.redis.mget(
@@ -222,7 +209,7 @@ export class ClusterStore {
     }
     // A tombstone (owner '') is an ended session: the same 404 as an unknown one.
     if (text === TOMBSTONE) return undefined;
-    const parsed = sessionRecord.safeParse(parseJson(text));
+    const parsed = sessionRecord.safeParse(parseJsonOrUndefined(text));
     if (!parsed.success) throw new Error('the record of a session in Redis is malformed');
     return { record: parsed.data, text };
   }
@@ -237,13 +224,5 @@ export class ClusterStore {
   /** Ends the session's record while `owner` owns it (a session ended for good): a tombstone. */
   async forgetSession(id: string, owner: string): Promise<void> {
     await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, TOMBSTONE_TTL_MS);
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }

@@ -3,13 +3,10 @@ import { Agent } from 'undici';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 
 /**
- * The replica's one pool of keep-alive connections to the other replicas, plain or TLS as the
- * relay port is; every forward, JSON call and ping goes through it.
- *
- * Over TLS a peer must present a certificate that chains to this replica's own certificate
- * file (every pod mounts the same Secret; its intermediates count as anchors too). Peers are
- * reached by pod address, which the certificate does not name: the chain is checked, not the
- * name. A listener with another certificate gets no request and no signature.
+ * The one pool of keep-alive connections to the other replicas, for every forward, call and
+ * ping. Over TLS a peer's certificate must chain to this replica's own certificate file (every
+ * pod mounts the same Secret); peers are reached by pod address, which the certificate does
+ * not name, so the chain is checked, not the name.
  */
 @Injectable()
 export class PeerDispatcher extends Agent implements OnModuleDestroy {

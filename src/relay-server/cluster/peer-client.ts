@@ -20,9 +20,8 @@ export interface PeerRequest {
 }
 
 /**
- * The client of a request another replica forwarded: authenticated there, named in the
- * headers, signed with the replicas' shared secret. Undefined when the request claims no peer;
- * 'refused' when its signature does not hold (or its client is malformed).
+ * The client of a request another replica forwarded (authenticated there, signed with the
+ * shared secret); undefined when it claims no peer, 'refused' when the signature does not hold.
  */
 export function peerClient(
   request: PeerRequest,

@@ -19,14 +19,20 @@ import { PeerProbe } from './peer-probe.js';
 import { type PeerOutcome, requestPeer } from './peer-request.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
-/** Seconds a client is asked to wait while Redis is unreachable. */
-const RETRY_AFTER_SECONDS = '2';
+/** Why a client is asked to retry in a moment (503 + Retry-After). */
+const RETRY_LATER = {
+  unavailable: 'the relay cannot reach its shared state (Redis); retry later',
+  waiting: "the session's agent is not connected to a live relay replica (yet); retry later",
+  // A peer refused our signature: Redis came back empty and the replicas share a new secret.
+  resyncing: 'the relay replicas are agreeing on a new shared state; retry',
+};
+const PEER_LOST = 'the relay replica serving this request went away; retry';
 
 /**
  * Serves a client request that belongs to another replica by passing it there (a reverse
  * proxy over RELAY_PORT), or answers 503 + Retry-After while the shared state is unreachable.
- * The peer sees the client already authenticated here (its name and agents), signed for this
- * one request with the replicas' secret; it serves such a request itself, never passing it on.
+ * The peer sees the client already authenticated here, signed for this one request; it serves
+ * such a request itself, never passing it on.
  */
 @Injectable()
 export class PeerForwarder implements ReplicaRouting {
@@ -47,7 +53,7 @@ export class PeerForwarder implements ReplicaRouting {
       requestTimeoutMs: config.requestTimeoutMs,
       pingTimeoutMs: config.agentProbeTimeoutMs,
       pingUrl: (peer) => onPeer(peer, `${config.basePath}/${PEER_PING_PATH}`),
-      pingHeaders: (url) => this.pingCredentials(url),
+      pingHeaders: (url) => this.credentials('GET', url),
       dispatcher,
       onFrozen: (peer, cut) => {
         this.cluster.suspect(peer);
@@ -60,10 +66,7 @@ export class PeerForwarder implements ReplicaRouting {
     });
   }
 
-  /**
-   * True when the request was answered here (passed to a peer, or refused while Redis is
-   * down); false when this replica serves it. `message` is a POST's parsed body.
-   */
+  /** True when answered here (passed to a peer, or refused); false when this replica serves it. */
   async handled(
     request: ClientRequest,
     response: Response,
@@ -77,8 +80,8 @@ export class PeerForwarder implements ReplicaRouting {
     }
     const hungUp = new AbortController();
     response.once('close', () => hungUp.abort());
-    // A peer that refuses the connection got nothing: the request may go to another one (a
-    // session's too: it moves off the replica that refused).
+    // A peer that refused the connection got nothing: the request (a session's too: it moves
+    // off that replica) may go to another one.
     for (let attempt = 0; attempt < 3; attempt++) {
       const placement = await this.cluster.place(target, hungUp.signal);
       if (hungUp.signal.aborted) return true;
@@ -93,23 +96,15 @@ export class PeerForwarder implements ReplicaRouting {
       }
       this.log.warn({ agent: target.agent, outcome }, 'the replica serving a request went away');
       if (outcome !== 'refused') break;
-      // A suspect's sessions move on their next request, so a live peer must not become one: a
-      // refusal counts once the peer's own ping fails too. A frozen one is found by the probe.
+      // A suspect's sessions move, so a live peer must not become one: a refusal counts once
+      // the peer's own ping fails too. A frozen one is found by the probe.
       if (!(await this.probe.alive(placement.url))) this.cluster.suspect(placement.url);
     }
     answerLost(response, idOf(message), !response.headersSent);
     return true;
   }
 
-  /**
-   * 503 + Retry-After: Redis is unreachable, the session's agent is reconnecting, or the
-   * replicas do not share one secret yet (Redis came back empty).
-   */
-  private refused(
-    response: Response,
-    why: 'unavailable' | 'waiting' | 'resyncing',
-    message: unknown,
-  ): true {
+  private refused(response: Response, why: keyof typeof RETRY_LATER, message: unknown): true {
     const answer = why === 'unavailable' ? this.unavailable(message) : retryLater(why, message);
     writeJson(response.status(answer.status).set(answer.headers), answer.body);
     return true;
@@ -123,12 +118,23 @@ export class PeerForwarder implements ReplicaRouting {
   ): Promise<PeerOutcome> {
     const waiting = this.probe.track(peer, () => response.headersSent);
     const url = onPeer(peer, request.originalUrl);
+    const client = request.relayClient;
+    const session = request.headers['mcp-session-id'];
+    const headers = {
+      ...passedHeaders(request.headers),
+      ...this.credentials(request.method, url, {
+        client: encodeURIComponent(client?.name ?? ''),
+        agents: [...(client?.agents ?? [])].join(','),
+        session: typeof session === 'string' ? session : '',
+      }),
+      ...(request.method === 'POST' && { 'content-type': 'application/json' }),
+    };
     try {
       return await requestPeer(
         {
           url,
           method: request.method,
-          headers: this.peerHeaders(request, url),
+          headers,
           body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
           dispatcher: this.dispatcher,
           headersTimeoutMs: this.config.requestTimeoutMs + 5000,
@@ -150,55 +156,27 @@ export class PeerForwarder implements ReplicaRouting {
   unavailable(message: unknown): RelayAnswer & { headers: Record<string, string> } {
     this.refusals.inc();
     this.log.warn({}, 'refusing a request: Redis is unreachable');
-    return {
-      status: 503,
-      headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-      body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, REDIS_DOWN),
-    };
+    return retryLater('unavailable', message);
   }
 
-  private peerHeaders(request: ClientRequest, url: URL): Record<string, string | string[]> {
-    const client = request.relayClient;
-    const session = request.headers['mcp-session-id'];
-    return {
-      ...passedHeaders(request.headers),
-      ...peerCredentials((signed) => this.cluster.signPeer(signed), {
-        method: request.method,
-        path: url.pathname + url.search,
-        client: encodeURIComponent(client?.name ?? ''),
-        agents: [...(client?.agents ?? [])].join(','),
-        session: typeof session === 'string' ? session : '',
-      }),
-      ...(request.method === 'POST' && { 'content-type': 'application/json' }),
-    };
-  }
-
-  private pingCredentials(url: URL): Record<string, string> {
-    const signed = { method: 'GET', path: url.pathname, client: '', agents: '', session: '' };
+  private credentials(
+    method: string,
+    url: URL,
+    who = { client: '', agents: '', session: '' },
+  ): Record<string, string> {
+    const signed = { method, path: url.pathname + url.search, ...who };
     return peerCredentials((s) => this.cluster.signPeer(s), signed);
   }
 }
 
-const REDIS_DOWN = 'the relay cannot reach its shared state (Redis); retry later';
-const PEER_LOST = 'the relay replica serving this request went away; retry';
-const AGENT_AWAY =
-  "the session's agent is not connected to a live relay replica (yet); retry later";
-
-const RESYNCING = 'the relay replicas are agreeing on a new shared state; retry';
-
-/**
- * A session whose replica went, while no live replica holds a connection of its agent; or a
- * peer that does not take our signature yet.
- */
 function retryLater(
-  why: 'waiting' | 'resyncing',
+  why: keyof typeof RETRY_LATER,
   message: unknown,
 ): RelayAnswer & { headers: Record<string, string> } {
-  const text = why === 'waiting' ? AGENT_AWAY : RESYNCING;
   return {
     status: 503,
-    headers: { 'Retry-After': RETRY_AFTER_SECONDS },
-    body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, text),
+    headers: { 'Retry-After': '2' },
+    body: jsonRpcError(idOf(message), RelayErrorCode.ServerUnavailable, RETRY_LATER[why]),
   };
 }
 

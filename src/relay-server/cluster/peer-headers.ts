@@ -6,10 +6,7 @@ export const PEER_SIGNATURE = 'x-relay-peer-signature';
 export const PEER_CLIENT = 'x-relay-peer-client';
 export const PEER_AGENTS = 'x-relay-peer-agents';
 
-/**
- * Not passed on either way: per connection (RFC 9110 7.6.1; `expect` too, as this replica
- * already holds the body), or the client's credentials.
- */
+/** Not passed on: per connection (RFC 9110 7.6.1; `expect`: the body is here), or credentials. */
 const NOT_PASSED = new Set([
   'authorization',
   'connection',
@@ -36,10 +33,7 @@ export function passedHeaders(headers: IncomingHttpHeaders): Record<string, stri
   return passed;
 }
 
-/**
- * `target`'s path and query on the peer's origin. An absolute-form target names a host of the
- * client's choosing: only its path counts, so a forward never leaves the replicas.
- */
+/** `target`'s path and query on the peer's origin: a forward never leaves the replicas. */
 export function onPeer(peer: string, target: string): URL {
   const url = new URL(peer);
   const { pathname, search } = new URL(target, url);

@@ -10,6 +10,7 @@ import { OtherReplicas, type ReplicaRequest } from '../mcp/other-replicas.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
 import {
+  cancelledError,
   isObject,
   jsonRpcError,
   type JsonRpcResponse,
@@ -21,17 +22,14 @@ import { onPeer, peerCredentials } from './peer-headers.js';
 import { type PeerReply, postToPeer } from './peer-post.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
-/** JSON-RPC's "request cancelled", as RelayForwarder answers a cancelled request. */
-const REQUEST_CANCELLED = -32800;
 /** Fields a 2026-07-28 result carries that a 2025 one does not (stateless-wire.ts). */
 const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
 
 /**
- * The aggregate endpoint's way to the agent's MCP servers that are up only on other replicas:
- * one 2026-07-28 (stateless) request to `<base>/mcp/<agent>/<server>` of a replica that has the
- * server up, as the client authenticated here and signed with the replicas' secret, so the
- * peer serves it itself (its caps, timeout and pod choice). Closing the request cancels it
- * there, as a 2026 client cancels. The answer comes back as a 2025 answer.
+ * The aggregate endpoint's way to MCP servers up only on other replicas: one 2026-07-28
+ * (stateless) request to `<base>/mcp/<agent>/<server>` of such a replica, signed for the client
+ * authenticated here, so the peer serves it itself; closing it cancels it there. The answer
+ * comes back as a 2025 answer.
  */
 @Injectable()
 export class PeerMcpClient implements OtherReplicas {
@@ -89,10 +87,7 @@ export class PeerMcpClient implements OtherReplicas {
   }
 }
 
-/**
- * The 2025 request as a 2026-07-28 one: the envelope in `_meta`. No client capabilities: the
- * answer is read whole here, so the peer's server cannot ask this client anything.
- */
+/** The 2025 request as a 2026-07-28 one; no client capabilities, as the answer is read whole. */
 export function withEnvelope(message: Message): Message {
   const params = isObject(message.params) ? message.params : {};
   const envelope = {
@@ -106,9 +101,7 @@ export function withEnvelope(message: Message): Message {
 /** The peer's JSON-RPC answer without its 2026 result fields, or an error saying what failed. */
 export function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
   if ('failed' in reply) {
-    if (reply.failed === 'aborted') {
-      return jsonRpcError(null, REQUEST_CANCELLED, 'request cancelled by the client');
-    }
+    if (reply.failed === 'aborted') return cancelledError(null);
     const code =
       reply.failed === 'timeout' ? RelayErrorCode.RequestTimeout : RelayErrorCode.ServerUnavailable;
     return jsonRpcError(null, code, unreachable(server, reply.failed));

@@ -8,10 +8,7 @@ import { RelayCluster } from './relay-cluster.service.js';
 /** `<base>/relay-peer/ping` on the relay port, for the replicas only. */
 export const PEER_PING_PATH = 'relay-peer/ping';
 
-/**
- * What a replica pings when a request it passed to this one got no answer in time: 204 shows
- * this process still runs. Only for the replicas (signed with their shared secret); 401 else.
- */
+/** 204 while this process runs: pinged by a replica whose request here got no answer in time. */
 @Controller(PEER_PING_PATH)
 export class PeerPingController {
   constructor(

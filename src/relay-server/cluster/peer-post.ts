@@ -1,4 +1,5 @@
 import { type Dispatcher, request } from 'undici';
+import { parseJsonOrUndefined } from '../json-rpc/json-rpc.js';
 import { refusedConnection } from './peer-agents.js';
 
 /** One JSON POST from this replica to another, whose answer this replica reads itself. */
@@ -14,19 +15,12 @@ export interface PeerPost {
   signal: AbortSignal;
 }
 
-/**
- * The peer's status and body (JSON, or undefined when it is not), or why there is none:
- * `refused` (nothing reached the peer), `timeout`, `too_large`, `lost` (it went away mid-way),
- * `aborted` (the caller's signal).
- */
+/** The peer's status and body (JSON, or undefined when it is not), or why there is none. */
 export type PeerReply =
   | { status: number; body: unknown }
   | { failed: 'refused' | 'timeout' | 'too_large' | 'lost' | 'aborted' };
 
-/**
- * Sends `post` and reads the whole answer, within its time and size bounds. A whole answer
- * leaves the connection to the keep-alive pool; a cut one closes it.
- */
+/** Sends `post` and reads the whole answer within its bounds (a cut one closes the socket). */
 export async function postToPeer(post: PeerPost): Promise<PeerReply> {
   const timeout = AbortSignal.timeout(post.timeoutMs);
   try {
@@ -44,18 +38,13 @@ export async function postToPeer(post: PeerPost): Promise<PeerReply> {
       if (bytes > post.maxBytes) return { failed: 'too_large' };
       chunks.push(chunk);
     }
-    return { status: answer.statusCode, body: parsed(Buffer.concat(chunks)) };
+    return {
+      status: answer.statusCode,
+      body: parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8')),
+    };
   } catch (error) {
     if (post.signal.aborted) return { failed: 'aborted' };
     if (timeout.aborted) return { failed: 'timeout' };
     return { failed: refusedConnection(error) ? 'refused' : 'lost' };
-  }
-}
-
-function parsed(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
   }
 }

@@ -21,10 +21,9 @@ export interface WaitingRequest {
 }
 
 /**
- * Finds a peer that froze (SIGSTOP, a stuck node: its sockets stay open, nothing answers).
- * A forwarded request still without an answer at the request timeout gets its peer pinged at
- * once, one ping per peer at a time; without an answer to that either, every request waiting
- * on the peer is cut, so each is answered at once rather than after its own timeout.
+ * Finds a peer that froze (its sockets stay open, nothing answers): a forwarded request still
+ * unanswered at the request timeout gets its peer pinged, one ping per peer at a time; without
+ * a pong every request waiting on it is cut, so each is answered now rather than at its timeout.
  */
 export class PeerProbe {
   private readonly waiting = new Map<string, Set<AbortController>>();

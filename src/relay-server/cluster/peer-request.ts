@@ -17,10 +17,9 @@ export interface PeerCall {
 }
 
 /**
- * How a forwarded request ended: answered; refused (nothing reached the peer: safe to send
- * elsewhere); distrusted (the peer refused our signature: the replicas' secret just changed);
- * the peer went away (or timed out) before or while answering; or our own client
- * hung up first (closed its stream, cancelled), which says nothing about the peer.
+ * How a forwarded request ended. `refused`: nothing reached the peer (safe to send elsewhere);
+ * `distrusted`: the peer refused our signature (the secret just changed); `client_gone`: our
+ * client hung up first, which says nothing about the peer.
  */
 export type PeerOutcome =
   | 'answered'
@@ -33,10 +32,9 @@ export type PeerOutcome =
 const NOT_PASSED_BACK = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
 /**
- * A plain reverse proxy for one request: the peer's status, headers and body (an event stream
- * too) are passed to the client as they come, with backpressure. A client that hangs up closes
- * the peer request, so the peer cancels the work. A peer lost mid-answer leaves the response
- * open, so the caller can still close an event stream with an error event.
+ * A reverse proxy for one request: the peer's status, headers and body (an event stream too)
+ * pass to the client as they come. A client that hangs up closes the peer request, so the peer
+ * cancels the work; a peer lost mid-answer leaves the response open for an error event.
  */
 export async function requestPeer(call: PeerCall, response: Response): Promise<PeerOutcome> {
   const hungUp = new AbortController();

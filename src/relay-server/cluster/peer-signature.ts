@@ -12,16 +12,12 @@ export interface PeerSigned {
   session: string;
 }
 
-/**
- * A signature stays valid this long either side of its time: replicas' clocks may differ by a
- * few seconds, and a request goes out right after it is signed.
- */
+/** A signature is valid this long either side of its time (clocks differ by seconds). */
 export const PEER_SIGNATURE_VALIDITY_MS = 30_000;
 
 /**
- * `<unix ms>.<HMAC-SHA256>` over the request's method, target, client, agents, session and time,
- * keyed by the replicas' shared secret. A copied header is worth one request, for seconds: not
- * another path, client, agent or session, and never the secret itself.
+ * `<unix ms>.<HMAC-SHA256>` over method, target, client, agents, session and time, keyed by the
+ * shared secret: a copied header is worth this one request, for seconds.
  */
 export function signPeerRequest(secret: Buffer, signed: PeerSigned, now = Date.now()): string {
   return `${now}.${digest(secret, signed, now).toString('base64url')}`;

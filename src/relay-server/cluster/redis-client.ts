@@ -4,10 +4,9 @@ import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import type { RelayClusterConfig } from '../config/relay-config.js';
 
 /**
- * Opens the connection to Redis. ioredis is loaded here, on first use, so a relay without
- * RELAY_REDIS_URL never loads it. Commands fail at once while Redis is unreachable (no offline
- * queue), so a request waits at most RELAY_REDIS_TIMEOUT_MS for shared state, and ioredis
- * reconnects by itself with a capped backoff. Log lines name no URL: it may hold a password.
+ * Opens the connection to Redis, loading ioredis only now (a single relay never does).
+ * Commands fail at once while Redis is unreachable (no offline queue), so a request waits at
+ * most RELAY_REDIS_TIMEOUT_MS. Log lines name no URL: it may hold a password.
  */
 export async function connectRedis(
   config: RelayClusterConfig,

@@ -18,13 +18,10 @@ import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signat
 import { connectRedis, failureCode, reasonOf } from './redis-client.js';
 import { SessionMover, type SessionPlacement } from './session-mover.js';
 
-/**
- * Where a client's request is served: here, on another replica, nowhere while Redis is down,
- * or nowhere yet while the agent of a session whose replica went reconnects (`waiting`).
- */
-export type Placement = SessionPlacement | { kind: 'unavailable' };
+/** Where a client's request is served; `unavailable`: nowhere while Redis is down. */
+type Placement = SessionPlacement | { kind: 'unavailable' };
 
-export interface PlacementTarget {
+interface PlacementTarget {
   client: string;
   agent: string;
   server: string | undefined;
@@ -48,6 +45,7 @@ export class RelayCluster implements OnModuleDestroy {
   private mover: SessionMover | undefined;
   private secret: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private refreshing = false;
   private published = new Set<string>();
   /** The replicas' addresses, whose connections the per-address cap does not count. */
   private peerAddresses = new Set<string>();
@@ -72,9 +70,8 @@ export class RelayCluster implements OnModuleDestroy {
   ) {
     this.log = new RateLimitedLog(logger);
     this.up.set(0);
-    const changed = () => this.refreshSoon();
-    registry.onInventoryChange(changed);
-    registry.onDisconnect(changed);
+    registry.on('inventory', () => this.refreshSoon());
+    registry.on('disconnect', () => this.refreshSoon());
     sessions.onEnd((id) => this.forgetSession(id));
   }
 
@@ -102,7 +99,7 @@ export class RelayCluster implements OnModuleDestroy {
       sessions: this.sessions,
       waitMs: cluster.sessionMoveMs,
       maxWaitingPerClient: this.config.maxInFlightPerClient,
-      suspected: (url) => (this.suspects.get(url) ?? 0) >= Date.now(),
+      suspected: (url) => this.suspected(url),
     });
     this.timer = setInterval(() => this.refreshSoon(), REFRESH_MS);
     this.timer.unref();
@@ -115,10 +112,7 @@ export class RelayCluster implements OnModuleDestroy {
     this.redis?.disconnect();
   }
 
-  /**
-   * Where `target` is served (a request a peer forwarded is served here: the caller knows).
-   * `signal`: its client hung up (a session's request then stops waiting for a move).
-   */
+  /** Where `target` is served; `signal`: its client hung up (a wait for a move stops). */
   async place(target: PlacementTarget, signal: AbortSignal): Promise<Placement> {
     const { sessionId } = target;
     if (!this.store || !this.mover) return { kind: 'here' };
@@ -128,18 +122,17 @@ export class RelayCluster implements OnModuleDestroy {
     // No secret yet: Redis was never reached, so no peer can be found nor trusted.
     if (!this.secret) return { kind: 'unavailable' };
     try {
-      return sessionId !== undefined
-        ? await this.mover.place({ ...target, sessionId }, signal)
-        : await this.placeNew(this.store, target);
+      if (sessionId !== undefined) return await this.mover.place({ ...target, sessionId }, signal);
+      // A request that opens no session yet: to a replica holding a connection that serves it.
+      const serving = await this.livePeers(this.store, target.agent, target.server);
+      const url = serving[Math.floor(Math.random() * serving.length)];
+      return url === undefined ? { kind: 'here' } : { kind: 'peer', url };
     } catch {
       return { kind: 'unavailable' };
     }
   }
 
-  /**
-   * A request another replica passed here: served here, but a session the sender just moved
-   * here is taken over first (or the request waits, 503, if it cannot be).
-   */
+  /** A request a peer passed here: a session it just moved here is taken over first. */
   async placeForPeer(
     target: PlacementTarget,
   ): Promise<{ kind: 'here' | 'waiting' | 'unavailable' }> {
@@ -174,6 +167,10 @@ export class RelayCluster implements OnModuleDestroy {
     this.suspects.set(url, Date.now() + ENTRY_TTL_MS);
   }
 
+  private suspected(url: string): boolean {
+    return (this.suspects.get(url) ?? 0) >= Date.now();
+  }
+
   /** A session ended for good: its record goes, unless another replica took it over. */
   forgetSession(id: string): void {
     void this.store?.forgetSession(id, this.replicaUrl).catch(() => undefined);
@@ -196,39 +193,35 @@ export class RelayCluster implements OnModuleDestroy {
   }
 
   /**
-   * For the aggregate endpoint: the MCP servers of `agent` up on other live replicas and on no
-   * open connection here, each with one of those replicas (at random). Empty without Redis or
-   * while it is unreachable: the aggregate then offers what is up here.
+   * For the aggregate endpoint: `agent`'s servers up on live peers and on no open connection
+   * here, each with one of those peers (at random). Empty without Redis or while it is down.
    */
   async serversElsewhere(agent: string): Promise<Map<string, string>> {
-    const elsewhere = new Map<string, string[]>();
     if (!this.store || !this.secret) return new Map();
     const replicas = await this.store.replicas(agent).catch(() => new Map<string, ReplicaEntry>());
-    const now = Date.now();
+    const elsewhere = new Map<string, string[]>();
     for (const [url, { servers }] of replicas) {
-      if (url === this.replicaUrl || (this.suspects.get(url) ?? 0) >= now) continue;
+      if (url === this.replicaUrl || this.suspected(url)) continue;
       for (const server of servers) {
         if (typeof server !== 'string' || this.holds({ agent, server })) continue;
         elsewhere.set(server, [...(elsewhere.get(server) ?? []), url]);
       }
     }
-    const chosen = new Map<string, string>();
-    for (const [server, urls] of elsewhere) {
-      chosen.set(server, urls[Math.floor(Math.random() * urls.length)] ?? '');
-    }
-    return chosen;
+    const pick = (urls: string[]) => urls[Math.floor(Math.random() * urls.length)] ?? '';
+    return new Map([...elsewhere].map(([server, urls]) => [server, pick(urls)]));
   }
 
-  /** A request that opens no session yet: to a replica holding a connection that serves it. */
-  private async placeNew(store: ClusterStore, target: PlacementTarget): Promise<Placement> {
-    const replicas = await store.replicas(target.agent);
-    const now = Date.now();
-    const serving = [...replicas]
-      .filter(([url, entry]) => url !== this.replicaUrl && servesTarget(entry.servers, target))
-      .filter(([url]) => (this.suspects.get(url) ?? 0) < now)
+  /** Live, unsuspected peers with a connection of `agent` (that has `server` up, if given). */
+  private async livePeers(
+    store: ClusterStore,
+    agent: string,
+    server: string | undefined,
+  ): Promise<string[]> {
+    const replicas = await store.replicas(agent);
+    return [...replicas]
+      .filter(([url]) => url !== this.replicaUrl && !this.suspected(url))
+      .filter(([, entry]) => server === undefined || entry.servers.includes(server))
       .map(([url]) => url);
-    const url = serving[Math.floor(Math.random() * serving.length)];
-    return url === undefined ? { kind: 'here' } : { kind: 'peer', url };
   }
 
   private holds({ agent, server }: Pick<PlacementTarget, 'agent' | 'server'>): boolean {
@@ -236,8 +229,6 @@ export class RelayCluster implements OnModuleDestroy {
       .of(agent)
       .some((c) => c.open && (server === undefined || c.serves(server)));
   }
-
-  private refreshing = false;
 
   /** Publishes this replica and re-reads the shared secret, once, soon. */
   refreshSoon(): void {
@@ -319,11 +310,6 @@ function recordOf({ client, agent, pinned, wantsLogging }: RelaySession): HeldRe
     ...(pod !== undefined && { pod }),
     ...(wantsLogging && { logging: true }),
   };
-}
-
-/** The aggregate endpoint takes any connection of the agent; a per-server one, that server up. */
-function servesTarget(servers: string[], target: PlacementTarget): boolean {
-  return target.server === undefined || servers.includes(target.server);
 }
 
 /** The host of a replica's URL, as a socket's remote address shows it. */

@@ -34,12 +34,10 @@ const HERE = { kind: 'here' } as const;
 const WAITING = { kind: 'waiting' } as const;
 
 /**
- * Moves a 2025-11-25 session off a replica that went (killed, frozen, or it lost the session's
- * agent connection) to one holding a connection of the session's agent. The relay holds a
- * session's state in memory, but the agent keeps none per relay connection (it initialized its
- * MCP servers itself), so what moves is the record in Redis: client, agent, server, the pod it
- * was on (preferred) and whether the client asked for logs. One replica wins the move: a
- * compare-and-set of the owner in Redis.
+ * Moves a 2025-11-25 session off a replica that went (killed, frozen, or it lost the agent's
+ * connection) to one holding a connection of its agent. The agent keeps no state per relay
+ * connection, so what moves is the record in Redis; one replica wins, by a compare-and-set of
+ * the owner.
  */
 export class SessionMover {
   private readonly waiting: InFlightLimiter;
@@ -49,9 +47,9 @@ export class SessionMover {
   }
 
   /**
-   * Where a request of a session not held here is served (the session moved if need be). A
-   * request whose session has no home yet polls Redis until one comes, the deadline, or its
-   * client hangs up (`signal`); at most the client's in-flight cap of its requests wait at once.
+   * Where a request of a session not held here is served (moved if need be). Without a home yet
+   * it polls Redis until one comes, the deadline, or its client hangs up; at most the client's
+   * in-flight cap of its requests wait so.
    */
   async place(target: SessionTarget, signal: AbortSignal): Promise<SessionPlacement> {
     const deadline = Date.now() + this.deps.waitMs;
@@ -72,11 +70,7 @@ export class SessionMover {
     }
   }
 
-  /**
-   * One look at the session's record: where the request goes, or why not yet (`no-home-yet`: no
-   * live replica holds a connection of its agent, or the record is not back in an emptied
-   * Redis yet; `moved-by-another`: another replica moved it first).
-   */
+  /** One look at the session's record: where the request goes, or why not yet. */
   private async step(
     target: SessionTarget,
   ): Promise<SessionPlacement | 'no-home-yet' | 'moved-by-another'> {
@@ -95,10 +89,7 @@ export class SessionMover {
     return this.takeOver(target.sessionId, entry.record) ? HERE : WAITING;
   }
 
-  /**
-   * A request another replica passed here for a session this one does not hold: served when
-   * the record names this replica (the sender just moved the session here).
-   */
+  /** A peer passed a request here: served when the record names this replica (just moved). */
   async placeForPeer(target: SessionTarget): Promise<{ kind: 'here' | 'waiting' }> {
     const entry = await this.deps.store.session(target.sessionId);
     if (entry === 'refilling') return WAITING;

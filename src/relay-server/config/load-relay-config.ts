@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { parseApiTokens } from '../../config/shared/api-tokens.js';
 import { ConfigError } from '../../config/shared/config-error.js';
 import { formatIssues } from '../../config/shared/issue-path.js';
-import { noColorRequested } from '../../config/shared/no-color.js';
-import { tracingConfigOf } from '../../config/shared/tracing-env.js';
-import { APP_VERSION } from '../../config/shared/version.js';
-import type { RelayAgentConfig, RelayClientConfig, RelayConfig } from './relay-config.js';
-import { relayEnvSchema, type RelayEnv } from './relay-env.schema.js';
-import { clusterConfig } from './relay-cluster-env.schema.js';
-import { oauthConfig } from './relay-oauth-env.schema.js';
+import {
+  buildRelayConfig,
+  type RelayAgentConfig,
+  type RelayClientConfig,
+  type RelayConfig,
+} from './relay-config.js';
+import { relayEnvSchema } from './relay-env.schema.js';
 
 /**
  * Validates the relay server's environment and returns its typed config, or throws one
@@ -55,55 +55,6 @@ function parseAgentsAndClients(
   );
   if (agentsField.success && clientsField.success) problems.push(...crossCheck(agents, clients));
   return { agents, clients };
-}
-
-function buildRelayConfig(
-  env: RelayEnv,
-  environment: Readonly<Record<string, string | undefined>>,
-  checked: Pick<RelayConfig, 'tls' | 'agents' | 'clients'>,
-): RelayConfig {
-  return {
-    http: { host: env.RELAY_HOST, port: env.RELAY_PORT },
-    health: { port: env.RELAY_HEALTH_CHECK_PORT },
-    metrics: { port: env.RELAY_METRICS_PORT },
-    allowedOrigins:
-      env.RELAY_ALLOWED_ORIGINS?.join() === '*' ? '*' : (env.RELAY_ALLOWED_ORIGINS ?? []),
-    basePath: env.RELAY_BASE_PATH,
-    logLevel: env.RELAY_LOG_LEVEL,
-    noColor: noColorRequested(environment.NO_COLOR),
-    tls: checked.tls,
-    agents: checked.agents,
-    clients: checked.clients,
-    oauth: oauthConfig(env),
-    cluster: clusterConfig(env),
-    maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,
-    requestTimeoutMs: env.RELAY_REQUEST_TIMEOUT_SECONDS * 1000,
-    maxInFlightPerAgent: env.RELAY_MAX_IN_FLIGHT_PER_AGENT,
-    maxInFlightPerClient: env.RELAY_MAX_IN_FLIGHT_PER_CLIENT,
-    agentPingMs: env.RELAY_AGENT_PING_SECONDS * 1000,
-    agentProbeTimeoutMs: env.RELAY_AGENT_PROBE_TIMEOUT_SECONDS * 1000,
-    sessionIdleMs: env.RELAY_SESSION_IDLE_SECONDS * 1000,
-    maxSessionsPerClient: env.RELAY_MAX_SESSIONS_PER_CLIENT,
-    maxNewSessionsPerClientPerMinute: env.RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE,
-    maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,
-    maxStreamBufferBytes: env.RELAY_MAX_STREAM_BUFFER_BYTES,
-    connections: {
-      maxConnections: env.RELAY_MAX_CONNECTIONS,
-      maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,
-    },
-    tlsHandshakeTimeoutMs: env.RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS * 1000,
-    agentBudgets: {
-      maxConnectionsPerAgent: env.RELAY_MAX_CONNECTIONS_PER_AGENT,
-      maxInventoryBytesPerAgent: env.RELAY_MAX_INVENTORY_BYTES_PER_AGENT,
-    },
-    agentRates: {
-      framesPerSecond: env.RELAY_AGENT_MAX_FRAMES_PER_SECOND,
-      bytesPerSecond: env.RELAY_AGENT_MAX_BYTES_PER_SECOND,
-      inventoryBytesPerMinute: env.RELAY_AGENT_MAX_INVENTORY_BYTES_PER_MINUTE,
-    },
-    tracing: tracingConfigOf(env, 'plant-store-relay'),
-    version: APP_VERSION,
-  };
 }
 
 function digests(value: string, label: string, problems: string[]): Buffer[] {

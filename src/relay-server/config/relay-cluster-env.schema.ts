@@ -1,31 +1,12 @@
-import { z } from 'zod';
-import { setting, unsetIfEmpty, wholeNumberSettings } from '../../config/shared/env-fields.js';
-import type { RelayClusterConfig } from './relay-config.js';
+import { setting, wholeNumberSettings } from '../../config/shared/env-fields.js';
+import { urlSetting } from './secure-url.js';
 
-/**
- * Running several replicas (`RELAY_REDIS_URL`, `RELAY_REPLICA_URL`, `RELAY_REDIS_TIMEOUT_MS`,
- * `RELAY_SESSION_MOVE_SECONDS`): docs/relay-server.md, "Running several replicas". Messages
- * never echo a value: the Redis URL may hold a password.
- */
-const urlWith = (protocols: string[], test: (url: URL) => boolean) => (text: string) => {
-  try {
-    const url = new URL(text);
-    return protocols.includes(url.protocol) && test(url);
-  } catch {
-    return false;
-  }
-};
-
+/** Running several replicas: docs/relay-server.md, "Running several replicas". */
 export const relayClusterEnvFields = {
   RELAY_REDIS_URL: setting(
-    unsetIfEmpty(
-      z
-        .string()
-        .trim()
-        .refine(
-          urlWith(['redis:', 'rediss:'], (url) => url.hostname !== ''),
-          'RELAY_REDIS_URL must be a redis:// or rediss:// URL with a host',
-        ),
+    urlSetting(
+      (url) => ['redis:', 'rediss:'].includes(url.protocol) && url.hostname !== '',
+      'RELAY_REDIS_URL must be a redis:// or rediss:// URL with a host',
     ),
     {
       description: 'The Redis (or Valkey) that several replicas share',
@@ -34,18 +15,13 @@ export const relayClusterEnvFields = {
     },
   ),
   RELAY_REPLICA_URL: setting(
-    unsetIfEmpty(
-      z
-        .string()
-        .trim()
-        .refine(
-          urlWith(
-            ['http:', 'https:'],
-            (url) =>
-              url.port !== '' && (url.pathname === '/' || url.pathname === '') && !url.search,
-          ),
-          'RELAY_REPLICA_URL must be http(s)://<host>:<port> (no path): how other replicas reach this one',
-        ),
+    urlSetting(
+      (url) =>
+        ['http:', 'https:'].includes(url.protocol) &&
+        url.port !== '' &&
+        (url.pathname === '/' || url.pathname === '') &&
+        !url.search,
+      'RELAY_REPLICA_URL must be http(s)://<host>:<port> (no path): how other replicas reach this one',
     ),
     {
       description: 'How other replicas reach this one, `http(s)://<host>:<port>`',
@@ -58,17 +34,20 @@ export const relayClusterEnvFields = {
   }),
 };
 
+/** Undefined without RELAY_REDIS_URL: one replica, all in memory. */
 export function clusterConfig(env: {
   RELAY_REDIS_URL?: string | undefined;
   RELAY_REPLICA_URL?: string | undefined;
   RELAY_REDIS_TIMEOUT_MS: number;
   RELAY_SESSION_MOVE_SECONDS: number;
-}): RelayClusterConfig | undefined {
+}) {
   if (env.RELAY_REDIS_URL === undefined) return undefined;
   return {
     redisUrl: env.RELAY_REDIS_URL,
+    // undefined: http(s)://127.0.0.1:<bound port>.
     replicaUrl: env.RELAY_REPLICA_URL?.replace(/\/$/, ''),
     redisTimeoutMs: env.RELAY_REDIS_TIMEOUT_MS,
+    // How long a request of a session whose replica went waits for it to move; then 503.
     sessionMoveMs: env.RELAY_SESSION_MOVE_SECONDS * 1000,
   };
 }

@@ -13,10 +13,8 @@ import {
 } from '../../config/shared/env-fields.js';
 
 /**
- * The relay server's environment (`RELAY_*`), as one zod schema, in the conventions of
- * `src/config/env.schema.ts`: each setting declared once (the docs are generated from it), empty
- * means unset, messages name the variable and never echo a value. `RELAY_AGENTS` and `RELAY_CLIENTS` are JSON objects; their token lists are checked by
- * the same parser as `API_TOKENS` in `load-relay-config.ts`.
+ * The relay server's environment (`RELAY_*`), in the conventions of `src/config/env.schema.ts`.
+ * The token lists of `RELAY_AGENTS` and `RELAY_CLIENTS` are checked in `load-relay-config.ts`.
  */
 
 const MiB = 1024 ** 2;
@@ -208,31 +206,21 @@ export const relayEnvSchema = z
 export type RelayEnv = z.infer<typeof relayEnvSchema>;
 
 /** A message (one frame at most) must fit a client's budget, and a client's the relay's. */
+const BUDGET_ORDER = [
+  'RELAY_MAX_FRAME_BYTES',
+  'RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT',
+  'RELAY_MAX_STREAM_BUFFER_BYTES',
+] as const;
+
 function requireStreamBudgetOrder(
   ctx: z.RefinementCtx,
-  env: {
-    RELAY_MAX_FRAME_BYTES?: number;
-    RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT?: number;
-    RELAY_MAX_STREAM_BUFFER_BYTES?: number;
-  },
+  env: Partial<Record<(typeof BUDGET_ORDER)[number], number>>,
 ): void {
-  const frame = env.RELAY_MAX_FRAME_BYTES;
-  const perClient = env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT;
-  const total = env.RELAY_MAX_STREAM_BUFFER_BYTES;
-  if (frame !== undefined && perClient !== undefined && perClient < frame) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT'],
-      message: 'RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT must be at least RELAY_MAX_FRAME_BYTES',
-    });
-  }
-  if (perClient !== undefined && total !== undefined && total < perClient) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['RELAY_MAX_STREAM_BUFFER_BYTES'],
-      message:
-        'RELAY_MAX_STREAM_BUFFER_BYTES must be at least RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT',
-    });
+  for (const [i, name] of BUDGET_ORDER.entries()) {
+    const below = BUDGET_ORDER[i - 1];
+    const [least, value] = [below && env[below], env[name]];
+    if (least === undefined || value === undefined || value >= least) continue;
+    ctx.addIssue({ code: 'custom', path: [name], message: `${name} must be at least ${below}` });
   }
 }
 

@@ -1,39 +1,28 @@
 import { z } from 'zod';
-import type { RelayOAuthConfig } from './relay-config.js';
-import { isHttpsOrLoopback } from './secure-url.js';
 import {
   setting,
   trueOrFalse,
   unsetIfEmpty,
   wholeNumberSettings,
 } from '../../config/shared/env-fields.js';
+import { isHttpsOrLoopback, urlSetting } from './secure-url.js';
 
 /**
- * The relay's OAuth settings (`RELAY_OAUTH_*`, `RELAY_PUBLIC_URL`): when RELAY_OAUTH_ISSUER is
- * set, MCP clients may also present the issuer's JWT access tokens (docs/relay-server.md,
- * "Connecting an identity provider"). Kept apart from the rest of the relay's schema.
+ * The relay's OAuth settings: with RELAY_OAUTH_ISSUER, MCP clients may also present the issuer's
+ * JWT access tokens (docs/relay-server.md, "Connecting an identity provider").
  */
-
-/** https, or http on a loopback host (a local IdP in development and tests). */
 const httpsUrl = (name: string) =>
-  z
-    .string()
-    .trim()
-    .refine((text) => {
-      try {
-        const url = new URL(text);
-        return isHttpsOrLoopback(url) && !url.username && !url.password && !url.search && !url.hash;
-      } catch {
-        return false;
-      }
-    }, `${name} must be an absolute https:// URL (http:// only on localhost) without user, query or fragment`);
+  urlSetting(
+    (url) => isHttpsOrLoopback(url) && !url.username && !url.password && !url.search && !url.hash,
+    `${name} must be an absolute https:// URL (http:// only on localhost) without user, query or fragment`,
+  );
 
 export const relayOAuthEnvFields = {
-  RELAY_OAUTH_ISSUER: setting(unsetIfEmpty(httpsUrl('RELAY_OAUTH_ISSUER')), {
+  RELAY_OAUTH_ISSUER: setting(httpsUrl('RELAY_OAUTH_ISSUER'), {
     description: "The IdP's issuer URL: its JWT access tokens are accepted too",
     unset: 'off',
   }),
-  RELAY_PUBLIC_URL: setting(unsetIfEmpty(httpsUrl('RELAY_PUBLIC_URL')), {
+  RELAY_PUBLIC_URL: setting(httpsUrl('RELAY_PUBLIC_URL'), {
     description: "The relay's URL as clients reach it: the tokens' audience",
   }),
   RELAY_OAUTH_AGENT_SCOPE_PREFIX: setting(
@@ -72,34 +61,32 @@ type OAuthEnv = z.infer<z.ZodObject<typeof relayOAuthEnvFields>> & { RELAY_CLIEN
 
 /** Static clients, OAuth or both; OAuth needs the public URL its tokens' audience names. */
 export function checkOAuthEnv(env: Partial<OAuthEnv>, ctx: z.RefinementCtx): void {
-  if (env.RELAY_CLIENTS === undefined && env.RELAY_OAUTH_ISSUER === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['RELAY_CLIENTS'],
-      message:
-        'RELAY_CLIENTS is required unless RELAY_OAUTH_ISSUER is set: a JSON object mapping client names to {"tokens", "agents"}',
-    });
+  const problem = (path: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: [path], message });
+  const { RELAY_CLIENTS: clients, RELAY_OAUTH_ISSUER: issuer, RELAY_PUBLIC_URL: url } = env;
+  if (clients === undefined && issuer === undefined) {
+    problem(
+      'RELAY_CLIENTS',
+      'RELAY_CLIENTS is required unless RELAY_OAUTH_ISSUER is set: a JSON object mapping client names to {"tokens", "agents"}',
+    );
   }
-  if (env.RELAY_OAUTH_ISSUER !== undefined && env.RELAY_PUBLIC_URL === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['RELAY_PUBLIC_URL'],
-      message: "RELAY_PUBLIC_URL is required when RELAY_OAUTH_ISSUER is set (the tokens' audience)",
-    });
+  if (issuer !== undefined && url === undefined) {
+    problem(
+      'RELAY_PUBLIC_URL',
+      "RELAY_PUBLIC_URL is required when RELAY_OAUTH_ISSUER is set (the tokens' audience)",
+    );
   }
   // The URL serves OAuth alone: without an issuer it would be ignored without a word.
-  if (env.RELAY_PUBLIC_URL !== undefined && env.RELAY_OAUTH_ISSUER === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['RELAY_OAUTH_ISSUER'],
-      message:
-        'RELAY_OAUTH_ISSUER is required when RELAY_PUBLIC_URL is set (the URL is used for OAuth only)',
-    });
+  if (url !== undefined && issuer === undefined) {
+    problem(
+      'RELAY_OAUTH_ISSUER',
+      'RELAY_OAUTH_ISSUER is required when RELAY_PUBLIC_URL is set (the URL is used for OAuth only)',
+    );
   }
 }
 
 /** The typed OAuth settings, or undefined when no issuer is configured. */
-export function oauthConfig(env: OAuthEnv): RelayOAuthConfig | undefined {
+export function oauthConfig(env: OAuthEnv) {
   if (env.RELAY_OAUTH_ISSUER === undefined || env.RELAY_PUBLIC_URL === undefined) return undefined;
   const resource = env.RELAY_PUBLIC_URL.replace(/\/+$/, '');
   const url = new URL(resource);
@@ -111,9 +98,11 @@ export function oauthConfig(env: OAuthEnv): RelayOAuthConfig | undefined {
     scopePrefix: env.RELAY_OAUTH_AGENT_SCOPE_PREFIX,
     agentsClaim: env.RELAY_OAUTH_AGENTS_CLAIM,
     clockSkewSeconds: env.RELAY_OAUTH_CLOCK_SKEW_SECONDS,
+    // The least time between two key-set fetches, and the Retry-After of a 503.
     jwksRefreshMs: env.RELAY_OAUTH_JWKS_REFRESH_SECONDS * 1000,
     fetchTimeoutMs: env.RELAY_OAUTH_FETCH_TIMEOUT_SECONDS * 1000,
     maxDocumentBytes: env.RELAY_OAUTH_MAX_DOCUMENT_BYTES,
+    // Refuses tokens whose `typ` is not `at+jwt` (RFC 9068), e.g. ID tokens.
     requireAtJwtTyp: env.RELAY_OAUTH_REQUIRE_AT_JWT_TYP === 'true',
   };
 }

@@ -23,9 +23,17 @@ export function jsonRpcError(id: JsonRpcId | null, code: number, message: string
 export const JsonRpcCode = {
   ParseError: -32700,
   InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  /** JSON-RPC's conventional "request cancelled" (as in LSP). */
+  RequestCancelled: -32800,
   /** Too many requests in flight (the relay's own code, in the implementation-defined range). */
   Overloaded: -32005,
 } as const;
+
+export function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
+  return jsonRpcError(id, JsonRpcCode.RequestCancelled, 'request cancelled by the client');
+}
 
 /** The key of a client's id in a map of requests: the id as the client wrote it. */
 export function idKey(id: unknown): string {
@@ -47,6 +55,15 @@ export function stringifyMessage(message: unknown): string {
 
 export function isObject(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON text as a value, or undefined when it is not JSON. */
+export function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A message's id when it has a valid one, else null (notifications, malformed ids). */

@@ -7,29 +7,30 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import {
   idOf,
   isObject,
-  JsonRpcCode,
   jsonRpcError,
   type JsonRpcId,
-  type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
 import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
-import type { RelayAnswer, RelayTarget } from './relay-target.js';
+import {
+  answerOf,
+  invalidRequest,
+  notUp,
+  type RelayAnswer,
+  type RelayTarget,
+} from './relay-target.js';
 import { SessionRate } from './session-rate.js';
 import { clientTag, forwardInSession } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
-/** What the controller writes back: an HTTP status, maybe a session id, maybe a JSON body. */
 /**
- * Streamable HTTP (MCP 2025-11-25) on the relay's side, as a pure forwarder: it reads only
- * what routing needs (is this a request, a notification, a response; is it `initialize`; the
- * id) and passes every message through unchanged otherwise, so MCP features the relay does
- * not know still work. `initialize` opens a session on one agent connection that has the
- * server up; every later request of that session goes to that connection. Sessions of the
- * agent's aggregate endpoint are handed to AggregateService, which answers for the agent.
+ * Streamable HTTP (MCP 2025-11-25) as a pure forwarder: it reads only what routing needs (the
+ * kind of message, `initialize`, the id) and passes the rest through, so MCP features the relay
+ * does not know still work. `initialize` opens a session on one agent connection that has the
+ * server up, and the session's later requests go there; aggregate sessions go to AggregateService.
  */
 @Injectable()
 export class McpRelayService {
@@ -43,20 +44,17 @@ export class McpRelayService {
     private readonly aggregate: AggregateService,
   ) {
     this.newSessions = new SessionRate(config.maxNewSessionsPerClientPerMinute);
-    registry.onDisconnect((connection) => sessions.dropConnection(connection));
-    // A server that comes up, goes down, is removed or lists other tools on a connection: its
-    // sessions there re-list (the MCP server itself may never say so: it restarted, or left).
-    registry.onInventoryChange((connection, before) => {
+    registry.on('disconnect', (connection) => sessions.dropConnection(connection));
+    // A server whose tools changed on a connection (it restarted, or left): its sessions there
+    // re-list, as the MCP server itself may never say so.
+    registry.on('inventory', (connection, before) => {
       for (const server of changedServers(before, connection.servers)) {
         sessions.broadcast(connection, server, TOOLS_LIST_CHANGED);
       }
     });
   }
 
-  /**
-   * One POSTed message. `sink`, when the client accepts an event stream, receives the
-   * request's progress notifications before the answer.
-   */
+  /** One POSTed message; `sink` (the client accepts an event stream) gets its progress. */
   async post(
     target: RelayTarget,
     message: unknown,
@@ -64,37 +62,26 @@ export class McpRelayService {
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {
     if (Array.isArray(message)) {
-      return invalid(null, 'JSON-RPC batches are not part of MCP since 2025-06-18');
+      return invalidRequest(null, 'JSON-RPC batches are not part of MCP since 2025-06-18');
     }
     if (!isObject(message) || message.jsonrpc !== '2.0') {
-      return invalid(idOf(message), 'not a JSON-RPC 2.0 message');
+      return invalidRequest(idOf(message), 'not a JSON-RPC 2.0 message');
     }
     const id = idOf(message);
     const method = typeof message.method === 'string' ? message.method : undefined;
     const kind = kindOf(message, id, method);
-    if (kind === 'invalid')
-      return invalid(id, 'not a JSON-RPC 2.0 request, notification or response');
-
-    if (kind === 'request' && method === 'initialize') return this.open(target, message, signal);
-
-    if (target.sessionId === undefined) {
-      return invalid(id, 'Mcp-Session-Id header is required: start a session with initialize');
+    if (kind === 'invalid') {
+      return invalidRequest(id, 'not a JSON-RPC 2.0 request, notification or response');
     }
-    const session = this.sessions.find(
-      target.sessionId,
-      target.client,
-      target.agent,
-      target.server,
-    );
+    if (kind === 'request' && method === 'initialize') return this.open(target, message, signal);
+    if (target.sessionId === undefined) {
+      const missing = 'Mcp-Session-Id header is required: start a session with initialize';
+      return invalidRequest(id, missing);
+    }
+    const session = this.find(target);
     if (!session) {
-      return {
-        status: 404,
-        body: jsonRpcError(
-          id,
-          RelayErrorCode.ServerUnavailable,
-          'session not found: initialize a new one',
-        ),
-      };
+      const gone = 'session not found: initialize a new one';
+      return { status: 404, body: jsonRpcError(id, RelayErrorCode.ServerUnavailable, gone) };
     }
     if (kind === 'request') return this.request(session, message, method, signal, sink);
     // A response answers a request its MCP server sent the client: the agent checks it was
@@ -102,45 +89,38 @@ export class McpRelayService {
     return this.notify(session, message) ?? { status: 202 };
   }
 
-  /**
-   * GET with a session id: the session's stream of notifications about no request. A new
-   * stream replaces the session's previous one. Undefined (with the answer) when refused.
-   */
+  /** GET: the session's stream of notifications about no request; it replaces the previous. */
   openStream(
     target: RelayTarget,
     stream: NonNullable<RelaySession['stream']>,
   ): { answer?: RelayAnswer; close?: () => void } {
     if (target.sessionId === undefined) {
-      return { answer: invalid(null, 'Mcp-Session-Id header is required for the event stream') };
+      const missing = 'Mcp-Session-Id header is required for the event stream';
+      return { answer: invalidRequest(null, missing) };
     }
-    const session = this.sessions.find(
-      target.sessionId,
-      target.client,
-      target.agent,
-      target.server,
-    );
+    const session = this.find(target);
     if (!session) return { answer: { status: 404 } };
     session.stream?.end();
     session.stream = stream;
-    return {
-      close: () => {
-        if (session.stream === stream) delete session.stream;
-      },
+    const close = () => {
+      if (session.stream === stream) delete session.stream;
     };
+    return { close };
   }
 
-  /** DELETE with a session id: the client ends its session. */
+  /** DELETE: the client ends its session. */
   end(target: RelayTarget): RelayAnswer {
     if (target.sessionId === undefined) return { status: 400 };
-    const session = this.sessions.find(
-      target.sessionId,
-      target.client,
-      target.agent,
-      target.server,
-    );
+    const session = this.find(target);
     if (!session) return { status: 404 };
     this.sessions.delete(session.id);
     return { status: 204 };
+  }
+
+  private find({ sessionId, client, agent, server }: RelayTarget): RelaySession | undefined {
+    return sessionId === undefined
+      ? undefined
+      : this.sessions.find(sessionId, client, agent, server);
   }
 
   /** `initialize`: a new session, within the client's rate of them (429 past it). */
@@ -150,42 +130,29 @@ export class McpRelayService {
       const refusal = 'too many new sessions for this client; retry later';
       return answerOf(this.forwarder.overloadedBy(target.agent, idOf(message), refusal));
     }
-    return target.server === undefined
-      ? this.initializeAggregate(target, message)
-      : this.initialize(target, target.server, message, signal);
-  }
-
-  private async initialize(
-    target: RelayTarget,
-    server: string,
-    message: Message,
-    signal: AbortSignal,
-  ): Promise<RelayAnswer> {
+    const id = idOf(message) as JsonRpcId;
+    if (target.server === undefined) {
+      // The aggregate endpoint's `initialize` is the relay's to answer: no agent is asked.
+      const session = this.sessions.create(target.client, target.agent);
+      const body = this.aggregate.initialize(id, message.params);
+      return { status: 200, sessionId: session.id, body };
+    }
+    const server = target.server;
     const connection = this.registry.pick(target.agent, server);
     if (!connection) {
       this.forwarder.count(target.agent, 'unavailable');
-      return {
-        status: 200,
-        body: jsonRpcError(
-          idOf(message),
-          RelayErrorCode.ServerUnavailable,
-          `MCP server "${server}" of agent "${target.agent}" is not available (agent not connected, or the server is not up)`,
-        ),
-      };
+      return { status: 200, body: notUp(id, target.agent, server) };
     }
     const session = this.sessions.create(target.client, target.agent, { server, connection });
     session.capabilities = askableCapabilities(message.params);
     const answer = await this.forwarder.run(session, message, signal, (cancelled) =>
       this.forwarder.send(target.client, connection, server, message, cancelled),
     );
-    if (answer.error !== undefined) {
-      this.sessions.delete(session.id);
-      return answerOf(answer);
-    }
-    return { status: 200, sessionId: session.id, body: answer };
+    if (answer.error === undefined) return { status: 200, sessionId: session.id, body: answer };
+    this.sessions.delete(session.id);
+    return answerOf(answer);
   }
 
-  /** A request of an open session, to its pinned MCP server or to the aggregate endpoint. */
   private async request(
     session: RelaySession,
     message: Message,
@@ -193,32 +160,16 @@ export class McpRelayService {
     signal: AbortSignal,
     sink: RequestNotificationSink | undefined,
   ): Promise<RelayAnswer> {
-    const answer = await forwardInSession(
-      this.forwarder,
-      this.aggregate,
-      { session, message, signal },
-      sink,
-    );
+    const request = { session, message, signal };
+    const answer = await forwardInSession(this.forwarder, this.aggregate, request, sink);
     // The server's log lines may now reach this session (ServerMessageRouter decides).
     if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;
     return answerOf(answer);
   }
 
-  /** The aggregate endpoint's `initialize` is the relay's to answer: no agent is asked. */
-  private initializeAggregate(target: RelayTarget, message: Message): RelayAnswer {
-    const session = this.sessions.create(target.client, target.agent);
-    return {
-      status: 200,
-      sessionId: session.id,
-      body: this.aggregate.initialize(idOf(message) as JsonRpcId, message.params),
-    };
-  }
-
   /**
-   * Passes a client's notification or response on; returns the answer when it is refused. It
-   * holds a slot of the client's and the agent's in-flight caps until it has left the process,
-   * and is refused (429) like a request when the agent's connection is not reading: a client
-   * cannot make the relay buffer notifications without bound for an agent that does not read.
+   * Passes a client's notification or response on; the answer when it is refused (429 like a
+   * request while the connection is not reading, so the relay never buffers them unbounded).
    */
   private notify(session: RelaySession, message: Message): RelayAnswer | undefined {
     if (message.method === 'notifications/cancelled') {
@@ -226,24 +177,15 @@ export class McpRelayService {
       return undefined;
     }
     const pinned = session.pinned;
-    // The aggregate session is the relay's own: `notifications/initialized` and the like
-    // concern no MCP server, so there is nothing to pass on.
+    // An aggregate session is the relay's own: its notifications concern no MCP server.
     if (!pinned) return undefined;
     const tag = 'method' in message ? undefined : clientTag(session);
     const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
     if (refused === undefined) return undefined;
-    if ('rejected' in refused) {
-      // Never sent: the agent would close its connection for a frame over the limit (1009).
-      return {
-        status: 413,
-        body: jsonRpcError(
-          null,
-          RelayErrorCode.MessageRejected,
-          `message rejected: ${refused.rejected}`,
-        ),
-      };
-    }
-    return answerOf(refused);
+    if (!('rejected' in refused)) return answerOf(refused);
+    // Never sent: the agent would close its connection for a frame over the limit (1009).
+    const why = `message rejected: ${refused.rejected}`;
+    return { status: 413, body: jsonRpcError(null, RelayErrorCode.MessageRejected, why) };
   }
 }
 
@@ -264,19 +206,8 @@ function kindOf(
 function askableCapabilities(params: unknown): Record<string, unknown> {
   const declared = isObject(params) && isObject(params.capabilities) ? params.capabilities : {};
   const { sampling, elicitation, roots } = declared;
-  const askable = Object.entries({ sampling, elicitation, roots }).filter(
+  const declaredOnes = Object.entries({ sampling, elicitation, roots }).filter(
     ([, v]) => v !== undefined,
   );
-  return Object.fromEntries(askable);
-}
-
-function invalid(id: JsonRpcId | null, reason: string): RelayAnswer {
-  return { status: 400, body: jsonRpcError(id, JsonRpcCode.InvalidRequest, reason) };
-}
-
-/** Over a cap is HTTP 429 (with the JSON-RPC error as body), so HTTP-aware clients back off. */
-function answerOf(body: JsonRpcResponse): RelayAnswer {
-  return body.error?.code === JsonRpcCode.Overloaded
-    ? { status: 429, body, headers: { 'Retry-After': '1' } }
-    : { status: 200, body };
+  return Object.fromEntries(declaredOnes);
 }

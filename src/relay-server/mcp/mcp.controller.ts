@@ -2,9 +2,9 @@ import {
   Controller,
   Delete,
   Get,
-  HttpStatus,
+  Inject,
+  NotAcceptableException,
   NotFoundException,
-  Param,
   Post,
   Req,
   Res,
@@ -14,18 +14,16 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
-import { HttpExceptionWithHeaders } from '../../common/errors/http-exception-with-headers.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { ClientAuthGuard } from '../auth/client-auth.guard.js';
 import type { ClientRequest } from '../auth/client-request.js';
 import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { Inject } from '@nestjs/common';
 import { INEXACT_ID } from './exact-ids.js';
-import { JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
+import { isObject, JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
 import { McpRelayService } from './mcp-relay.service.js';
-import type { RelayAnswer, RelayTarget } from './relay-target.js';
+import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { ReplicaRouting } from './other-replicas.js';
 import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
 import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
@@ -33,15 +31,12 @@ import { StatelessRelay } from './stateless/stateless-relay.service.js';
 import { isStateless } from './stateless/stateless-wire.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
 
-const SESSION_HEADER = 'mcp-session-id';
 /** `mcp/<agent>/<server>` (one MCP server) and `mcp/<agent>` (the aggregate endpoint). */
 const ROUTES = [':server', '/'];
 
 /**
- * `<base>/mcp/<agent>/<server>`: one Streamable HTTP endpoint per agent and MCP server, and
- * `<base>/mcp/<agent>`: the agent's aggregate endpoint (all its servers' tools, prefixed). Every
- * route needs a client token (ClientAuthGuard); an agent the client may not reach is answered
- * exactly like an agent that does not exist (404), so a token reveals no other agent names.
+ * The Streamable HTTP endpoints: one per agent and MCP server, and the agent's aggregate one.
+ * An agent the client may not reach gets the same 404 as one that does not exist.
  */
 @UseGuards(OriginGuard, ClientAuthGuard)
 @Controller('mcp/:agent')
@@ -66,13 +61,8 @@ export class McpController {
   }
 
   @Post(ROUTES)
-  async post(
-    @Req() request: ClientRequest,
-    @Res() response: Response,
-    @Param('agent') agent: string,
-    @Param('server') server: string | undefined,
-  ): Promise<void> {
-    const target = this.target(request, agent, server);
+  async post(@Req() request: ClientRequest, @Res() response: Response): Promise<void> {
+    const target = this.target(request);
     const message = await readJsonBody(request, this.config.maxFrameBytes);
     // A malformed body gets its 400 first, so it never counts as a refusal for unread answers.
     const refused = invalidBodyAnswer(message) ?? this.refuseWhileUnread(target);
@@ -86,7 +76,7 @@ export class McpController {
       if (!response.writableFinished) hungUp.abort();
     });
     // A listen stream only carries notifications, like GET; a request's carries its answer.
-    const listens = isRecord(message) && message.method === 'subscriptions/listen';
+    const listens = isObject(message) && message.method === 'subscriptions/listen';
     const stream = acceptsEventStream(request)
       ? this.eventStream(response, target, listens)
       : undefined;
@@ -115,26 +105,13 @@ export class McpController {
     else write(response, answer, { budget: this.budget, client: target.client });
   }
 
-  /**
-   * The session's event stream: notifications the MCP server sends about no request
-   * (`notifications/tools/list_changed`, logging). Held open until the client, the session or
-   * the agent connection ends it; one whose client does not read is closed past a StreamBudget.
-   */
+  /** The session's stream of notifications about no request, open until something ends it. */
   @Get(ROUTES)
-  async stream(
-    @Req() request: ClientRequest,
-    @Res() response: Response,
-    @Param('agent') agent: string,
-    @Param('server') server: string | undefined,
-  ): Promise<void> {
-    const target = this.target(request, agent, server);
+  async stream(@Req() request: ClientRequest, @Res() response: Response): Promise<void> {
+    const target = this.target(request);
     if (await this.peers.handled(request, response, target)) return;
     if (!acceptsEventStream(request)) {
-      throw new HttpExceptionWithHeaders(
-        HttpStatus.NOT_ACCEPTABLE,
-        'the event stream needs Accept: text/event-stream',
-        {},
-      );
+      throw new NotAcceptableException('the event stream needs Accept: text/event-stream');
     }
     const events = this.eventStream(response, target, true);
     const opened = this.relay.openStream(target, {
@@ -146,30 +123,22 @@ export class McpController {
       return;
     }
     events.start();
-    this.streams.inc({ agent });
+    this.streams.inc({ agent: target.agent });
     response.once('close', () => {
-      this.streams.dec({ agent });
+      this.streams.dec({ agent: target.agent });
       opened.close?.();
     });
   }
 
   @Delete(ROUTES)
-  async end(
-    @Req() request: ClientRequest,
-    @Res() response: Response,
-    @Param('agent') agent: string,
-    @Param('server') server: string | undefined,
-  ): Promise<void> {
-    const target = this.target(request, agent, server);
+  async end(@Req() request: ClientRequest, @Res() response: Response): Promise<void> {
+    const target = this.target(request);
     if (await this.peers.handled(request, response, target)) return;
     // Ending the session also ends its record in Redis (the session store's end hook).
     write(response, this.relay.end(target));
   }
 
-  /**
-   * An event stream within the client's and the relay's StreamBudget: past it a stream that
-   * only carries notifications is closed, a request's progress is dropped (both counted).
-   */
+  /** Past a StreamBudget a notification stream is closed, a request's progress dropped. */
   private eventStream(
     response: Response,
     { agent, client }: RelayTarget,
@@ -189,38 +158,23 @@ export class McpController {
     return new LazyEventStream(response, { budget: this.budget, client, closeWhenOver, onOver });
   }
 
-  /**
-   * A client whose answers and events wait unread past its budget (or the relay's) gets no new
-   * request in: each would add an answer it does not read (HTTP 429, -32005).
-   */
+  /** A client whose answers wait unread past a budget gets no new request in (429, -32005). */
   private refuseWhileUnread({ agent, client }: RelayTarget): RelayAnswer | undefined {
     const budget = this.budget.exhausted(client);
     if (budget === undefined) return undefined;
     this.refused.inc({ agent, budget });
     this.overLog.warn({ agent, client, budget }, 'refusing a request: its client is not reading');
-    return {
-      status: 429,
-      headers: { 'Retry-After': '1' },
-      body: jsonRpcError(
-        null,
-        JsonRpcCode.Overloaded,
-        'too many bytes of answers and events wait for this client to read them; retry later',
-      ),
-    };
+    const refusal =
+      'too many bytes of answers and events wait for this client to read them; retry later';
+    return answerOf(jsonRpcError(null, JsonRpcCode.Overloaded, refusal));
   }
 
-  private target(request: ClientRequest, agent: string, server: string | undefined): RelayTarget {
+  private target(request: ClientRequest): RelayTarget {
+    const { agent = '', server } = request.params as { agent?: string; server?: string };
     const client = request.relayClient;
-    if (!client?.agents.has(agent)) {
-      throw new NotFoundException('no such MCP endpoint');
-    }
-    const sessionId = request.headers[SESSION_HEADER];
-    return {
-      client: client.name,
-      agent,
-      server,
-      sessionId: typeof sessionId === 'string' && sessionId !== '' ? sessionId : undefined,
-    };
+    if (!client?.agents.has(agent)) throw new NotFoundException('no such MCP endpoint');
+    const sessionId = header(request, 'mcp-session-id') || undefined;
+    return { client: client.name, agent, server, sessionId };
   }
 }
 
@@ -233,20 +187,12 @@ function invalidBodyAnswer(message: unknown): RelayAnswer | undefined {
     };
   }
   if (message === INEXACT_ID) {
-    return {
-      status: 400,
-      body: jsonRpcError(
-        null,
-        JsonRpcCode.InvalidRequest,
-        'a numeric id must be an integer or a number a double holds exactly: send it as a string',
-      ),
-    };
+    return invalidRequest(
+      null,
+      'a numeric id must be an integer or a number a double holds exactly: send it as a string',
+    );
   }
   return undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function header(request: ClientRequest, name: string): string | undefined {
@@ -254,10 +200,7 @@ function header(request: ClientRequest, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/**
- * Writes an answer; with `charged`, its bytes count against the client's StreamBudget until
- * the network has taken them.
- */
+/** Writes an answer; with `charged`, its bytes count in the client's StreamBudget until sent. */
 function write(
   response: Response,
   answer: RelayAnswer,

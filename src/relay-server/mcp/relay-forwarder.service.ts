@@ -12,6 +12,7 @@ import {
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
 import {
+  cancelledError,
   idKey,
   isObject,
   JsonRpcCode,
@@ -24,11 +25,10 @@ import { ServerTenants } from './server-tenants.js';
 import type { RelaySession } from './session-store.service.js';
 
 /**
- * How a client's request reaches an agent, for both kinds of endpoint: `run` admits one request
- * of a session (its id not already in flight, within the per-agent and per-client caps,
- * counted in the metrics) and makes it cancellable; `send` puts one JSON-RPC request on an
- * agent connection and cancels it there when the request is aborted. A per-server request is
- * one `send`; an aggregate `tools/list` is several under one `run`.
+ * How a client's request reaches an agent: `run` admits one request of a session (an id not in
+ * flight, within the caps, counted) and makes it cancellable; `send` puts one request on an
+ * agent connection and cancels it there when aborted. An aggregate `tools/list` is several
+ * `send`s under one `run`.
  */
 @Injectable()
 export class RelayForwarder {
@@ -50,10 +50,7 @@ export class RelayForwarder {
     this.perClient = new InFlightLimiter(config.maxInFlightPerClient);
   }
 
-  /**
-   * One request of `session`. `handle` gets a signal that aborts when the client cancels the
-   * request (`notifications/cancelled`) or hangs up (`hungUp`); the answer carries the client's id.
-   */
+  /** `handle` gets a signal aborted when the client cancels or hangs up; answers the client's id. */
   async run(
     session: RelaySession,
     message: Message,
@@ -96,10 +93,9 @@ export class RelayForwarder {
   }
 
   /**
-   * Sends `client`'s `message` (a request; its id is replaced by the connection's own) to
-   * `server` on `connection`. When `signal` aborts, the agent is sent `notifications/cancelled`
-   * for it and the answer is a cancellation error at once. `sink` receives the request's progress
-   * and the MCP server's requests for the client session `tag`.
+   * Sends `client`'s request to `server` on `connection` under the connection's own id; when
+   * `signal` aborts, the agent is told `notifications/cancelled`. `sink` receives the request's
+   * progress and the MCP server's requests for the client session `tag`.
    */
   async send(
     client: string,
@@ -139,9 +135,8 @@ export class RelayForwarder {
   }
 
   /**
-   * With tracing on, the request to the agent as a CLIENT span and the trace context the frame
-   * carries to the agent. Its parent is the client's `_meta.traceparent` (MCP's SEP-414) when
-   * the request has one, linked to the HTTP request's span; else the HTTP request's span.
+   * With tracing on, a CLIENT span whose context the frame carries to the agent. Its parent is
+   * the client's `_meta.traceparent` (SEP-414), linked to the HTTP request's span; else that span.
    */
   private startSpan(agent: string, server: string, message: Message) {
     const otel = tracing();
@@ -170,11 +165,9 @@ export class RelayForwarder {
   }
 
   /**
-   * Passes a client's notification to `server` on `connection`. It holds a slot of the client's
-   * and the agent's in-flight caps until it has left the process, and is refused like a request
-   * (-32005) when the connection is not reading: a client cannot make the relay buffer
-   * notifications without bound for a pod that does not read. Returns the refusal, if any: that
-   * JSON-RPC error, or why the frame was never sent (over the protocol's limits).
+   * Passes a client's notification on, holding an in-flight slot until it has left the process;
+   * refused like a request (-32005) while the connection is not reading. Returns the refusal:
+   * that error, or why the frame was never sent (over the protocol's limits).
    */
   notify(
     session: RelaySession,
@@ -200,10 +193,9 @@ export class RelayForwarder {
   }
 
   /**
-   * Takes a slot of the agent's budget, of the client's, and of the client's share of the
-   * agent; the refusal (-32005) when one is full. A client may hold no more of an agent's slots
-   * than remain free: alone it gets half the budget, and however many clients hang calls on
-   * the agent, the others still find a slot.
+   * Takes a slot of the agent's, the client's, and the client's share of the agent; the refusal
+   * (-32005) when one is full. A client holds no more of an agent's slots than remain free, so
+   * however many calls one client hangs on the agent, the others still find a slot.
    */
   private admit(session: RelaySession, id: JsonRpcId | null): (() => void) | JsonRpcResponse {
     const { agent, client } = session;
@@ -232,13 +224,6 @@ export class RelayForwarder {
     this.requests.inc({ agent, outcome: 'overloaded' });
     return jsonRpcError(id, JsonRpcCode.Overloaded, message);
   }
-}
-
-/** JSON-RPC's conventional "request cancelled" code (as AgentConnection.forget answers). */
-const REQUEST_CANCELLED = -32800;
-
-function cancelledError(id: JsonRpcId | null): JsonRpcResponse {
-  return jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client');
 }
 
 /** The W3C trace context a client put in the request's `_meta` (SEP-414), if any. */

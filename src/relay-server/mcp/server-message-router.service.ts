@@ -30,7 +30,7 @@ export class ServerMessageRouter {
     @InjectMetric('relay_server_notifications_dropped_total')
     private readonly dropped: Counter<'agent' | 'reason'>,
   ) {
-    registry.onNotification((connection, server, message) =>
+    registry.on('notification', (connection, server, message) =>
       this.route(connection, server, message),
     );
   }

@@ -2,47 +2,35 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { AgentConnection } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import type { Message } from '../json-rpc/json-rpc.js';
 import { encodeEvent } from './lazy-event-stream.js';
 
 /**
- * One MCP session (`Mcp-Session-Id`). A session of `/mcp/<agent>/<server>` is pinned to the
- * agent connection that initialized it; a session of the agent's aggregate endpoint
- * (`/mcp/<agent>`) is the relay's own and picks a connection for each request.
+ * One MCP session (`Mcp-Session-Id`): pinned to the agent connection that initialized it, or,
+ * on the agent's aggregate endpoint, the relay's own (a connection picked per request).
  */
 export interface RelaySession {
   id: string;
   client: string;
   agent: string;
-  /** The MCP server and the agent connection of a per-server session; none when aggregate. */
   pinned?: { server: string; connection: AgentConnection };
-  /**
-   * Requests in flight, by the client's id (as JSON). Aborting one cancels it at the agent
-   * (`notifications/cancelled` from the client, or the client hanging up).
-   */
+  /** Requests in flight by the client's id (as JSON); aborting one cancels it at the agent. */
   inFlight: Map<string, AbortController>;
   lastUsed: number;
   /** The client's `sampling`, `elicitation` and `roots` capabilities, from its initialize. */
   capabilities?: Record<string, unknown>;
   /** The client asked this session's server for logging (`logging/setLevel`). */
   wantsLogging?: boolean;
-  /**
-   * The client's open GET event stream, for notifications about no request; `send` takes an
-   * encoded event (encodeEvent), so a message for many streams is serialized once.
-   */
+  /** The client's GET event stream; `send` takes an event encoded once for every stream. */
   stream?: { send: (event: Buffer) => void; end: () => void };
 }
 
 /**
- * The sessions the relay handed out. A session lives on one agent connection because the MCP
- * session state (initialize, subscriptions) is that pod's; when the connection closes the
- * session is gone here, and the client's next request gets 404, which tells an MCP client to
- * start a new session (Streamable HTTP, 2025-11-25). With several replicas (RelayCluster) the
- * session's record outlives it, and a replica holding a connection of its agent takes it over.
- *
- * Bounded two ways, since clients often never send DELETE: a session idle (no request, none
- * in flight) for RELAY_SESSION_IDLE_SECONDS ends, and a client holding
- * RELAY_MAX_SESSIONS_PER_CLIENT sessions loses its least recently used one to a new one, so a
- * client that leaks sessions only ever hurts itself.
+ * The sessions the relay handed out. A session lives on one agent connection (the MCP session
+ * state is that pod's): when it closes, the client's next request gets 404 and starts a new
+ * session. With several replicas its record in Redis outlives it (RelayCluster). Clients often
+ * never DELETE, so a session idle for RELAY_SESSION_IDLE_SECONDS ends, and a client past
+ * RELAY_MAX_SESSIONS_PER_CLIENT loses its least recently used one: a leak hurts only itself.
  */
 @Injectable()
 export class SessionStore implements OnModuleInit, OnModuleDestroy {
@@ -68,10 +56,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return this.add(randomUUID(), client, agent, pinned);
   }
 
-  /**
-   * A session another replica held, taken over with its id (that replica went); the one held
-   * here already when two requests took it over at once.
-   */
+  /** A session another replica held, taken over with its id; the one held here if any. */
   adopt(
     id: string,
     { client, agent, wantsLogging }: Pick<RelaySession, 'client' | 'agent' | 'wantsLogging'>,
@@ -113,9 +98,8 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * The session, only for the client, agent and server it was made for (`server` undefined:
-   * the agent's aggregate endpoint): another client holding the id learns nothing (the same
-   * 404 as an unknown id). Finding it counts as use.
+   * The session, only for the client, agent and server (undefined: aggregate) it was made for:
+   * another client holding the id gets the same 404 as for an unknown one. Finding it is use.
    */
   find(
     id: string,
@@ -152,10 +136,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     for (const listener of this.endListeners) listener(id);
   }
 
-  /**
-   * Lets the session go from this replica only: with several replicas its record stays in
-   * Redis, and a replica with a connection of its agent may take it over.
-   */
+  /** Lets the session go from this replica only: its record in Redis may move elsewhere. */
   drop(id: string): void {
     const session = this.sessions.get(id);
     this.sessions.delete(id);
@@ -169,57 +150,48 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /**
-   * Ends every open event stream (the relay is stopping): a GET stream never ends on its own,
-   * so the shutdown's drain would otherwise wait its whole grace period for it. Clients
-   * reconnect to another instance, or after the restart.
-   */
+  /** Ends every event stream (the relay is stopping): the drain would wait for them else. */
   endStreams(): void {
     for (const session of this.sessions.values()) session.stream?.end();
   }
 
-  /** Sends a notification to every open stream of `server`'s sessions on `connection`. */
-  broadcast(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
-    const event = encodeEvent(message);
-    for (const session of this.sessions.values()) {
-      if (session.pinned?.connection === connection && session.pinned.server === server) {
-        session.stream?.send(event);
-      }
-    }
+  /** To every open stream of `server`'s sessions on `connection`. */
+  broadcast(connection: AgentConnection, server: string, message: Message): void {
+    this.sendWhere(
+      (s) => s.pinned?.connection === connection && s.pinned.server === server,
+      message,
+    );
   }
 
-  /**
-   * Sends a notification to the open streams of `client`'s sessions of `server` on
-   * `connection`; with `logging`, only of those that asked for logging.
-   */
+  /** To `client`'s streams of `server` on `connection`; with `logging`, those that asked. */
   sendToClient(
     connection: AgentConnection,
     server: string,
     client: string,
-    message: Record<string, unknown>,
+    message: Message,
     logging: boolean,
   ): void {
-    const event = encodeEvent(message);
-    for (const session of this.sessions.values()) {
-      const { pinned } = session;
-      if (pinned?.connection !== connection || pinned.server !== server) continue;
-      if (session.client !== client || (logging && !session.wantsLogging)) continue;
-      session.stream?.send(event);
-    }
+    this.sendWhere(
+      (s) =>
+        s.pinned?.connection === connection &&
+        s.pinned.server === server &&
+        s.client === client &&
+        (!logging || s.wantsLogging === true),
+      message,
+    );
   }
 
-  /** Sends a notification to every open stream of `agent`'s aggregate sessions. */
-  broadcastAggregate(agent: string, message: Record<string, unknown>): void {
-    const event = encodeEvent(message);
-    for (const session of this.sessions.values()) {
-      if (!session.pinned && session.agent === agent) session.stream?.send(event);
-    }
+  /** To every open stream of `agent`'s aggregate sessions. */
+  broadcastAggregate(agent: string, message: Message): void {
+    this.sendWhere((s) => !s.pinned && s.agent === agent, message);
   }
 
-  /**
-   * Ends sessions idle longer than the limit. A request in flight or an open event stream
-   * (a client listening for changes) is use.
-   */
+  private sendWhere(to: (session: RelaySession) => boolean, message: Message): void {
+    const event = encodeEvent(message);
+    for (const session of this.sessions.values()) if (to(session)) session.stream?.send(event);
+  }
+
+  /** Ends sessions idle past the limit; a request in flight or an open event stream is use. */
   sweep(): void {
     const cutoff = Date.now() - this.config.sessionIdleMs;
     for (const [id, session] of this.sessions) {

@@ -1,4 +1,6 @@
+import { buildDiscoveryUrls } from '@modelcontextprotocol/client';
 import { isHttpsOrLoopback } from '../../config/secure-url.js';
+import { isObject, parseJsonOrUndefined } from '../../json-rpc/json-rpc.js';
 import { cappedFetch } from './capped-fetch.js';
 
 /**
@@ -13,28 +15,15 @@ export interface FetchLimits {
 }
 
 /**
- * The authorization server's `jwks_uri`, from its metadata: RFC 8414 first, then the two
- * OpenID Connect Discovery locations, in the order the MCP authorization specification gives.
- * A document counts only when its `issuer` is exactly the configured one (RFC 8414 §3.3).
- */
-export function metadataUrls(issuer: string): string[] {
-  const url = new URL(issuer);
-  const path = url.pathname.replace(/\/+$/, '');
-  return [
-    `${url.origin}/.well-known/oauth-authorization-server${path}`,
-    `${url.origin}/.well-known/openid-configuration${path}`,
-    `${url.origin}${path}/.well-known/openid-configuration`,
-  ];
-}
-
-/**
- * Throws IdpConfigurationError when a document names another issuer (and none this one) or an
- * insecure `jwks_uri`; any other error when no location answers usable metadata (503).
+ * The issuer's `jwks_uri`, from its metadata at the locations the MCP authorization spec lists
+ * (RFC 8414, then OpenID Connect Discovery); a document counts only when its `issuer` is exactly
+ * the configured one (RFC 8414 §3.3). Throws IdpConfigurationError when a document names another
+ * issuer (and none this one) or an insecure `jwks_uri`; any other error when none answers (503).
  */
 export async function discoverJwksUri(issuer: string, limits: FetchLimits): Promise<URL> {
   const unusable: string[] = [];
   let otherIssuer: string | undefined;
-  for (const location of [...new Set(metadataUrls(issuer))]) {
+  for (const location of buildDiscoveryUrls(issuer).map(({ url }) => url.href)) {
     const response = await cappedFetch(
       location,
       {
@@ -44,7 +33,8 @@ export async function discoverJwksUri(issuer: string, limits: FetchLimits): Prom
       },
       limits.maxBytes,
     );
-    const metadata = response.ok ? parseObject(await response.text()) : {};
+    const parsed = response.ok ? parseJsonOrUndefined(await response.text()) : undefined;
+    const metadata = isObject(parsed) ? parsed : {};
     if (metadata.issuer === issuer && typeof metadata.jwks_uri === 'string') {
       return secureJwksUri(metadata.jwks_uri);
     }
@@ -68,13 +58,4 @@ function secureJwksUri(text: string): URL {
   throw new IdpConfigurationError(
     `the issuer's jwks_uri "${text.slice(0, 300)}" is not https:// (http:// only on localhost)`,
   );
-}
-
-function parseObject(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
 }

@@ -1,14 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
-import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 import { LOGGER } from '../../../common/logging/logger.token.js';
 import { APP_VERSION } from '../../../config/shared/version.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RateLimitedLog } from '../../../common/logging/rate-limited-log.js';
 import {
+  cancelledError,
   isObject,
+  JsonRpcCode,
   jsonRpcError,
   type JsonRpcId,
   type JsonRpcResponse,
@@ -18,14 +19,11 @@ import { RelayForwarder } from '../relay-forwarder.service.js';
 import { type RelaySession, SessionStore } from '../session-store.service.js';
 import { offeredDigest } from './offered-tools.js';
 import { OtherReplicas } from '../other-replicas.js';
+import { notUp } from '../relay-target.js';
 import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
 
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
-/** JSON-RPC's "request cancelled" (as AgentConnection answers a cancelled request). */
-const REQUEST_CANCELLED = -32800;
-const METHOD_NOT_FOUND = -32601;
-const INVALID_PARAMS = -32602;
 
 /**
  * Bounds of one aggregate `tools/list`: pages per server, servers asked at once, and the merged
@@ -69,9 +67,9 @@ export class AggregateService {
     private readonly peers: OtherReplicas,
   ) {
     this.failureLog = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
-    registry.onInventoryChange((connection) => this.refresh(connection.agent));
-    registry.onDisconnect((connection) => this.refresh(connection.agent));
-    registry.onNotification((connection, server, message) => {
+    registry.on('inventory', (connection) => this.refresh(connection.agent));
+    registry.on('disconnect', (connection) => this.refresh(connection.agent));
+    registry.on('notification', (connection, server, message) => {
       if (message.method === 'notifications/tools/list_changed' && connection.serves(server)) {
         sessions.broadcastAggregate(connection.agent, TOOLS_LIST_CHANGED);
       }
@@ -120,7 +118,7 @@ export class AggregateService {
       default:
         return jsonRpcError(
           id,
-          METHOD_NOT_FOUND,
+          JsonRpcCode.MethodNotFound,
           `method "${String(message.method).slice(0, 64)}" is not offered by the aggregate endpoint, which has tools only: use /mcp/${session.agent}/<server> for resources, prompts and the rest`,
         );
     }
@@ -136,7 +134,7 @@ export class AggregateService {
     if (isObject(params) && params.cursor !== undefined) {
       return jsonRpcError(
         id,
-        INVALID_PARAMS,
+        JsonRpcCode.InvalidParams,
         'the aggregate endpoint answers tools/list in one page: it has no cursors',
       );
     }
@@ -146,8 +144,7 @@ export class AggregateService {
       this.pageFetcher(session, id, elsewhere, signal),
       TOOL_LIST_LIMITS,
     );
-    if (signal.aborted)
-      return jsonRpcError(id, REQUEST_CANCELLED, 'request cancelled by the client');
+    if (signal.aborted) return cancelledError(id);
     if (merged.failures.length > 0) {
       this.failureLog.warn(
         {
@@ -208,7 +205,7 @@ export class AggregateService {
       // MCP answers an unknown tool with -32602 (Invalid params).
       return jsonRpcError(
         id,
-        INVALID_PARAMS,
+        JsonRpcCode.InvalidParams,
         `unknown tool "${name.slice(0, 200)}": aggregate tool names are <server>__<tool>`,
       );
     }
@@ -241,11 +238,3 @@ export class AggregateService {
 }
 
 const NOTHING_OFFERED = offeredDigest([]);
-
-function notUp(id: JsonRpcId, agent: string, server: string): JsonRpcResponse {
-  return jsonRpcError(
-    id,
-    RelayErrorCode.ServerUnavailable,
-    `MCP server "${server.slice(0, 64)}" of agent "${agent}" is not available (agent not connected, or the server is not up)`,
-  );
-}

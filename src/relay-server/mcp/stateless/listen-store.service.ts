@@ -35,19 +35,16 @@ interface Listener {
   end: () => void;
 }
 
-/**
- * The `subscriptions/listen` streams of MCP 2026-07-28 clients (no session, so a list change
- * has nowhere else to go): `notifications/<tools|prompts|resources>/list_changed`, for the lists
- * a stream asked for, tagged with the listen request's id as `subscriptionId`, when a server's
- * own list_changed arrives from any connection of its agent, and when the agent's inventory
- * changes that server (a restart, a hot reload, a pod that comes or goes). The aggregate endpoint's listeners hear of every server of their
- * agent. Bounded per client like sessions (RELAY_MAX_SESSIONS_PER_CLIENT): each is an open
- * request the relay holds.
- */
 const LIST_CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;
 /** A server that comes, goes or restarts may have changed any of its lists. */
 const EVERY_LIST: readonly ListKind[] = Object.values(LIST_FLAGS);
 
+/**
+ * The `subscriptions/listen` streams of 2026-07-28 clients (no session, so a list change has
+ * nowhere else to go): each hears `list_changed` for the lists it asked for, tagged with its
+ * request id, when a server says so or the agent's inventory changes that server. Bounded per
+ * client like sessions: each is an open request the relay holds.
+ */
 @Injectable()
 export class ListenStore {
   private readonly listeners = new Set<Listener>();
@@ -56,14 +53,14 @@ export class ListenStore {
     @Inject(RELAY_CONFIG) private readonly config: RelayConfig,
     registry: AgentRegistry,
   ) {
-    registry.onNotification((connection, server, message) => {
+    registry.on('notification', (connection, server, message) => {
       const list = LIST_CHANGED.exec(String(message.method))?.[1] as ListKind | undefined;
       if (list) this.changed(connection.agent, [server], [list]);
     });
-    registry.onInventoryChange((connection, before) => {
+    registry.on('inventory', (connection, before) => {
       this.changed(connection.agent, changedServers(before, connection.servers), EVERY_LIST);
     });
-    registry.onDisconnect((connection) => {
+    registry.on('disconnect', (connection) => {
       this.changed(connection.agent, changedServers(connection.servers, []), EVERY_LIST);
     });
   }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
-import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { AggregateService } from '../aggregate/aggregate.service.js';
@@ -13,7 +12,13 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
-import type { RelayAnswer, RelayTarget } from '../relay-target.js';
+import {
+  answerOf,
+  invalidRequest,
+  notUp,
+  type RelayAnswer,
+  type RelayTarget,
+} from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { forwardInSession } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
@@ -35,12 +40,9 @@ export interface StatelessHeaders {
 }
 
 /**
- * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is
- * routed on its own (`registry.pick`) and admitted through the same RelayForwarder as a 2025
- * session's request (caps, metrics, timeouts, id and progress-token rewrite, and the agent
- * told `notifications/cancelled` when the client closes the POST, which is how 2026 cancels).
- * The agent's MCP servers stay 2025 servers: the envelope is taken off the request and the
- * result is given the fields a 2026 client checks (stateless-wire.ts).
+ * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed
+ * on its own and admitted through the same RelayForwarder as a 2025 one (closing the POST is
+ * how 2026 cancels). The agent's servers stay 2025 servers: stateless-wire.ts translates.
  */
 @Injectable()
 export class StatelessRelay {
@@ -59,10 +61,7 @@ export class StatelessRelay {
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {
     if (!isObject(message) || message.jsonrpc !== '2.0' || typeof message.method !== 'string') {
-      return {
-        status: 400,
-        body: jsonRpcError(idOf(message), JsonRpcCode.InvalidRequest, 'not a JSON-RPC 2.0 request'),
-      };
+      return invalidRequest(idOf(message), 'not a JSON-RPC 2.0 request');
     }
     const id = idOf(message);
     // Notifications: 2026 has none a client sends that the relay must pass on (cancellation
@@ -77,14 +76,7 @@ export class StatelessRelay {
       target.server === undefined ? undefined : this.registry.pick(target.agent, target.server);
     if (target.server !== undefined && !connection) {
       this.forwarder.count(target.agent, 'unavailable');
-      return {
-        status: 200,
-        body: jsonRpcError(
-          id,
-          RelayErrorCode.ServerUnavailable,
-          `MCP server "${target.server}" of agent "${target.agent}" is not available (agent not connected, or the server is not up)`,
-        ),
-      };
+      return { status: 200, body: notUp(id, target.agent, target.server) };
     }
     const session = oneRequestSession(target, id, connection);
     const answer =
@@ -94,17 +86,12 @@ export class StatelessRelay {
             message,
             await this.forward(session, withoutEnvelope(message), signal, sink),
           );
-    const status = statusOf(answer);
-    return status === 429
-      ? { status, body: answer, headers: { 'Retry-After': '1' } }
-      : { status, body: answer };
+    return answerOf(answer, statusOf(answer));
   }
 
   /**
-   * `subscriptions/listen`: acknowledges the list changes asked for (tools, prompts,
-   * resources), then holds the POST's event stream open for their `list_changed`
-   * notifications (ListenStore) until the client closes it or the relay stops, and ends it
-   * with the listen's result.
+   * `subscriptions/listen`: acknowledges the lists asked for, then holds the POST's event stream
+   * open for their `list_changed` (ListenStore) until the client or the relay ends it.
    */
   private async listen(
     target: RelayTarget,
@@ -113,16 +100,7 @@ export class StatelessRelay {
     signal: AbortSignal,
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {
-    if (!sink) {
-      return {
-        status: 400,
-        body: jsonRpcError(
-          id,
-          JsonRpcCode.InvalidRequest,
-          'subscriptions/listen needs Accept: text/event-stream',
-        ),
-      };
-    }
+    if (!sink) return invalidRequest(id, 'subscriptions/listen needs Accept: text/event-stream');
     let end = () => {};
     const ended = new Promise<void>((resolve) => (end = resolve));
     const lists = listsAsked(message.params);
@@ -135,7 +113,10 @@ export class StatelessRelay {
       send: sink,
       end,
     });
-    if (!remove) return tooManyListens(id);
+    if (!remove) {
+      const refusal = 'too many subscriptions/listen streams open for this client';
+      return answerOf(jsonRpcError(id, JsonRpcCode.Overloaded, refusal));
+    }
     const subscription = { [SUBSCRIPTION_ID_META_KEY]: id };
     sink(listenAcknowledgement(lists, subscription));
     signal.addEventListener('abort', end, { once: true });
@@ -162,9 +143,8 @@ export class StatelessRelay {
   }
 
   /**
-   * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the MCP
-   * server's, which the agent answers from the result it cached when it started the server
-   * (docs/agent-protocol.md), so asking costs the server nothing.
+   * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the server's,
+   * which the agent answers from its cache (docs/agent-protocol.md) at no cost to the server.
    */
   private async discover(
     session: RelaySession,
@@ -189,23 +169,11 @@ export class StatelessRelay {
           : { name: 'mcp-2026-client', version: MODERN_VERSION },
       },
     };
-    const pinned: { server: string; connection: AgentConnection } = session.pinned;
-    return discoverAnswer(
-      id,
-      await this.forwarder.run(session, initialize, signal, (cancelled) =>
-        this.forwarder.send(
-          session.client,
-          pinned.connection,
-          pinned.server,
-          initialize,
-          cancelled,
-        ),
-      ),
-    );
+    return discoverAnswer(id, await this.forward(session, initialize, signal));
   }
 }
 
-/** One request, one throwaway "session": what the forwarder needs to admit and cancel it. */
+/** A throwaway "session" for one request: what the forwarder needs to admit and cancel it. */
 function oneRequestSession(
   target: RelayTarget,
   id: JsonRpcId,
@@ -231,17 +199,5 @@ function listenAcknowledgement(lists: ListKind[], subscription: Message): Messag
     jsonrpc: '2.0',
     method: 'notifications/subscriptions/acknowledged',
     params: { notifications, _meta: subscription },
-  };
-}
-
-function tooManyListens(id: JsonRpcId): RelayAnswer {
-  return {
-    status: 429,
-    headers: { 'Retry-After': '1' },
-    body: jsonRpcError(
-      id,
-      JsonRpcCode.Overloaded,
-      'too many subscriptions/listen streams open for this client',
-    ),
   };
 }

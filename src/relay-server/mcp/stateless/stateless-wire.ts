@@ -15,10 +15,9 @@ import {
 } from '../../json-rpc/json-rpc.js';
 
 /**
- * The MCP 2026-07-28 wire, as far as the relay translates it (docs/design/mcp-2026-07-28.md):
- * a stateless request is a 2025 request plus a `_meta` envelope and minus the session, and a
- * stateless result is a 2025 result plus `resultType` (and `ttlMs`/`cacheScope` for the
- * cacheable ones). Pure functions, so the relay's forwarding stays the one of 2025.
+ * The MCP 2026-07-28 wire as far as the relay translates it (docs/design/mcp-2026-07-28.md): a
+ * 2025 request plus a `_meta` envelope, minus the session; a 2025 result plus `resultType`
+ * (and `ttlMs`/`cacheScope` for the cacheable ones).
  */
 export const MODERN_VERSION = '2026-07-28';
 
@@ -39,13 +38,9 @@ const CACHEABLE = new Set([
   'resources/read',
 ]);
 
-/** 2026 error codes the relay answers with itself. */
-export const StatelessErrorCode = {
-  UnsupportedVersion: -32022,
-  HeaderMismatch: -32020,
-  InvalidParams: -32602,
-  MethodNotFound: -32601,
-} as const;
+/** 2026 error codes the relay answers with itself, and the 2025 "resource not found". */
+const UNSUPPORTED_VERSION = -32022;
+const HEADER_MISMATCH = -32020;
 const RESOURCE_NOT_FOUND_2025 = -32002;
 
 /** Server capabilities a 2026 client knows; `tasks` and resource subscriptions are gone. */
@@ -68,11 +63,7 @@ export function envelopeVersion(message: unknown): unknown {
   return metaOf(message)?.[PROTOCOL_VERSION_META_KEY];
 }
 
-/**
- * Whether a POST speaks 2026-07-28: its envelope says so, or (a notification or a response,
- * which carry no envelope) its `MCP-Protocol-Version` header does. A 2025 client never sends
- * either: its header is a 2025 version and its requests have no envelope.
- */
+/** Whether a POST speaks 2026-07-28: its envelope or (no envelope) its version header says so. */
 export function isStateless(message: unknown, protocolHeader: string | undefined): boolean {
   return envelopeVersion(message) !== undefined || protocolHeader === MODERN_VERSION;
 }
@@ -87,9 +78,8 @@ const REMOVED_METHODS = new Set([
 ]);
 
 /**
- * Why a stateless request is refused before it is forwarded, as the JSON-RPC error to answer
- * with (HTTP 400; 404 for a removed method); undefined when it may go on. The headers are
- * compared before the version is judged: a mismatch is the client's mistake whatever it asked.
+ * Why a stateless request is refused before it is forwarded (HTTP 400; 404 for a removed
+ * method). Headers are compared first: a mismatch is the client's mistake whatever it asked.
  */
 export function refusal(
   message: Message,
@@ -100,12 +90,12 @@ export function refusal(
   const meta = metaOf(message);
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
   if (version === undefined || !isObject(meta?.[CLIENT_CAPABILITIES_META_KEY])) {
-    return errorWith(id, StatelessErrorCode.InvalidParams, ENVELOPE_NEEDED);
+    return errorWith(id, JsonRpcCode.InvalidParams, ENVELOPE_NEEDED);
   }
   const mismatch = headerMismatch(message, headers, version);
-  if (mismatch) return errorWith(id, StatelessErrorCode.HeaderMismatch, mismatch);
+  if (mismatch) return errorWith(id, HEADER_MISMATCH, mismatch);
   if (version !== MODERN_VERSION) {
-    return errorWith(id, StatelessErrorCode.UnsupportedVersion, 'unsupported protocol version', {
+    return errorWith(id, UNSUPPORTED_VERSION, 'unsupported protocol version', {
       supported: [MODERN_VERSION],
       requested: version,
     });
@@ -113,7 +103,7 @@ export function refusal(
   if (REMOVED_METHODS.has(message.method)) {
     return errorWith(
       id,
-      StatelessErrorCode.MethodNotFound,
+      JsonRpcCode.MethodNotFound,
       `${message.method} is not a 2026-07-28 method`,
     );
   }
@@ -150,10 +140,7 @@ function nameOf(message: Message): string | undefined {
   return named && typeof field === 'string' ? field : undefined;
 }
 
-/**
- * The request as a 2025 server takes it: the envelope keys removed from `_meta` (the relay
- * answers for them), `progressToken`, trace context and everything else kept.
- */
+/** The request as a 2025 server takes it: the envelope keys out of `_meta`, the rest kept. */
 export function withoutEnvelope(message: Message): Message {
   const meta = metaOf(message);
   if (!meta || !isObject(message.params)) return message;
@@ -166,10 +153,9 @@ export function withoutEnvelope(message: Message): Message {
 }
 
 /**
- * A 2025 answer to `method` as a 2026 client checks it: `resultType` on every result,
- * `ttlMs: 0` and `cacheScope: 'private'` on the cacheable ones (the relay cannot know how long
- * a server's list holds, nor whether it is the same for every client), and the 2025
- * "resource not found" as the 2026 invalid-params.
+ * A 2025 answer as a 2026 client checks it: `resultType` on every result, `ttlMs: 0` and
+ * `cacheScope: 'private'` on cacheable ones (the relay cannot know how long a list holds, nor
+ * whether it is the same for every client), and "resource not found" as invalid-params.
  */
 export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): JsonRpcResponse {
   const method = String(request.method);
@@ -178,13 +164,13 @@ export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): Js
     const code = answer.error.code;
     const missing =
       code === RESOURCE_NOT_FOUND_2025 ||
-      (method === 'resources/read' && code === StatelessErrorCode.InvalidParams);
+      (method === 'resources/read' && code === JsonRpcCode.InvalidParams);
     if (!missing) return answer;
     const uri = isObject(request.params) ? request.params.uri : undefined;
     const data = isObject(answer.error.data) ? answer.error.data : {};
     const error = {
       ...answer.error,
-      code: StatelessErrorCode.InvalidParams,
+      code: JsonRpcCode.InvalidParams,
       data: { uri, ...data },
     };
     return { ...answer, error };
@@ -198,10 +184,7 @@ export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): Js
   return { ...answer, result };
 }
 
-/**
- * The answer to `server/discover`, made of a 2025 `initialize` result (the MCP server's, which
- * the agent caches, or the aggregate endpoint's own).
- */
+/** The answer to `server/discover`, made of a 2025 `initialize` result. */
 export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): JsonRpcResponse {
   if (initialize.error !== undefined || !isObject(initialize.result)) return { ...initialize, id };
   const init = initialize.result;
@@ -234,10 +217,9 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
   };
 }
 
-/** HTTP status of a stateless answer: over a cap is 429, as on the 2025 path; no method, 404. */
+/** HTTP status of a stateless answer: 404 for a method it lacks (answerOf makes a cap 429). */
 export function statusOf(answer: JsonRpcResponse): number {
-  if (answer.error?.code === JsonRpcCode.Overloaded) return 429;
-  return answer.error?.code === StatelessErrorCode.MethodNotFound ? 404 : 200;
+  return answer.error?.code === JsonRpcCode.MethodNotFound ? 404 : 200;
 }
 
 function errorWith(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
