@@ -18,6 +18,7 @@ import {
   stringifyMessage,
 } from '../json-rpc/json-rpc.js';
 import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
+import { nameHeader } from '../mcp/stateless/standard-headers.js';
 import { onPeer, peerCredentials } from './peer-headers.js';
 import { type PeerReply, postToPeer } from './peer-post.js';
 import { RelayCluster } from './relay-cluster.service.js';
@@ -69,6 +70,7 @@ export class PeerMcpClient implements OtherReplicas {
   }
 
   private headers({ message, client, agent }: ReplicaRequest, url: URL): Record<string, string> {
+    const name = nameHeader(message);
     // Only the agent asked for: the peer needs no more of the client's rights.
     const signed = {
       method: 'POST',
@@ -82,6 +84,7 @@ export class PeerMcpClient implements OtherReplicas {
       accept: 'application/json',
       'mcp-protocol-version': MODERN_VERSION,
       'mcp-method': String(message.method),
+      ...(name !== undefined && { 'mcp-name': name }),
       ...peerCredentials((s) => this.cluster.signPeer(s), signed),
     };
   }

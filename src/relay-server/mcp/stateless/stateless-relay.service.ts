@@ -31,13 +31,7 @@ import {
   toStatelessAnswer,
   withoutEnvelope,
 } from './stateless-wire.js';
-
-/** The headers of a 2026 POST the relay checks against its body. */
-export interface StatelessHeaders {
-  protocolVersion?: string;
-  method?: string;
-  name?: string;
-}
+import type { StandardHeaders } from './standard-headers.js';
 
 /**
  * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed
@@ -56,7 +50,7 @@ export class StatelessRelay {
   async post(
     target: RelayTarget,
     message: unknown,
-    headers: StatelessHeaders,
+    headers: StandardHeaders,
     signal: AbortSignal,
     sink?: RequestNotificationSink,
   ): Promise<RelayAnswer> {

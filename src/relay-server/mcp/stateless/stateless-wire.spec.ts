@@ -38,24 +38,25 @@ describe('stateless-wire', () => {
     expect(bare.params).toEqual({ name: 'echo', arguments: { text: 'hi' } });
   });
 
+  /** The standard headers a well-behaved client sends with `message`. */
+  const headersOf = (message: Record<string, unknown>) => ({
+    protocolVersion: '2026-07-28',
+    method: String(message.method),
+    name: 'echo',
+  });
+
   it('refuses another version (-32022 with what is supported) and mismatched headers (-32020)', () => {
     const other = call({ ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2027-01-01' });
-    expect(refusal(other, {})).toMatchObject({
+    expect(refusal(other, { ...headersOf(other), protocolVersion: '2027-01-01' })).toMatchObject({
       id: 1,
       error: { code: -32022, data: { supported: ['2026-07-28'], requested: '2027-01-01' } },
     });
-    expect(refusal(call(ENVELOPE), { protocolVersion: '2025-11-25' })).toMatchObject({
+    const request = call(ENVELOPE);
+    expect(refusal(request, { ...headersOf(request), method: 'tools/list' })).toMatchObject({
       error: { code: -32020 },
     });
-    expect(refusal(call(ENVELOPE), { method: 'tools/list' })).toMatchObject({
-      error: { code: -32020 },
-    });
-    expect(refusal(call({}), { protocolVersion: '2026-07-28' })).toMatchObject({
-      error: { code: -32602 },
-    });
-    expect(
-      refusal(call(ENVELOPE), { protocolVersion: '2026-07-28', method: 'tools/call' }),
-    ).toBeUndefined();
+    expect(refusal(call({}), headersOf(request))).toMatchObject({ error: { code: -32602 } });
+    expect(refusal(request, headersOf(request))).toBeUndefined();
   });
 
   type Case = [string, Record<string, unknown>, Record<string, string>, number];
@@ -69,29 +70,22 @@ describe('stateless-wire', () => {
     [
       'a header that differs from an unsupported body version',
       call({ ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' }),
-      { protocolVersion: '2026-07-28' },
+      headersOf(call(ENVELOPE)),
       -32020,
     ],
-    ['an Mcp-Name for another tool', call(ENVELOPE), { name: 'other' }, -32020],
+    ['no standard headers', call(ENVELOPE), {}, -32020],
     ...[
       'initialize',
       'ping',
       'logging/setLevel',
       'resources/subscribe',
       'resources/unsubscribe',
-    ].map((method): Case => [`the removed ${method}`, { ...call(ENVELOPE), method }, {}, -32601]),
+    ].map((method): Case => {
+      const removed = { ...call(ENVELOPE), method };
+      return [`the removed ${method}`, removed, headersOf(removed), -32601];
+    }),
   ])('refuses %s', (_case, message, headers, code) => {
     expect(refusal(message, headers)?.error?.code).toBe(code);
-  });
-
-  it('takes an Mcp-Name that mirrors the name or URI', () => {
-    expect(refusal(call(ENVELOPE), { name: 'echo' })).toBeUndefined();
-    const read = {
-      ...call(ENVELOPE),
-      method: 'resources/read',
-      params: { uri: 'u', _meta: ENVELOPE },
-    };
-    expect(refusal(read, { name: 'u' })).toBeUndefined();
   });
 
   it('gives results resultType, and the cacheable ones ttlMs and cacheScope', () => {

@@ -13,6 +13,7 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
+import { headerMismatch, type StandardHeaders } from './standard-headers.js';
 
 /**
  * The MCP 2026-07-28 wire as far as the relay translates it (docs/design/mcp-2026-07-28.md): a
@@ -81,10 +82,7 @@ const REMOVED_METHODS = new Set([
  * Why a stateless request is refused before it is forwarded (HTTP 400; 404 for a removed
  * method). Headers are compared first: a mismatch is the client's mistake whatever it asked.
  */
-export function refusal(
-  message: Message,
-  headers: { protocolVersion?: string; method?: string; name?: string },
-): JsonRpcResponse | undefined {
+export function refusal(message: Message, headers: StandardHeaders): JsonRpcResponse | undefined {
   const id = idOf(message);
   if (typeof message.method !== 'string' || id === null) return undefined;
   const meta = metaOf(message);
@@ -112,33 +110,6 @@ export function refusal(
 
 const ENVELOPE_NEEDED =
   'a 2026-07-28 request needs its _meta envelope with protocolVersion and clientCapabilities';
-
-/** Which header does not say what the body does (SEP-2243), if one does not. */
-function headerMismatch(
-  message: Message,
-  headers: { protocolVersion?: string; method?: string; name?: string },
-  version: unknown,
-): string | undefined {
-  if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) {
-    return 'the MCP-Protocol-Version header does not match the request';
-  }
-  if (headers.method !== undefined && headers.method !== message.method) {
-    return 'the Mcp-Method header does not match the request';
-  }
-  const name = nameOf(message);
-  if (headers.name !== undefined && name !== undefined && headers.name !== name) {
-    return 'the Mcp-Name header does not match the request';
-  }
-  return undefined;
-}
-
-/** What `Mcp-Name` mirrors: a tool's or prompt's name, a resource's URI. */
-function nameOf(message: Message): string | undefined {
-  const params = isObject(message.params) ? message.params : {};
-  const field = message.method === 'resources/read' ? params.uri : params.name;
-  const named = ['tools/call', 'prompts/get', 'resources/read'].includes(String(message.method));
-  return named && typeof field === 'string' ? field : undefined;
-}
 
 /** The request as a 2025 server takes it: the envelope keys out of `_meta`, the rest kept. */
 export function withoutEnvelope(message: Message): Message {

@@ -1,0 +1,191 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  type ClientCapabilities,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
+import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
+import { firstText, shopAgentEnv } from './fixtures/relay-e2e-support.js';
+import { newToken, type RunningApp, startApp } from './support/app-process.js';
+import { redisAvailable } from './support/redis.js';
+import { RelayClusterUnderTest } from './support/relay-cluster.js';
+import { type RunningRelay, sha256Entry } from './support/relay-process.js';
+import { fetchTrusting } from './support/tls-fetch.js';
+
+/**
+ * An MCP server's requests for its client across relay replicas: three replicas of the built
+ * relay on a real Redis, the built service as agent `shop` connected to the last (with our
+ * fixture server that asks its client during a tool call), and the official 1.x SDK client
+ * entering through any. A session opened on another replica is served by the last, so the
+ * server's request travels back on the forwarded event stream and the client's answer forward
+ * again: each must reach the one client whose call is in flight, and only it.
+ *
+ * Runs where redis-server is installed (`bash .ci/install-redis.sh`); REQUIRE_REDIS=1 fails
+ * instead of skipping.
+ */
+const tokens = { shop: newToken(), alice: newToken(), bob: newToken() };
+const FIXTURE = resolve(import.meta.dirname, 'fixtures/mcp-client-requests-server.mjs');
+const cluster = new RelayClusterUnderTest();
+let ca: TestCa;
+let tlsFetch: typeof fetch;
+let app: RunningApp;
+const open: Client[] = [];
+
+beforeAll(async () => {
+  if (!redisAvailable) return;
+  ca = createTestCa();
+  tlsFetch = fetchTrusting(readFileSync(ca.caFile, 'utf8'));
+  const clients = Object.fromEntries(
+    (['alice', 'bob'] as const).map((name) => [
+      name,
+      { tokens: sha256Entry(tokens[name]), agents: ['shop'] },
+    ]),
+  );
+  const env = {
+    RELAY_TLS_CERT_FILE: join(ca.dir, 'server.pem'),
+    RELAY_TLS_KEY_FILE: join(ca.dir, 'server.key'),
+    RELAY_AGENTS: JSON.stringify({ shop: sha256Entry(tokens.shop) }),
+    RELAY_CLIENTS: JSON.stringify(clients),
+  };
+  await cluster.start({ env: () => env }, 3);
+  app = await startApp({
+    env: shopAgentEnv(cluster.holder, ca.caFile, tokens.shop),
+    mcpServers: { mcpServers: { asker: { command: process.execPath, args: [FIXTURE] } } },
+  });
+  await untilPublished('asker');
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all(open.map((client) => client.close().catch(() => undefined)));
+  await app?.stop();
+  await cluster.stop();
+});
+
+/** Waits until Redis lists `server` up on the agent's replica, so the others route to it. */
+async function untilPublished(server: string): Promise<void> {
+  const directory = new Redis(cluster.redis.url);
+  try {
+    await waitFor(
+      async () => {
+        const entries = Object.values(await directory.hgetall('relay:agent:shop'));
+        return entries.some((text) =>
+          (JSON.parse(text) as { servers: string[] }).servers.includes(server),
+        );
+      },
+      `${server} published in Redis`,
+      60_000,
+    );
+  } finally {
+    directory.disconnect();
+  }
+}
+
+/** The 1.x SDK client of `who` on `relay`, declaring `capabilities`. */
+async function connect(
+  relay: RunningRelay,
+  who: 'alice' | 'bob',
+  capabilities: ClientCapabilities,
+): Promise<Client> {
+  const client = new Client({ name: who, version: '1.0.0' }, { capabilities });
+  const url = new URL(`https://localhost:${relay.port}/mcp/shop/asker`);
+  const transport = new StreamableHTTPClientTransport(url, {
+    fetch: tlsFetch,
+    requestInit: { headers: { Authorization: `Bearer ${tokens[who]}` } },
+  });
+  await client.connect(transport);
+  open.push(client);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const result = await client.callTool({ name, arguments: args });
+  return JSON.parse(firstText(result as { content?: unknown })) as unknown;
+}
+
+/** Requests `relay` passed to the replica serving them. */
+const forwarded = async (relay: RunningRelay) =>
+  (await metric(relay.metricsUrl, 'relay_forwarded_requests_total{outcome="answered"}')) ?? 0;
+
+/** A sampling handler that answers with `text`, recording each prompt it was asked. */
+function samplesAs(client: Client, text: string): string[] {
+  const prompts: string[] = [];
+  client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+    const content = request.params.messages[0]?.content;
+    const plain = content !== undefined && !Array.isArray(content) && content.type === 'text';
+    prompts.push(plain ? content.text : JSON.stringify(content));
+    return { role: 'assistant', content: { type: 'text', text }, model: 'm' };
+  });
+  return prompts;
+}
+
+describe.skipIf(!redisAvailable)('server-to-client requests across relay replicas (e2e)', () => {
+  it('brings sampling to the client that entered through another replica, and its answer back', async () => {
+    const [entry] = cluster.relays;
+    if (!entry) throw new Error('no relays');
+    const client = await connect(entry, 'alice', { sampling: {} });
+    const prompts = samplesAs(client, 'a fern');
+    const before = await forwarded(entry);
+    expect(await call(client, 'ask_sampling', { prompt: 'name a plant ✓' })).toMatchObject({
+      role: 'assistant',
+      content: { type: 'text', text: 'a fern' },
+    });
+    expect(prompts).toEqual(['name a plant ✓']);
+    // The call, and the client's answer to the server's request: both passed to the holder.
+    expect(await forwarded(entry)).toBeGreaterThanOrEqual(before + 2);
+  });
+
+  it('passes a form elicitation and roots/list through the other replica, intact', async () => {
+    const [entry] = cluster.relays;
+    if (!entry) throw new Error('no relays');
+    const client = await connect(entry, 'alice', { elicitation: { form: {} }, roots: {} });
+    const schemas: unknown[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      schemas.push(request.params.mode === 'url' ? undefined : request.params.requestedSchema);
+      return { action: 'accept', content: { name: 'Grace', color: 'red', count: 4 } };
+    });
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: [{ uri: 'file:///srv/garden', name: 'garden' }],
+    }));
+    expect(await call(client, 'ask_elicitation', { message: 'Who waters?' })).toEqual({
+      action: 'accept',
+      content: { name: 'Grace', color: 'red', count: 4 },
+    });
+    expect(schemas).toEqual([expect.objectContaining({ required: ['name'] })]);
+    expect(await call(client, 'ask_roots')).toEqual({
+      roots: [{ uri: 'file:///srv/garden', name: 'garden' }],
+    });
+  });
+
+  it('asks each session, whichever replica it entered through, only during its own call', async () => {
+    const [first, second, holder] = cluster.relays;
+    if (!first || !second || !holder) throw new Error('no relays');
+    // Two clients, and a second session of alice's on the agent's own replica.
+    const sessions = {
+      alice: await connect(first, 'alice', { sampling: {} }),
+      bob: await connect(second, 'bob', { sampling: {} }),
+      aliceAgain: await connect(holder, 'alice', { sampling: {} }),
+    };
+    const asked = Object.fromEntries(
+      Object.entries(sessions).map(([name, client]) => [name, samplesAs(client, `from ${name}`)]),
+    );
+    for (let round = 0; round < 2; round++) {
+      for (const [name, client] of Object.entries(sessions)) {
+        expect(await call(client, 'ask_sampling', { prompt: `${name} ${round}` })).toMatchObject({
+          content: { text: `from ${name}` },
+        });
+      }
+    }
+    expect(asked).toEqual({
+      alice: ['alice 0', 'alice 1'],
+      bob: ['bob 0', 'bob 1'],
+      aliceAgain: ['aliceAgain 0', 'aliceAgain 1'],
+    });
+  });
+});
