@@ -9,11 +9,10 @@
  * it with the load generator of the benchmark (lib/load-worker.mjs) and reads the profile over
  * the inspector protocol.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import WebSocket from 'ws';
+import { aggregate, inspector, table, where } from './lib/heap-sampling.mjs';
 import { RUN_BASE, SEED_BASE } from './lib/ids.mjs';
 import { startLoadWorker } from './lib/load.mjs';
 import { chartPod, enablePod } from './lib/pod.mjs';
@@ -32,73 +31,6 @@ if (!['post', 'get'].includes(kind) || !['sqlite', 'pg'].includes(store)) {
 }
 const SEED = 2_000;
 const SECONDS = 5;
-
-/** One inspector session: call(method, params) -> result. */
-async function inspector(logFile) {
-  let url;
-  for (let i = 0; i < 100 && !url; i++) {
-    url = /ws:\/\/\S+/.exec(readFileSync(logFile, 'utf8'))?.[0];
-    if (!url) await sleep(50);
-  }
-  if (!url) throw new Error(`no inspector URL in ${logFile}`);
-  const socket = new WebSocket(url);
-  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-  const pending = new Map();
-  let lastId = 0;
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data));
-    pending.get(message.id)?.(message);
-    pending.delete(message.id);
-  });
-  return {
-    call: (method, params = {}) =>
-      new Promise((resolve, reject) => {
-        const id = ++lastId;
-        pending.set(id, (m) => (m.error ? reject(new Error(m.error.message)) : resolve(m.result)));
-        socket.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => socket.close(),
-  };
-}
-
-/** Self bytes per key over the profile's tree. */
-function aggregate(head, keyOf) {
-  const totals = new Map();
-  const walk = (node) => {
-    const key = keyOf(node.callFrame);
-    totals.set(key, (totals.get(key) ?? 0) + node.selfSize);
-    node.children.forEach(walk);
-  };
-  walk(head);
-  return totals;
-}
-
-/** A package, a node: module or a file of the service; with `file`, the file in the package. */
-function where(url, file = false) {
-  if (!url) return '(V8 and native)';
-  if (url.startsWith('node:')) return url;
-  const inModules = url.split('node_modules/').at(-1);
-  if (inModules !== url) {
-    const parts = inModules.split('/');
-    if (file) return inModules;
-    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
-  }
-  return url.includes('/dist/') ? `service ${url.split('/dist/')[1].replace(/\.js$/, '')}` : url;
-}
-
-function table(totals, requests, top) {
-  return [
-    '| | bytes per request | share |',
-    '| --- | ---: | ---: |',
-    ...[...totals]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, top)
-      .map(([key, bytes]) => {
-        const all = [...totals.values()].reduce((a, b) => a + b, 0);
-        return `| ${key} | ${Math.round(bytes / requests)} | ${((100 * bytes) / all).toFixed(1)}% |`;
-      }),
-  ].join('\n');
-}
 
 async function main() {
   const chart = chartPod(ROOT);

@@ -52,10 +52,12 @@ export async function startProcess({
   readyHeaders,
   isReady,
   inPod = false,
+  command = targetNode,
+  readyWithinS = 60,
 }) {
   const log = openSync(logFile, 'a');
   const started = process.hrtime.bigint();
-  const launch = podLaunch(name, targetNode, args, env, inPod);
+  const launch = podLaunch(name, command, args, env, inPod);
   const child = spawn(launch.command, launch.args, {
     env: launch.env,
     cwd,
@@ -67,7 +69,7 @@ export async function startProcess({
   ).finally(launch.remove);
   let exitCode;
   void exited.then((code) => (exitCode = code));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + readyWithinS * 1000;
   for (;;) {
     if (exitCode !== undefined) {
       throw new Error(`${name} exited with ${exitCode} before it was ready; see ${logFile}`);
@@ -76,7 +78,7 @@ export async function startProcess({
     if (status !== undefined && (isReady ?? ((s) => s === 200))(status)) break;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`${name} was not ready within 60 s; see ${logFile}`);
+      throw new Error(`${name} was not ready within ${readyWithinS} s; see ${logFile}`);
     }
     await sleep(10);
   }

@@ -38,6 +38,9 @@ export interface BodyLimits {
 
 const DEFAULT_LIMITS: BodyLimits = { maxBytes: MAX_BODY_BYTES };
 
+/** One decoder for every body: without `stream`, decode() keeps no state between calls. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 const sizeOf = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
 
 const tooLarge = (limits: BodyLimits) =>
@@ -140,22 +143,25 @@ class BodyReading {
     }
   }
 
+  /**
+   * One timer per body, not one per chunk: when it fires, the bytes received since it was set
+   * may have earned more time, and it is set again for that time.
+   */
   private armTimer(): void {
-    clearTimeout(this.timer);
-    const deadline =
+    const left =
       this.started +
       BODY_GRACE_MS +
       (this.received / BODY_MIN_BYTES_PER_SECOND) * 1000 -
       Date.now();
-    this.timer = setTimeout(
-      () =>
-        this.finish(
-          new BodyReadError(
-            408,
-            `the request body arrived too slowly: it must start within ${BODY_GRACE_MS / 1000} s and keep up ${BODY_MIN_BYTES_PER_SECOND} bytes a second`,
-          ),
-        ),
-      Math.max(deadline, 0),
+    if (left > 0) {
+      this.timer = setTimeout(() => this.armTimer(), left);
+      return;
+    }
+    this.finish(
+      new BodyReadError(
+        408,
+        `the request body arrived too slowly: it must start within ${BODY_GRACE_MS / 1000} s and keep up ${BODY_MIN_BYTES_PER_SECOND} bytes a second`,
+      ),
     );
   }
 
@@ -168,7 +174,7 @@ class BodyReading {
 
   private readonly complete = (): void => {
     try {
-      const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(this.chunks));
+      const text = UTF8.decode(Buffer.concat(this.chunks));
       this.finish(undefined, text);
     } catch {
       this.finish(new BodyReadError(400, 'the request body is not valid UTF-8'));
@@ -178,7 +184,6 @@ class BodyReading {
   private readonly onData = (chunk: Buffer): void => {
     this.received += chunk.length;
     if (this.received > this.limits.maxBytes) return this.finish(tooLarge(this.limits));
-    this.armTimer();
     if (this.decompressor) this.decompressor.write(chunk);
     else this.keep(chunk);
   };

@@ -33,19 +33,16 @@ const hello = z.object({
 
 const inventory = z.object({ type: z.literal('inventory'), servers });
 
-const jsonRpcId = z.union([z.string(), z.number()]);
+/**
+ * rpc frames carry every answer, so they are checked by hand rather than by zod, which copies
+ * the message (twice: the frame, then the id): `server` of 1 to 64 characters, a JSON-RPC 2.0
+ * `message` object, `relatedRequestId` and the message's `id` a string or a number.
+ */
+const isId = (value: unknown): value is string | number =>
+  typeof value === 'string' || typeof value === 'number';
 
-const rpc = z.object({
-  type: z.literal('rpc'),
-  server: z.string().min(1).max(64),
-  message: z.looseObject({ jsonrpc: z.literal('2.0') }),
-  relatedRequestId: jsonRpcId.optional(),
-});
-
-const withId = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: jsonRpcId,
-});
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export type AgentFrame =
   | { kind: 'hello'; agentId: string; version: string; servers: ProtocolServer[] }
@@ -104,7 +101,7 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
       return { kind: 'inventory', servers: frame.data.servers as ProtocolServer[] };
     }
     case 'rpc':
-      return parseRpc(json);
+      return parseRpc(json as Record<string, unknown>);
     default:
       return typeof type === 'string'
         ? { kind: 'unknown', type: type.slice(0, 64) }
@@ -113,18 +110,24 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
 }
 
 /** An rpc frame: an MCP server's response, notification, or request for its client. */
-function parseRpc(json: unknown): AgentFrame {
-  const frame = rpc.safeParse(json);
-  if (!frame.success) return { kind: 'invalid', reason: 'malformed rpc frame' };
-  const { server, message, relatedRequestId: relatedId } = frame.data;
-  const identified = withId.safeParse(message);
+function parseRpc(json: Record<string, unknown>): AgentFrame {
+  const { server, message, relatedRequestId: relatedId } = json;
+  const wellFormed =
+    typeof server === 'string' &&
+    server.length >= 1 &&
+    server.length <= 64 &&
+    isRecord(message) &&
+    message.jsonrpc === '2.0' &&
+    (relatedId === undefined || isId(relatedId));
+  if (!wellFormed) return { kind: 'invalid', reason: 'malformed rpc frame' };
+  const { id } = message;
   if (typeof message.method === 'string') {
-    return identified.success
-      ? { kind: 'request', server, id: identified.data.id, message, relatedId }
+    return isId(id)
+      ? { kind: 'request', server, id, message, relatedId }
       : { kind: 'notification', server, message };
   }
-  if (!identified.success || (!('result' in message) && !('error' in message))) {
+  if (!isId(id) || (!('result' in message) && !('error' in message))) {
     return { kind: 'invalid', reason: 'rpc message is neither a response nor a notification' };
   }
-  return { kind: 'response', server, id: identified.data.id, message };
+  return { kind: 'response', server, id, message };
 }
