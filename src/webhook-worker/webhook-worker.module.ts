@@ -8,7 +8,6 @@ import { DatabaseHealthIndicator } from '../database/database.health.js';
 import { DatabaseModule } from '../database/database.module.js';
 import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
 import { WebhooksModule } from '../webhooks/webhooks.module.js';
-import { WorkerHealth } from './worker-health.js';
 
 /** The webhook's delivery alone, as an application context; main.ts serves its probes. */
 @Module({})
@@ -23,7 +22,7 @@ export class WebhookWorkerModule {
         WebhooksModule,
         TerminusModule.forRoot({ errorLogStyle: 'json' }),
       ],
-      providers: [DatabaseHealthIndicator, WebhookHealthIndicator, WorkerHealth],
+      providers: [DatabaseHealthIndicator, WebhookHealthIndicator],
     };
   }
 }

@@ -1,26 +1,47 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { INestApplicationContext } from '@nestjs/common';
+import { type INestApplicationContext, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheckService } from '@nestjs/terminus';
 import type { Logger } from 'pino';
 import { register } from 'prom-client';
 import { normalPath } from '../common/http/port-scope.js';
 import { LOGGER } from '../common/logging/logger.token.js';
-import { type ProbeAnswer, WorkerHealth } from './worker-health.js';
+import { DatabaseHealthIndicator } from '../database/database.health.js';
+import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
 
-/** The health and metrics ports as plain handlers; other paths get the 404 body. Never cached. */
+/**
+ * The health and metrics ports as plain handlers; other paths get the 404 body. Never cached.
+ * Health is down (503) only when the database does not answer; the webhook is a detail.
+ */
 export function workerProbes(
   context: INestApplicationContext,
 ): Record<'health' | 'metrics', RequestListener> {
-  const health = context.get(WorkerHealth);
+  const health = context.get(HealthCheckService);
+  const database = context.get(DatabaseHealthIndicator);
+  const webhook = context.get(WebhookHealthIndicator);
   const logger = context.get<Logger>(LOGGER);
-  const routes: Record<string, () => Promise<ProbeAnswer>> = {
-    '/health': () => health.ready(),
-    '/health/ready': () => health.ready(),
-    '/health/live': () => health.live(),
+  const ready = () => checked(health, [() => database.check(), () => webhook.check()]);
+  const routes: Record<string, () => Promise<Answer>> = {
+    '/health': ready,
+    '/health/ready': ready,
+    '/health/live': () => checked(health, []),
   };
   return {
-    health: answering(logger, (path) => routes[path]?.().then(asJson)),
+    health: answering(logger, (path) => routes[path]?.()),
     metrics: answering(logger, (path) => (path === '/metrics' ? metrics() : undefined)),
   };
+}
+
+/** Terminus's own body: 200 when up, 503 (which Terminus throws) when down. */
+async function checked(
+  health: HealthCheckService,
+  checks: Parameters<HealthCheckService['check']>[0],
+): Promise<Answer> {
+  try {
+    return asJson({ status: 200, body: await health.check(checks) });
+  } catch (error) {
+    if (!(error instanceof ServiceUnavailableException)) throw error;
+    return asJson({ status: 503, body: error.getResponse() });
+  }
 }
 
 interface Answer {
