@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseLossless } from 'lossless-json';
-import type { z } from 'zod';
 import { formatIssues, formatPath } from './shared/issue-path.js';
 import {
   mcpServersFileSchema,
+  type McpServersFile,
   type McpServerSpec,
   reservedNameMessage,
   reservedServerNames,
@@ -43,9 +43,6 @@ export function loadMcpServers(
   if (result.problems.length > 0) result.specs = [];
   return result;
 }
-
-type McpServersFile = z.infer<typeof mcpServersFileSchema>;
-type McpServerEntry = McpServersFile['mcpServers'][string];
 
 /** The file's text, or undefined when it is absent or unreadable (recorded in `result`). */
 function readServersFile(result: McpServersLoad, required: boolean): string | undefined {
@@ -100,7 +97,7 @@ function parseServersFile(
 /** Expands `${VAR}` in args and env; each unset variable without a default is a problem. */
 function expandEntry(
   name: string,
-  entry: McpServerEntry,
+  entry: McpServersFile['mcpServers'][string],
   environment: Readonly<Record<string, string | undefined>>,
   problems: string[],
 ): McpServerSpec {

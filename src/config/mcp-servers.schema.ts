@@ -1,17 +1,13 @@
 import { z } from 'zod';
 
 /** `mcp-servers.json`; unknown keys are errors, so a typo such as `"arg"` cannot pass silently. */
-export const MCP_SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const MCP_SERVER_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /**
  * Names every object already has (`__proto__`, `toString`...): a server named so vanished,
  * as assigning `__proto__` sets the prototype. They are refused with a clear error.
  */
 const RESERVED_NAMES: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
-
-export function isReservedServerName(name: string): boolean {
-  return RESERVED_NAMES.has(name);
-}
 
 export const reservedNameMessage = (name: string): string =>
   `"${name}" cannot be a server name (every JavaScript object has a property of that name); choose another`;
@@ -23,10 +19,10 @@ export function reservedServerNames(raw: unknown): string[] {
     ? (raw as Record<string, unknown>).mcpServers
     : undefined;
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) return [];
-  return Object.keys(servers).filter(isReservedServerName);
+  return Object.keys(servers).filter((name) => RESERVED_NAMES.has(name));
 }
 
-export const mcpServerEntrySchema = z.strictObject({
+const mcpServerEntrySchema = z.strictObject({
   command: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
   args: z
     .array(z.string({ error: 'must be a string' }), { error: 'must be an array of strings' })
@@ -41,12 +37,7 @@ export const mcpServerEntrySchema = z.strictObject({
 export const mcpServersFileSchema = z.strictObject(
   {
     mcpServers: z.record(
-      z
-        .string()
-        .regex(MCP_SERVER_NAME, 'server names are 1 to 64 of A-Z a-z 0-9 _ . -')
-        .refine((name) => !isReservedServerName(name), {
-          error: (issue) => reservedNameMessage(String(issue.input)),
-        }),
+      z.string().regex(MCP_SERVER_NAME, 'server names are 1 to 64 of A-Z a-z 0-9 _ . -'),
       mcpServerEntrySchema,
       {
         error: (issue) =>
@@ -60,7 +51,6 @@ export const mcpServersFileSchema = z.strictObject(
 );
 
 export type McpServersFile = z.infer<typeof mcpServersFileSchema>;
-export type McpServerEntry = z.infer<typeof mcpServerEntrySchema>;
 
 /** One MCP server, ready to start: `${VAR}` references already expanded. */
 export interface McpServerSpec {
