@@ -1,21 +1,10 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PlantDto } from './plant.dto.js';
 
 /** A stored plant with its id, as GET /plants and GET /plants/{id} show it. */
 @ApiSchema({ name: 'PlantRecord' })
-export class PlantRecordDto {
+export class PlantRecordDto extends PlantDto {
   /** Identification number of the plant */
   @ApiProperty({ type: 'integer', format: 'int64', example: 10 })
   id!: bigint;
-
-  /**
-   * Name of the plant
-   * @example "Monstera"
-   */
-  name!: string;
-
-  /**
-   * Tag that specifies the type
-   * @example "aroid"
-   */
-  tag?: string;
 }
