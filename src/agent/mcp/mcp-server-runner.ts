@@ -11,7 +11,6 @@ import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { Backoff } from '../../common/retry/backoff.js';
 import { buildChildEnv } from './child-env.js';
 import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
-import type { McpServerState, McpServerStatus } from './mcp-server-status.js';
 import {
   describeExit,
   ProcessGroupTransport,
@@ -24,6 +23,9 @@ import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 
 export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
+
+export type McpServerState = 'starting' | 'up' | 'down' | 'crash-looping';
+export type McpServerStatus = ReturnType<McpServerRunner['status']>;
 
 /** The relay's handle on a running server's MCP session. */
 export interface McpSession {
@@ -125,7 +127,11 @@ export class McpServerRunner {
     return this.#state === 'up' ? this.#session : undefined;
   }
 
-  status(): McpServerStatus {
+  /**
+   * What /health shows of the server: counts since the agent started, and never its stderr
+   * (/health is unauthenticated, and a child's stderr may print its secrets).
+   */
+  status() {
     return {
       name: this.spec.name,
       state: this.#state,

@@ -16,7 +16,7 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { ConfigWatcher } from './config-watcher.js';
 import { installExitSafetyNet } from './exit-safety-net.js';
 import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
-import type { McpServerStatus } from './mcp-server-status.js';
+import type { McpServerStatus } from './mcp-server-runner.js';
 import { McpSupervisor } from './mcp-supervisor.js';
 
 /** Optional override of the supervision timings (tests); the defaults are the issue's. */

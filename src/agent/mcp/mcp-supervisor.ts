@@ -2,10 +2,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
-import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
+import type { McpServerRunner, McpServerStatus, McpSession } from './mcp-server-runner.js';
 import type { RunnerTimings } from './runner-timings.js';
 import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
-import type { McpServerStatus } from './mcp-server-status.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
 /**
