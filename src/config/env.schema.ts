@@ -238,19 +238,16 @@ function requireAgentPair(
   env: { SERVICE_AGENT_TOKEN?: string; SERVICE_SERVER_URL?: string },
   ctx: z.RefinementCtx,
 ): void {
-  const [token, url] = ['SERVICE_AGENT_TOKEN', 'SERVICE_SERVER_URL'] as const;
-  if (env[token] !== undefined && env[url] === undefined) {
+  const pairs = [
+    ['SERVICE_AGENT_TOKEN', 'SERVICE_SERVER_URL'],
+    ['SERVICE_SERVER_URL', 'SERVICE_AGENT_TOKEN'],
+  ] as const;
+  for (const [set, missing] of pairs) {
+    if (env[set] === undefined || env[missing] !== undefined) continue;
     ctx.addIssue({
       code: 'custom',
-      path: [url],
-      message: `${url} is required when ${token} is set`,
-    });
-  }
-  if (env[url] !== undefined && env[token] === undefined) {
-    ctx.addIssue({
-      code: 'custom',
-      path: [token],
-      message: `${token} is required when ${url} is set`,
+      path: [missing],
+      message: `${missing} is required when ${set} is set`,
     });
   }
 }
