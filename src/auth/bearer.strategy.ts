@@ -4,7 +4,6 @@ import { Strategy } from 'passport-http-bearer';
 import { ACCEPTED_TOKEN_DIGESTS } from './accepted-tokens.js';
 import { matchesAnyToken } from '../config/shared/api-tokens.js';
 
-/** An API client authenticated by one of the configured tokens. */
 export interface ApiClient {
   kind: 'api-token';
 }

@@ -59,7 +59,6 @@ export function loadConfig(
   };
 }
 
-/** What loadConfig has already checked, beside the environment itself. */
 interface CheckedParts {
   tokens: ParsedApiTokens;
   webhooks: ReturnType<typeof parseWebhookReceivers>;

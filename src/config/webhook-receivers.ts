@@ -1,7 +1,6 @@
 import { namesPrivateHost } from './private-addresses.js';
 import { Secret } from './secret.js';
 
-/** One receiver of the plant webhook, as the operator configured it. */
 export interface WebhookReceiver {
   /**
    * Stable and free of secrets: the outbox's `receiver`, the metrics' label. An HMAC of the
@@ -81,7 +80,6 @@ export function parseWebhookReceivers(
   return { receivers, problems };
 }
 
-/** Why entry `index` of WEBHOOK_URLS is refused, if it is. */
 function urlProblem(url: URL | undefined, index: number, allowPrivate: boolean) {
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.hash !== '') {
     return `WEBHOOK_URLS entry ${index + 1} must be an absolute http(s) URL`;

@@ -1,6 +1,6 @@
 import { makeCounterProvider } from '@willsoto/nestjs-prometheus';
 
-/** Requests refused a PostgreSQL connection: the pool was full (DATABASE_POOL_MAX) or the server did not answer. */
+/** Requests refused a PostgreSQL connection: the pool full, or the server not answering. */
 export const POOL_REFUSALS = 'db_pool_acquire_failures_total';
 
 export const databaseMetricProviders = [

@@ -1,2 +1,1 @@
-/** Injection token of the process's Kysely<Database> instance. */
 export const KYSELY = Symbol('KYSELY');

@@ -1,7 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.types.js';
 
-/** Injection token of the health check's query for the configured store. */
 export const STORE_PROBE = Symbol('STORE_PROBE');
 
 /** The health check's query: resolves when the store would take a write now. */

@@ -8,7 +8,6 @@ import type { Plant } from './plant.js';
 /** A created plant a notice tells of, with its request's W3C trace context when traced. */
 export type NoticedPlant = Plant & { traceparent?: string | undefined };
 
-/** The plants' INSERT, returning the ids it created. */
 export type PlantsInsert = InsertQueryBuilder<Database, 'plants', { id: bigint }>;
 
 /** The webhook's notices, written with their plants: a row per plant and receiver (an outbox). */

@@ -16,7 +16,6 @@ import { startTracing, stopTracing } from '../tracing/tracing.js';
 /** In-flight requests get this long to finish after a signal before connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** What every entry point's config holds beside its own settings. */
 export interface EntryPointConfig extends LoggerConfig {
   version: string;
 }

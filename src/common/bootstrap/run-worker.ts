@@ -14,7 +14,6 @@ import {
   stopOnSignals,
 } from './process-lifecycle.js';
 
-/** A worker's two listeners: probes and metrics, no API. */
 export type ProbePorts = Record<'health' | 'metrics', number>;
 
 export interface ProbeListeners {
@@ -24,7 +23,6 @@ export interface ProbeListeners {
   portVariables: Record<keyof ProbePorts, string>;
 }
 
-/** What differs between worker entry points (today the webhook worker). */
 export interface WorkerEntryPoint<C extends EntryPointConfig> {
   loadConfig(): C;
   createContext(config: C, logger: Logger): Promise<INestApplicationContext>;
@@ -32,7 +30,6 @@ export interface WorkerEntryPoint<C extends EntryPointConfig> {
   /** What answers the requests of each listener; every other path is theirs to refuse. */
   handlers(context: INestApplicationContext): Record<keyof ProbePorts, RequestListener>;
   connectionLimits?(context: INestApplicationContext, config: C): ListenerLimits;
-  /** The start-up line, once both ports listen, with the bound ports. */
   announce(config: C, logger: Logger, ports: ProbePorts): void;
 }
 

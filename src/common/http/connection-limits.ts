@@ -3,9 +3,7 @@ import type { Socket } from 'node:net';
 
 /** Caps on the open connections of one listener (0 turns a cap off). */
 export interface ConnectionLimits {
-  /** Connections open at once on the listener, whatever their source. */
   maxConnections: number;
-  /** Connections open at once from one source address. */
   maxConnectionsPerAddress: number;
   /** Addresses the per-address cap does not count (the relay's own replicas). */
   exempt?: (address: string) => boolean;

@@ -32,7 +32,6 @@ export class BodyReadError extends Error {
 
 /** What one reader allows; the relay server passes its frame limit. */
 export interface BodyLimits {
-  /** The largest body, counted both as sent and after decompression. */
   maxBytes: number;
 }
 

@@ -28,7 +28,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** Exponents are expanded up to 20 digits: `1e1000000000` must not make a gigabyte bigint. */
 const MAX_EXPANDED_DIGITS = 20;
 
-/** The integer a fraction or exponent literal spells exactly, or undefined when it has a non-zero fraction. */
+/** The integer a fraction or exponent literal spells exactly, if it spells one. */
 function exactInteger(literal: string): bigint | undefined {
   const { sign, digits, exponent } = splitNumber(literal);
   if (digits === '0') return 0n;

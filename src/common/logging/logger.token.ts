@@ -1,2 +1,1 @@
-/** Injection token of the process's pino Logger. */
 export const LOGGER = Symbol('LOGGER');

@@ -3,7 +3,6 @@ import type { LogLevel } from '../../config/shared/log-levels.js';
 import type { TracingConfig } from '../../config/shared/tracing-env.js';
 import { tracing } from '../tracing/tracing.js';
 
-/** The part of the app's or the relay server's config that shapes the logs. */
 export interface LoggerConfig {
   logLevel: LogLevel;
   /** NO_COLOR is set and not empty: JSON lines even on a terminal. */

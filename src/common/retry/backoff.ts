@@ -7,7 +7,6 @@ export interface BackoffOptions {
   maxMs: number;
   /** 0 disables jitter; 0.2 gives delays between 80 % and 100 % of the nominal one. */
   jitterRatio: number;
-  /** Injected for deterministic tests. */
   random?: () => number;
 }
 
@@ -25,7 +24,6 @@ export class Backoff {
     this.#random = options.random ?? Math.random;
   }
 
-  /** Failures since the last reset. */
   get attempts(): number {
     return this.#attempts;
   }

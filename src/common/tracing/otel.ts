@@ -122,7 +122,6 @@ export function serverSpan(
   return { span, run: (next) => context.with(active, next) };
 }
 
-/** A span, child of `parent` (the active context by default). */
 export function startSpan(
   name: string,
   kind: SpanKind,

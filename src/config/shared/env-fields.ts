@@ -73,7 +73,6 @@ const wholeNumberSetting = (
     },
   );
 
-/** Whole-number settings declared as a table, one row each. */
 export function wholeNumberSettings<K extends string>(
   rows: Record<K, WholeNumberRow>,
   group?: SettingGroup,

@@ -20,7 +20,6 @@ export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 const text = z.preprocess((v) => (v === '' ? undefined : v), z.string().trim().optional());
 
-/** The variables, to spread into an entry point's environment schema. */
 export const tracingEnvShape = {
   OTEL_SDK_DISABLED: text,
   OTEL_TRACES_EXPORTER: text,
