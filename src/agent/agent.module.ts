@@ -1,11 +1,28 @@
 import { Module } from '@nestjs/common';
-import { HealthModule } from './health/health.module.js';
-import { McpModule } from './mcp/mcp.module.js';
-import { AgentMetricsModule } from './metrics/agent-metrics.module.js';
-import { RelayModule } from './relay/relay.module.js';
+import { TerminusModule } from '@nestjs/terminus';
+import { DatabaseHealthIndicator } from '../database/database.health.js';
+import { WebhookHealthIndicator } from '../webhooks/webhook.health.js';
+import { WebhooksModule } from '../webhooks/webhooks.module.js';
+import { DatabaseWatchService } from './health/database-watch.service.js';
+import { HealthController } from './health/health.controller.js';
+import { McpSupervisorService } from './mcp/mcp-supervisor.service.js';
+import { agentMetricProviders } from './metrics/agent-metrics.js';
+import { AgentRelayService } from './relay/agent-relay.service.js';
 
-/** The agent: its health and metrics, the MCP servers of mcp-servers.json, the relay connection. */
+/**
+ * The agent: the MCP servers of mcp-servers.json, the relay connection (docs/agent-protocol.md),
+ * their metrics, and the health probes.
+ */
 @Module({
-  imports: [AgentMetricsModule, McpModule, RelayModule, HealthModule],
+  imports: [TerminusModule.forRoot({ errorLogStyle: 'json' }), WebhooksModule],
+  controllers: [HealthController],
+  providers: [
+    ...agentMetricProviders,
+    McpSupervisorService,
+    AgentRelayService,
+    DatabaseHealthIndicator,
+    DatabaseWatchService,
+    WebhookHealthIndicator,
+  ],
 })
 export class AgentModule {}
