@@ -88,8 +88,9 @@ const isFull = (error: unknown): boolean =>
 
 /**
  * PostgreSQL may start after us (a database in the same Helm release): retried with backoff
- * until it has not answered for `startupTimeoutMs`. A full server (53300) answers, so it is
- * waited for while it stays full. A refusal (credentials, no such database) exits at once.
+ * until it has not answered for `startupTimeoutMs`. A full server (53300) is waited for as long
+ * as it stays full: a replica added under load must not exit because the others hold every
+ * connection. A refusal (credentials, no such database) exits at once.
  */
 export async function waitForPostgres(
   db: Kysely<Database>,
