@@ -6,6 +6,7 @@ import {
   type NestModule,
 } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import type { Logger } from 'pino';
 import { AgentModule } from './agent/agent.module.js';
 import { AuthModule } from './auth/auth.module.js';
@@ -13,7 +14,6 @@ import { CoreModule } from './common/core/core.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { MetricsModule } from './common/metrics/metrics.module.js';
 import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
-import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
@@ -44,7 +44,6 @@ export class AppModule implements NestModule {
         CoreModule.forRoot(APP_CONFIG, config, logger),
         DatabaseModule,
         MetricsModule,
-        RateLimitModule,
         AuthModule,
         PlantsModule,
         ...(agent ? [AgentModule] : []),
@@ -52,6 +51,9 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_PIPE, useClass: ApiValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // The rate limit's counts (RATE_LIMIT_PER_MINUTE, off by default: behind an ingress,
+        // clients share its address).
+        { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
         // Request bodies are read by JsonBodyGuard, after the bearer guard (AuthModule).
       ],
     };
