@@ -13,10 +13,7 @@ import {
   type FrameLimits,
 } from './frame-codec.js';
 
-/**
- * The frames of the agent ↔ server WebSocket (docs/agent-protocol.md): one JSON text message
- * each, `hello` first, then `inventory` updates and JSON-RPC both ways in `rpc` frames.
- */
+/** The agent ↔ server WebSocket's frames (docs/agent-protocol.md): `hello`, `inventory`, `rpc`. */
 export const CONNECT_PATH = '/agent/v1/connect';
 
 /** JSON-RPC error codes of the relay itself (the MCP servers' own codes pass unchanged). */

@@ -9,10 +9,7 @@ import { McpSupervisorService } from './mcp/mcp-supervisor.service.js';
 import { agentMetricProviders } from './metrics/agent-metrics.js';
 import { AgentRelayService } from './relay/agent-relay.service.js';
 
-/**
- * The agent: the MCP servers of mcp-servers.json, the relay connection (docs/agent-protocol.md),
- * their metrics, and the health probes.
- */
+/** The agent: the MCP servers, the relay connection, their metrics and the health probes. */
 @Module({
   imports: [TerminusModule.forRoot({ errorLogStyle: 'json' }), WebhooksModule],
   controllers: [HealthController],

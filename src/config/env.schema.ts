@@ -6,10 +6,7 @@ import { LOG_LEVELS } from './shared/log-levels.js';
 import { tracingEnvShape } from './shared/tracing-env.js';
 import { webhookEnvFields } from './webhook-env.schema.js';
 
-/**
- * The environment of the service, its agent and the webhook worker as one zod schema: each
- * setting declared once (docs/configuration.md and `.env.example` are generated from it).
- */
+/** The environment, each setting declared once: docs/configuration.md is generated from it. */
 
 /** 0 asks the kernel for any free port; the bound one is logged at start (tests use it). */
 const PORT = 'must be an integer from 0 to 65535';

@@ -1,9 +1,6 @@
 import { inspect } from 'node:util';
 
-/**
- * A value that must never reach a log, an error, a metric or a child by accident: it prints as
- * a placeholder, and `reveal()` makes every real use greppable.
- */
+/** A value that prints as a placeholder anywhere; `reveal()` makes every real use greppable. */
 export class Secret<T = string> {
   readonly #value: T;
 

@@ -1,7 +1,4 @@
-/**
- * `${VAR}` and `${VAR:-default}` in MCP server `args` and `env`, so credentials come from a
- * Secret rather than the ConfigMap. Expanded values are never logged.
- */
+/** `${VAR}`, `${VAR:-default}` in MCP args and env: secrets come from a Secret, not a ConfigMap. */
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 export interface ExpansionResult {

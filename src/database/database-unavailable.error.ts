@@ -1,9 +1,6 @@
 import { ServiceUnavailableError } from '../common/errors/service-unavailable.error.js';
 
-/**
- * The store cannot take the request now (unreachable, a dropped connection, a full or locked
- * disk, its file lost or corrupt): 503, which a client may retry.
- */
+/** The store cannot take the request now (unreachable, full, locked, lost): 503, to retry. */
 export class DatabaseUnavailableError extends ServiceUnavailableError {
   readonly answer = 'the database is unavailable; try again later';
   readonly logLine = 'database unavailable';

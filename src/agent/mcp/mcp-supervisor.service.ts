@@ -24,10 +24,7 @@ export const MCP_RUNNER_TIMINGS = Symbol('MCP_RUNNER_TIMINGS');
 
 const RELOAD_DEBOUNCE_MS = 500;
 
-/**
- * The MCP servers of `mcp-servers.json` in the app's lifecycle: started in the background after
- * bootstrap, reloaded when the file changes, stopped on shutdown with no process left behind.
- */
+/** The MCP servers in the app's lifecycle: started after bootstrap, reloaded, stopped whole. */
 @Injectable()
 export class McpSupervisorService
   implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown

@@ -52,10 +52,7 @@ export class McpSupervisor {
 
   constructor(private readonly deps: McpSupervisorDeps) {}
 
-  /**
-   * Starts added servers, stops removed ones, restarts changed ones; resolves once the stopped
-   * ones are gone. Calls are applied one after the other.
-   */
+  /** Starts added, stops removed and restarts changed servers; calls run one after another. */
   apply(specs: readonly McpServerSpec[]): Promise<SpecDiff> {
     const next = this.#queue.then(() => this.#apply(specs));
     this.#queue = next.catch(() => undefined);

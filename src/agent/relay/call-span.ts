@@ -8,10 +8,7 @@ export interface CallSpan {
   end(error?: string): void;
 }
 
-/**
- * With tracing on, a relayed call as a CLIENT span continuing the frame's trace, its context
- * passed on in `params._meta` (MCP's SEP-414) for the MCP server to continue.
- */
+/** A relayed call's CLIENT span, its context passed on in `params._meta` (MCP's SEP-414). */
 export function startCallSpan(
   server: string,
   message: JSONRPCRequest,

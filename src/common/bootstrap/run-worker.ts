@@ -33,10 +33,7 @@ export interface WorkerEntryPoint<C extends EntryPointConfig> {
   announce(config: C, logger: Logger, ports: ProbePorts): void;
 }
 
-/**
- * A process that serves no API: a Nest application context, and its health and metrics on two
- * plain node:http listeners, nothing else bound. The lifecycle is runHttpApp's.
- */
+/** A process without an API: an application context, its probes on two plain listeners. */
 export async function runWorker<C extends EntryPointConfig>(
   entry: WorkerEntryPoint<C>,
 ): Promise<void> {

@@ -14,10 +14,7 @@ import { LOGGER } from '../logging/logger.token.js';
 import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
 import { ServiceUnavailableError } from './service-unavailable.error.js';
 
-/**
- * The one place that formats errors, as `{"error": <status>, "message"}`. An unexpected error
- * is logged with its stack and answered with a bare 500; Terminus's health body is kept.
- */
+/** The one place that formats errors (`{error, message}`); an unexpected one is a bare 500. */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   constructor(

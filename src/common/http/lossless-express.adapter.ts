@@ -2,10 +2,7 @@ import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import { stringifyJson } from '../json/lossless-json.js';
 
-/**
- * Express with JSON written by the lossless serializer (bigint ids as bare numbers, where
- * res.json throws), no X-Powered-By and no ETag.
- */
+/** Express with lossless JSON (bigint ids, where res.json throws), no X-Powered-By, no ETag. */
 export class LosslessExpressAdapter extends ExpressAdapter {
   constructor() {
     super();

@@ -7,10 +7,7 @@ interface Series {
   duration: { observe(seconds: number): void };
 }
 
-/**
- * Records the API requests' HTTP metrics. The label sets are few, so each one's series is
- * looked up once and kept: prom-client would hash the labels on every observation.
- */
+/** The API's HTTP metrics; each label set's series is looked up once (prom-client hashes them). */
 @Injectable()
 export class HttpRequestMetrics {
   private readonly series = new Map<string, Series>();

@@ -1,7 +1,4 @@
-/**
- * Exponential backoff from `initialMs` to `maxMs`, with jitter taking up to `jitterRatio` off
- * each delay, so agents restarting at once do not retry in lockstep.
- */
+/** Exponential backoff with jitter, so agents restarting at once do not retry in lockstep. */
 export interface BackoffOptions {
   initialMs: number;
   maxMs: number;
