@@ -15,9 +15,11 @@ export const DEFAULT_CONFIG_DIR = '/app/config';
 /** What the process is, by its entry point: the plant service or the webhook worker. */
 export type ProcessRole = 'api' | 'webhook-worker';
 
+type Environment = Readonly<Record<string, string | undefined>>;
+
 /** The typed config, or one ConfigError listing every problem of the environment and files. */
 export function loadConfig(
-  environment: Readonly<Record<string, string | undefined>>,
+  environment: Environment,
   // Said by the entry point, never by a variable: the worker serves no API (no tokens needed),
   // and always delivers: WEBHOOK_DELIVERY is the API's setting.
   { role = 'api' }: { role?: ProcessRole } = {},
@@ -45,30 +47,22 @@ export function loadConfig(
   if (role === 'api') problems.push(...productionTokenProblems(environment, tokens));
 
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
-  const config = buildAppConfig(parsed.data, environment, {
+  return buildAppConfig(parsed.data, environment, {
+    role,
     tokens,
     webhooks,
     mcp: { load: mcp, configDir, configDirExplicit },
   });
-  // Who delivers: the API itself (`in-process`), another process (`external`), or the worker.
-  const delivery = role === 'webhook-worker' ? ('worker' as const) : parsed.data.WEBHOOK_DELIVERY;
-  return {
-    ...config,
-    webhooks: { ...config.webhooks, delivery },
-    tracing: tracingConfigOf(parsed.data, 'plant-store'),
-  };
 }
 
 interface CheckedParts {
+  role: ProcessRole;
   tokens: ParsedApiTokens;
   webhooks: ReturnType<typeof parseWebhookReceivers>;
   mcp: { load: McpServersLoad; configDir: string; configDirExplicit: boolean };
 }
 
-function externalDeliveryProblems(
-  environment: Readonly<Record<string, string | undefined>>,
-  role: ProcessRole,
-): string[] {
+function externalDeliveryProblems(environment: Environment, role: ProcessRole): string[] {
   if (environment.DATABASE_URL) return [];
   if (role === 'webhook-worker') {
     return [
@@ -83,10 +77,7 @@ function externalDeliveryProblems(
   return [];
 }
 
-function productionTokenProblems(
-  environment: Readonly<Record<string, string | undefined>>,
-  tokens: ParsedApiTokens,
-): string[] {
+function productionTokenProblems(environment: Environment, tokens: ParsedApiTokens): string[] {
   if (
     environment.NODE_ENV === 'production' &&
     tokens.digests.length === 0 &&
@@ -97,11 +88,8 @@ function productionTokenProblems(
   return [];
 }
 
-function buildAppConfig(
-  env: Env,
-  environment: Readonly<Record<string, string | undefined>>,
-  { tokens, webhooks, mcp }: CheckedParts,
-) {
+function buildAppConfig(env: Env, environment: Environment, parts: CheckedParts) {
+  const { role, tokens, webhooks, mcp } = parts;
   const dataDir = resolve(env.DATA_DIR);
   return {
     nodeEnv: env.NODE_ENV,
@@ -121,7 +109,8 @@ function buildAppConfig(
     webhooks: {
       receivers: webhooks.receivers,
       retrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE_SECONDS)!,
-      delivery: env.WEBHOOK_DELIVERY,
+      // Who delivers: the API itself (`in-process`), another process (`external`), or the worker.
+      delivery: role === 'webhook-worker' ? ('worker' as const) : env.WEBHOOK_DELIVERY,
       maxInFlightPerReceiver: env.WEBHOOK_MAX_IN_FLIGHT_PER_RECEIVER,
       maxAnswerBytes: env.WEBHOOK_MAX_ANSWER_BYTES,
       backlogCountCap: env.WEBHOOK_BACKLOG_COUNT_CAP,
@@ -147,6 +136,7 @@ function buildAppConfig(
       /** The MCP servers' base environment (child-env.ts filters it); it holds secrets. */
       parentEnv: new Secret(environment),
     },
+    tracing: tracingConfigOf(env, 'plant-store'),
     version: APP_VERSION,
   };
 }
