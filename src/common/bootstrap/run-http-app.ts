@@ -17,12 +17,12 @@ import {
   stopOnSignals,
 } from './process-lifecycle.js';
 
-/** The api, health and metrics listeners, all served by one Express app; 0 is any free port. */
-export interface Listeners {
+/** A process's listeners (by default api, health and metrics); a port of 0 is any free one. */
+export interface Listeners<P extends Partial<PortScope> = PortScope> {
   host: string;
-  ports: PortScope;
+  ports: P;
   /** The variable that sets each port, named when that port cannot be listened on. */
-  portVariables: Record<keyof PortScope, string>;
+  portVariables: Record<keyof P, string>;
 }
 
 /** What differs between the entry points (the plant service, the relay server). */

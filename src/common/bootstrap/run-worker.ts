@@ -13,20 +13,14 @@ import {
   startProcess,
   stopOnSignals,
 } from './process-lifecycle.js';
+import type { Listeners } from './run-http-app.js';
 
-export type ProbePorts = Record<'health' | 'metrics', number>;
-
-export interface ProbeListeners {
-  host: string;
-  ports: ProbePorts;
-  /** The variable that sets each port, named when that port cannot be listened on. */
-  portVariables: Record<keyof ProbePorts, string>;
-}
+type ProbePorts = Record<'health' | 'metrics', number>;
 
 export interface WorkerEntryPoint<C extends EntryPointConfig> {
   loadConfig(): C;
   createContext(config: C, logger: Logger): Promise<INestApplicationContext>;
-  listeners(config: C): ProbeListeners;
+  listeners(config: C): Listeners<ProbePorts>;
   /** What answers the requests of each listener; every other path is theirs to refuse. */
   handlers(context: INestApplicationContext): Record<keyof ProbePorts, RequestListener>;
   connectionLimits?(context: INestApplicationContext, config: C): ListenerLimits;
