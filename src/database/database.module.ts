@@ -11,20 +11,16 @@ import type { Database } from './database.types.js';
 import { KYSELY } from './database.tokens.js';
 import { migrateToLatest } from './migrate.js';
 import { openPostgres, waitForPostgres } from './postgres.connection.js';
-import { openSqlite } from './sqlite.connection.js';
+import { type OpenedSqlite, openSqlite } from './sqlite.connection.js';
 import { keyReceiverIds } from './receiver-ids.js';
-import type { SqliteFileIdentity } from './sqlite-file-identity.js';
 import { StoreIntegrityService } from './store-integrity.service.js';
 import { STORE_PROBE, postgresProbe, sqliteProbe } from './store-probe.js';
 
-/** Opens, waits for, checks and migrates the configured store, and closes it at shutdown. */
 /** What the store factory opened: the Kysely instance and, for SQLite, its files' identity. */
 const OPENED_STORE = Symbol('OPENED_STORE');
-interface OpenedStore {
-  db: Kysely<Database>;
-  identity?: SqliteFileIdentity;
-}
+type OpenedStore = Pick<OpenedSqlite, 'db'> & Partial<OpenedSqlite>;
 
+/** Opens, waits for, checks and migrates the configured store, and closes it at shutdown. */
 @Global()
 @Module({
   providers: [
@@ -50,7 +46,7 @@ interface OpenedStore {
             onAcquireFailure: (reason) => refusals.inc({ reason }),
           });
           try {
-            await waitForPostgres(db, { ...database, url: '', logger });
+            await waitForPostgres(db, { ...database, logger });
           } catch (error) {
             await db.destroy();
             throw error;

@@ -10,7 +10,6 @@ const types = new pg.TypeOverrides();
 types.setTypeParser(pg.types.builtins.INT8, (value: string) => BigInt(value));
 
 export interface PostgresOptions {
-  url: string;
   target: string;
   startupTimeoutMs: number;
   logger: Logger;
