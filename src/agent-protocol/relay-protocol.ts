@@ -73,10 +73,7 @@ export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
   relatedRequestId?: string | number;
 }
 
-/**
- * The client session of a server's request or answer: an MCP server's own request goes only to
- * a session with a request in flight on it that declared the capability it needs.
- */
+/** A request's client session: its MCP server may ask only a capable one with a request open. */
 export type ClientTag = NonNullable<z.infer<typeof clientTag>>;
 
 /** W3C trace context beside a request in an `rpc` frame: the agent's span continues it. */

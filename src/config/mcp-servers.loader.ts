@@ -21,10 +21,7 @@ export interface McpServersLoad {
   problems: string[];
 }
 
-/**
- * Reads and validates `mcp-servers.json` in `dir`, returning every problem rather than
- * throwing: start-up reports them with the environment's, a reload keeps the running set.
- */
+/** Reads `mcp-servers.json`; returns every problem, never throws: a bad reload changes nothing. */
 export function loadMcpServers(
   dir: string,
   options: { required: boolean; environment: Readonly<Record<string, string | undefined>> },

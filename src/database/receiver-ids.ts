@@ -13,10 +13,7 @@ function unkeyedId(url: string): string {
   return createHash('sha256').update(url).digest('hex').slice(0, 16);
 }
 
-/**
- * Gives each receiver its keyed id before anything reads or writes notices, moving what an
- * earlier version wrote under the unkeyed id, so that nothing is orphaned.
- */
+/** Keys each receiver's id before notices are touched, moving what earlier versions wrote. */
 export async function keyReceiverIds(
   db: Kysely<Database>,
   receivers: WebhookReceiver[],

@@ -15,10 +15,7 @@ import { McpSupervisorService } from '../mcp/mcp-supervisor.service.js';
 import { AgentRelayService } from '../relay/agent-relay.service.js';
 import { DatabaseHealthIndicator } from '../../database/database.health.js';
 
-/**
- * Probes on SERVICE_HEALTH_CHECK_PORT. Only the database fails them (503): a crashing
- * third-party MCP server must not make Kubernetes restart the pod.
- */
+/** Probes; only the database fails them: a crashing MCP server must not restart the pod. */
 @ApiExcludeController()
 @Public()
 @SkipThrottle()

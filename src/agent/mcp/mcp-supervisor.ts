@@ -7,16 +7,10 @@ import type { RunnerTimings } from './runner-timings.js';
 import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
-/**
- * The supervised MCP servers: applies a server list by difference, keeps the metrics, and is
- * what the relay reaches them through. Framework-free; McpSupervisorService wires it in.
- */
+/** The supervised MCP servers, applied by difference; framework-free, the service wires it. */
 export interface McpMetrics {
-  /** mcp_server_up{server} */
   up: Gauge<string>;
-  /** mcp_server_restarts_total{server} */
   restarts: Counter<string>;
-  /** mcp_server_tools{server} */
   tools: Gauge<string>;
 }
 

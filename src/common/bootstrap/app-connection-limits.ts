@@ -4,10 +4,7 @@ import type { Counter } from 'prom-client';
 import type { AppConfig } from '../../config/app-config.js';
 import type { ListenerLimits } from './process-lifecycle.js';
 
-/**
- * The service's and the worker's connection caps: the api port's from MAX_CONNECTIONS*, the
- * probe ports' own (PROBE_*), so one address holding idle connections cannot starve the probes.
- */
+/** Connection caps; the probe ports' own, so one address's idle connections cannot starve them. */
 export function appConnectionLimits(
   app: INestApplicationContext,
   config: AppConfig,

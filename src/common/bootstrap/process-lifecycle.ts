@@ -31,10 +31,7 @@ export interface ListenerLimits {
 /** Applies a listener's server limits and connection caps; call before `listen`. */
 export type Limiter = Record<'api' | 'probe', (server: Server) => void>;
 
-/**
- * The config (a ConfigError exits 78), the logger and tracing, then the app; one that cannot
- * start logs one "cannot start" line and sets exit code 1.
- */
+/** Config (exit 78), logger, tracing, then the app; if that fails, one line and exit code 1. */
 export async function startProcess<C extends EntryPointConfig, A>(
   loadConfig: () => C,
   create: (config: C, logger: Logger) => Promise<A>,

@@ -75,10 +75,7 @@ export async function runHttpApp<C extends EntryPointConfig>(
   stopOnSignals(app, drain, logger, () => entry.beforeDrain?.(app));
 }
 
-/**
- * The api port on the app's own server, health and metrics on servers of their own, each bound
- * port written into `ports`; returns the extra servers, or exits 1 if a port cannot be had.
- */
+/** Listens on every port, writing the bound ones into `ports`; exits 1 if one cannot be had. */
 async function listenOnEveryPort(
   app: NestExpressApplication,
   { host, ports: configured, portVariables }: Listeners,
