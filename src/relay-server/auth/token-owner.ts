@@ -7,9 +7,8 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /**
- * The agent or client whose accepted digests include `token`. Every owner is checked, each
- * in constant time (api-tokens.ts), so timing tells neither which owner nor which entry
- * matched. The configuration guarantees a token belongs to at most one owner.
+ * The agent or client whose digests include `token`. Every owner is checked in constant time,
+ * so timing tells neither which owner nor which entry matched.
  */
 export function ownerOf<T extends { tokenDigests: Buffer[] }>(
   token: string | undefined,

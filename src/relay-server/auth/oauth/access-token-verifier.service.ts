@@ -44,10 +44,8 @@ export class TokenRefusedError extends Error {
 }
 
 /**
- * Verifies the issuer's JWT access tokens locally (RFC 9068): signature against the issuer's
- * keys, `typ` `at+jwt` (unless switched off), `iss`, `aud` naming this relay's resource, a
- * `sub`, `exp`/`nbf`/`iat` with the configured leeway. Opaque tokens are not introspected: a
- * token that is not a JWT is refused.
+ * Verifies the issuer's JWT access tokens locally (RFC 9068): signature, `typ` (unless switched
+ * off), `iss`, `aud` naming this relay, `sub`, times with the leeway. Opaque tokens are refused.
  */
 @Injectable()
 export class AccessTokenVerifier implements OnApplicationBootstrap {

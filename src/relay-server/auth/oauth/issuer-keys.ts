@@ -31,11 +31,9 @@ const isFetchFailure = (error: unknown) =>
   !(error instanceof errors.JOSEError) || FETCH_FAILURES.has(error.code);
 
 /**
- * The issuer's signing keys: jose's remote key set (cached, refetched for an unknown `kid` at
- * most once per refresh interval, so the IdP rotates keys without a relay restart). When a
- * fetch fails, the keys fetched before still verify; a key that needs the fetch gets
- * IdpUnavailableError, and no further fetch is tried for refreshMs (a down IdP is not hammered).
- * Every document is read to at most maxDocumentBytes (cappedFetch).
+ * The issuer's signing keys: jose's remote key set, refetched for an unknown `kid` at most once
+ * per refresh interval. When a fetch fails the keys fetched before still verify, a new key gets
+ * IdpUnavailableError, and no fetch is tried for refreshMs (a down IdP is not hammered).
  */
 export class IssuerKeys {
   #remote: RemoteJWKSet | undefined;
@@ -94,10 +92,7 @@ export class IssuerKeys {
     );
   }
 
-  /**
-   * Finds the jwks_uri once; a failure is retried after refreshMs, answered until then with
-   * IdpUnavailableError (503), or with the IdpConfigurationError when a setting is wrong.
-   */
+  /** Finds the jwks_uri once; a failure is retried after refreshMs, refused (503/500) until. */
   #discover(): Promise<RemoteJWKSet> {
     if (this.#backingOff()) return Promise.reject(this.#discoveryRefusal());
     const { issuer, fetchTimeoutMs, maxDocumentBytes } = this.options;
