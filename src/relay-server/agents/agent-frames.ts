@@ -3,9 +3,8 @@ import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 import { decodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 
 /**
- * The frames an agent sends (docs/agent-protocol.md), parsed and checked on the relay side.
- * An agent is a peer like any other: every field is bounded, and a frame that does not fit is
- * reported as invalid so the gateway can drop that connection (never throw).
+ * The frames an agent sends (docs/agent-protocol.md). An agent is a peer like any other: every
+ * field is bounded, and a frame that does not fit is reported invalid, never thrown.
  */
 
 const MAX_SERVERS = 1000;
@@ -71,9 +70,8 @@ export type AgentFrame =
   | { kind: 'invalid'; reason: string; tooBig?: boolean };
 
 /**
- * Parses one text frame from an agent within the protocol's size and depth limits (the codec
- * the agent uses too). Never throws: a frame nested 20,000 deep is reported as invalid here,
- * before anything downstream (JSON.stringify of a notification or result) could overflow.
+ * Parses one text frame within the protocol's size and depth limits (the agent's codec), so a
+ * frame nested 20,000 deep is invalid here, before anything downstream could overflow.
  */
 export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
   const decoded = decodeFrame(text, limits);

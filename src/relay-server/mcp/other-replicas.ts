@@ -3,10 +3,7 @@ import type { ClientRequest } from '../auth/client-request.js';
 import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
 import type { RelayAnswer, RelayTarget } from './relay-target.js';
 
-/**
- * The MCP relaying's one way to the other relay replicas. The cluster (cluster/) implements
- * both classes; the relaying never imports it, so without Redis it runs on its own.
- */
+/** The MCP relaying's one way to the other replicas; cluster/ implements both classes. */
 
 /** One request to one MCP server of an agent, through the replica that has it up. */
 export interface ReplicaRequest {
@@ -19,10 +16,7 @@ export interface ReplicaRequest {
   signal: AbortSignal;
 }
 
-/**
- * The agent's MCP servers that are up only on the connections of other relay replicas, and a
- * way to ask them. Without Redis there are none: the aggregate endpoint offers what is up here.
- */
+/** The agent's servers up only on other replicas, and a way to ask them (none without Redis). */
 export abstract class OtherReplicas {
   /** `agent`'s servers up on other replicas and on no connection here, each with one replica. */
   abstract serversElsewhere(agent: string): Promise<Map<string, string>>;
@@ -32,10 +26,7 @@ export abstract class OtherReplicas {
 
 /** Client requests that belong to another replica, and the sessions all replicas can find. */
 export abstract class ReplicaRouting {
-  /**
-   * True when the request was answered here (passed to a peer, or refused while Redis is
-   * down); false when this replica serves it. `message` is a POST's parsed body.
-   */
+  /** True when answered here (passed to a peer, or refused); false when this replica serves it. */
   abstract handled(
     request: ClientRequest,
     response: Response,
