@@ -66,6 +66,13 @@ export class AgentRegistry extends EventEmitter<AgentEvents> {
     return [...this.connections.values()].flatMap((set) => [...set]);
   }
 
+  /** The servers up on some open connection of `agent`, in inventory order, each once. */
+  serversUp(agent: string): string[] {
+    const open = this.of(agent).filter((c) => c.open);
+    const up = open.flatMap((c) => c.servers.filter((s) => s.state === 'up').map((s) => s.name));
+    return [...new Set(up)];
+  }
+
   /** One open connection of `agent` with `server` up, taken in turn; undefined when none. */
   pick(agent: string, server: string): AgentConnection | undefined {
     const candidates = this.of(agent).filter((c) => c.open && c.serves(server));

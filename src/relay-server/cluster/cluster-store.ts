@@ -11,20 +11,11 @@ export interface ReplicaEntry {
   until: number;
 }
 
-/** A 2025-11-25 session as the replicas read it: owner, client, and what a takeover needs. */
-export interface SessionRecord {
-  owner: string;
-  client: string;
-  agent: string;
-  server: string | null;
-  /** The agent pod (`hello`'s id) of a per-server session, preferred when it moves. */
-  pod?: string;
-  logging?: boolean;
-  /** Redis's epoch ms after which the owner counts as gone (it stopped refreshing the record). */
-  until: number;
-}
-
-/** An owner is a replica's URL: a record naming anything else is not trusted. */
+/**
+ * A 2025-11-25 session as the replicas read it: owner, client, and what a takeover needs (`pod`:
+ * the agent pod it was on, preferred). `until`: Redis's epoch ms after which the owner is gone.
+ * An owner is a replica's URL: a record naming anything else is not trusted.
+ */
 const sessionRecord = z.object({
   owner: z.url({ protocol: /^https?$/ }),
   client: z.string(),
@@ -33,7 +24,8 @@ const sessionRecord = z.object({
   pod: z.string().optional(),
   logging: z.boolean().optional(),
   until: z.number(),
-}) satisfies z.ZodType<SessionRecord>;
+});
+export type SessionRecord = z.infer<typeof sessionRecord>;
 
 /** A session's record with its exact text in Redis, which a move compares and swaps. */
 export interface SessionEntry {

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AgentRegistry } from '../agents/agent-registry.service.js';
 import { InFlightLimiter } from '../mcp/in-flight-limiter.js';
+import type { RelayTarget } from '../mcp/relay-target.js';
 import type { SessionStore } from '../mcp/session-store.service.js';
 import type { ClusterStore, SessionRecord } from './cluster-store.js';
 
@@ -8,12 +9,7 @@ import type { ClusterStore, SessionRecord } from './cluster-store.js';
 export type SessionPlacement =
   { kind: 'here' } | { kind: 'peer'; url: string } | { kind: 'waiting' };
 
-export interface SessionTarget {
-  client: string;
-  agent: string;
-  server: string | undefined;
-  sessionId: string;
-}
+type SessionTarget = RelayTarget & { sessionId: string };
 
 export interface SessionMoverDeps {
   store: ClusterStore;

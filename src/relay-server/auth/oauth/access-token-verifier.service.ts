@@ -63,15 +63,8 @@ export class AccessTokenVerifier implements OnApplicationBootstrap {
     this.oauth = config.oauth;
     this.#knownAgents = new Set(config.agents.map((a) => a.name));
     this.#log = new RateLimitedLog(logger);
-    this.#keys =
-      config.oauth &&
-      new IssuerKeys({
-        issuer: config.oauth.issuer,
-        refreshMs: config.oauth.jwksRefreshMs,
-        fetchTimeoutMs: config.oauth.fetchTimeoutMs,
-        maxDocumentBytes: config.oauth.maxDocumentBytes,
-        onFetchFailure: (error) => this.#fetchFailed(error),
-      });
+    const onFetchFailure = (error: unknown) => this.#fetchFailed(error);
+    this.#keys = config.oauth && new IssuerKeys({ ...config.oauth, onFetchFailure });
   }
 
   /** Not awaited: an IdP that is down at start is a warning, not a relay that cannot start. */

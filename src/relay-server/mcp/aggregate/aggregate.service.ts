@@ -127,7 +127,7 @@ export class AggregateService {
     }
     const elsewhere = await this.peers.serversElsewhere(agent);
     const merged = await listAllTools(
-      [...this.serversUp(agent), ...elsewhere.keys()],
+      [...this.registry.serversUp(agent), ...elsewhere.keys()],
       this.pageFetcher(session, id, elsewhere, signal),
       TOOL_LIST_LIMITS,
     );
@@ -201,16 +201,6 @@ export class AggregateService {
     const peer = (await this.peers.serversElsewhere(agent)).get(target.server);
     if (peer === undefined) return notUp(id, agent, target.server);
     return this.peers.send({ peer, client, agent, server: target.server, message: call, signal });
-  }
-
-  /** The servers up on some open connection of `agent`, in inventory order, each once. */
-  private serversUp(agent: string): string[] {
-    const names = new Set<string>();
-    for (const connection of this.registry.of(agent)) {
-      if (!connection.open) continue;
-      for (const server of connection.servers) if (server.state === 'up') names.add(server.name);
-    }
-    return [...names];
   }
 
   /** Sends list_changed to the agent's aggregate sessions when the tools it offers changed. */

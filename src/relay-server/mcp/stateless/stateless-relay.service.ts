@@ -27,17 +27,11 @@ import {
   discoverAnswer,
   MODERN_VERSION,
   refusal,
+  type StatelessHeaders,
   statusOf,
   toStatelessAnswer,
   withoutEnvelope,
 } from './stateless-wire.js';
-
-/** The headers of a 2026 POST the relay checks against its body. */
-export interface StatelessHeaders {
-  protocolVersion?: string;
-  method?: string;
-  name?: string;
-}
 
 /**
  * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed

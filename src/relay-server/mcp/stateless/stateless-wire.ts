@@ -9,6 +9,7 @@ import {
   idOf,
   isObject,
   JsonRpcCode,
+  jsonRpcError,
   type JsonRpcId,
   type JsonRpcResponse,
   type Message,
@@ -68,6 +69,13 @@ export function isStateless(message: unknown, protocolHeader: string | undefined
   return envelopeVersion(message) !== undefined || protocolHeader === MODERN_VERSION;
 }
 
+/** The headers of a 2026 POST the relay checks against its body. */
+export interface StatelessHeaders {
+  protocolVersion?: string | undefined;
+  method?: string | undefined;
+  name?: string | undefined;
+}
+
 /** Methods 2026-07-28 removed: the relay answers them -32601 (HTTP 404) itself. */
 const REMOVED_METHODS = new Set([
   'initialize',
@@ -81,27 +89,24 @@ const REMOVED_METHODS = new Set([
  * Why a stateless request is refused before it is forwarded (HTTP 400; 404 for a removed
  * method). Headers are compared first: a mismatch is the client's mistake whatever it asked.
  */
-export function refusal(
-  message: Message,
-  headers: { protocolVersion?: string; method?: string; name?: string },
-): JsonRpcResponse | undefined {
+export function refusal(message: Message, headers: StatelessHeaders): JsonRpcResponse | undefined {
   const id = idOf(message);
   if (typeof message.method !== 'string' || id === null) return undefined;
   const meta = metaOf(message);
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
   if (version === undefined || !isObject(meta?.[CLIENT_CAPABILITIES_META_KEY])) {
-    return errorWith(id, JsonRpcCode.InvalidParams, ENVELOPE_NEEDED);
+    return jsonRpcError(id, JsonRpcCode.InvalidParams, ENVELOPE_NEEDED);
   }
   const mismatch = headerMismatch(message, headers, version);
-  if (mismatch) return errorWith(id, HEADER_MISMATCH, mismatch);
+  if (mismatch) return jsonRpcError(id, HEADER_MISMATCH, mismatch);
   if (version !== MODERN_VERSION) {
-    return errorWith(id, UNSUPPORTED_VERSION, 'unsupported protocol version', {
+    return jsonRpcError(id, UNSUPPORTED_VERSION, 'unsupported protocol version', {
       supported: [MODERN_VERSION],
       requested: version,
     });
   }
   if (REMOVED_METHODS.has(message.method)) {
-    return errorWith(
+    return jsonRpcError(
       id,
       JsonRpcCode.MethodNotFound,
       `${message.method} is not a 2026-07-28 method`,
@@ -116,7 +121,7 @@ const ENVELOPE_NEEDED =
 /** Which header does not say what the body does (SEP-2243), if one does not. */
 function headerMismatch(
   message: Message,
-  headers: { protocolVersion?: string; method?: string; name?: string },
+  headers: StatelessHeaders,
   version: unknown,
 ): string | undefined {
   if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) {
@@ -220,8 +225,4 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
 /** HTTP status of a stateless answer: 404 for a method it lacks (answerOf makes a cap 429). */
 export function statusOf(answer: JsonRpcResponse): number {
   return answer.error?.code === JsonRpcCode.MethodNotFound ? 404 : 200;
-}
-
-function errorWith(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } };
 }
