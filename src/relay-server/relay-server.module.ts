@@ -41,7 +41,6 @@ import { sessionMetricProviders } from './mcp/session-metrics.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
 
-/** The MCP endpoints, mounted under RELAY_BASE_PATH by RouterModule. */
 @Module({
   controllers: [McpController, PeerPingController],
   providers: [

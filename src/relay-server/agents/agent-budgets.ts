@@ -14,7 +14,6 @@ export class AgentBudgets {
 
   constructor(private readonly limits: RelayConfig['agentBudgets']) {}
 
-  /** Takes a connection slot for `agent`; false when it holds its maximum already. */
   openConnection(agent: string): boolean {
     const held = this.of(agent);
     if (held.connections >= this.limits.maxConnectionsPerAgent) return false;
@@ -37,7 +36,6 @@ export class AgentBudgets {
     return true;
   }
 
-  /** Bytes of inventory the agent holds now (for tests and logs). */
   inventoryBytes(agent: string): number {
     return this.held.get(agent)?.inventoryBytes ?? 0;
   }

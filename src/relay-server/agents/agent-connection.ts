@@ -65,7 +65,6 @@ export class AgentConnection {
     return !this.closed;
   }
 
-  /** True when the pod's last hello/inventory shows `server` up. */
   serves(server: string): boolean {
     return this.servers.some((s) => s.name === server && s.state === 'up');
   }
@@ -206,7 +205,6 @@ export class AgentConnection {
     return true;
   }
 
-  /** The socket closed: every waiting client is answered now, not at its timeout. */
   closedByPeer(): void {
     if (this.closed) return;
     this.closed = true;
@@ -260,7 +258,6 @@ function withProgressToken(message: Message, token: string): Message {
   return { ...message, params: { ...params, _meta: { ...meta, progressToken: token } } };
 }
 
-/** What a client is told when `congested` refuses its message (-32005). */
 export function congestionMessage(agent: string, waiting: number): string {
   return `a connection of agent "${agent}" is not reading: ${waiting} bytes wait to be sent to it; retry later`;
 }

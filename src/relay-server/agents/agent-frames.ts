@@ -110,7 +110,6 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
   }
 }
 
-/** An rpc frame: an MCP server's response, notification, or request for its client. */
 function parseRpc(json: unknown): AgentFrame {
   const frame = rpc.safeParse(json);
   if (!frame.success) return { kind: 'invalid', reason: 'malformed rpc frame' };

@@ -224,7 +224,6 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     if (overBytes !== undefined) this.drop(state, overBytes, POLICY_VIOLATION, 'rate_limited');
   }
 
-  /** Handles one text frame; true when it answered a request the relay sent. */
   private handleFrame(state: ConnectionState, text: string): boolean {
     const frame = parseAgentFrame(text, this.limits);
     if (!state.greeted && ['response', 'notification', 'request'].includes(frame.kind)) {
@@ -322,7 +321,6 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   }
 }
 
-/** One accepted agent connection, as the gateway tracks it. */
 interface ConnectionState {
   agent: string;
   ws: WebSocket;

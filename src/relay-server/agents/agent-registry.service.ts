@@ -7,7 +7,6 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { Message } from '../json-rpc/json-rpc.js';
 import type { AgentConnection } from './agent-connection.js';
 
-/** What the registry tells the rest of the relay about agent connections. */
 interface AgentEvents {
   /** A connection's inventory changed; `before` is the one it replaced (empty for a new one). */
   inventory: [connection: AgentConnection, before: readonly ProtocolServer[]];
@@ -45,7 +44,6 @@ export class AgentRegistry extends EventEmitter<AgentEvents> {
     this.emit('inventory', connection, []);
   }
 
-  /** A greeted connection's new inventory (`inventory`, or a second `hello`). */
   setInventory(connection: AgentConnection, servers: ProtocolServer[]): void {
     const before = connection.servers;
     connection.servers = servers;

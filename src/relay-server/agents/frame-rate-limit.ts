@@ -35,7 +35,6 @@ export class FrameRateLimit {
     );
   }
 
-  /** Counts one frame; the rate it breaks, if any. */
   frame(): string | undefined {
     if (this.frames && !this.frames.take()) {
       return `more than ${this.rates.framesPerSecond} frames a second`;
@@ -51,7 +50,6 @@ export class FrameRateLimit {
     return undefined;
   }
 
-  /** Charges a hello or inventory frame of `bytes`; the rate it breaks, if any. */
   inventory(bytes: number): string | undefined {
     if (this.inventories && !this.inventories.take(bytes)) {
       return `more than ${this.rates.inventoryBytesPerMinute} bytes of inventory a minute`;

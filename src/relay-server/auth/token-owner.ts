@@ -1,6 +1,5 @@
 import { matchesAnyToken } from '../../config/shared/api-tokens.js';
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer +(\S+) *$/i.exec(header ?? '');
   return match?.[1];

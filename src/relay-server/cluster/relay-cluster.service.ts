@@ -137,7 +137,6 @@ export class RelayCluster implements OnModuleDestroy {
     }));
   }
 
-  /** Records a session this replica just opened, before its id reaches the client. */
   async recordSession(id: string, record: HeldRecord): Promise<boolean> {
     if (!this.store) return true;
     const session = this.sessions.list().find((s) => s.id === id);
@@ -222,7 +221,6 @@ export class RelayCluster implements OnModuleDestroy {
       .some((c) => c.open && (server === undefined || c.serves(server)));
   }
 
-  /** Publishes this replica and re-reads the shared secret, once, soon. */
   refreshSoon(): void {
     if (!this.store || this.refreshing) return;
     this.refreshing = true;
@@ -301,7 +299,6 @@ function recordOf({ client, agent, pinned, wantsLogging }: RelaySession): HeldRe
   };
 }
 
-/** The host of a replica's URL, as a socket's remote address shows it. */
 function addressOf(url: string): string {
   return new URL(url).hostname.replace(/^\[|\]$/g, '');
 }

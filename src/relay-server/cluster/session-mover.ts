@@ -13,13 +13,10 @@ type SessionTarget = RelayTarget & { sessionId: string };
 
 export interface SessionMoverDeps {
   store: ClusterStore;
-  /** This replica's URL, its id in Redis. */
   replica: string;
   registry: AgentRegistry;
   sessions: SessionStore;
-  /** How long a request waits for a connection of the session's agent on a live replica. */
   waitMs: number;
-  /** How many requests of one client may wait so at once (its in-flight cap). */
   maxWaitingPerClient: number;
   suspected: (url: string) => boolean;
 }
@@ -66,7 +63,6 @@ export class SessionMover {
     }
   }
 
-  /** One look at the session's record: where the request goes, or why not yet. */
   private async step(
     target: SessionTarget,
   ): Promise<SessionPlacement | 'no-home-yet' | 'moved-by-another'> {
@@ -94,12 +90,10 @@ export class SessionMover {
     return this.takeOver(target.sessionId, entry.record) ? HERE : WAITING;
   }
 
-  /** The owner stopped refreshing the record, refused a connection or answered no ping. */
   private gone(record: SessionRecord): boolean {
     return record.until < this.deps.store.now() || this.deps.suspected(record.owner);
   }
 
-  /** This replica when it holds a connection that serves the session; else a live peer that does. */
   private async newHome(record: SessionRecord): Promise<string | undefined> {
     if (this.connectionFor(record)) return this.deps.replica;
     const replicas = await this.deps.store.replicas(record.agent);
@@ -111,7 +105,6 @@ export class SessionMover {
     return homes[Math.floor(Math.random() * homes.length)];
   }
 
-  /** Holds the session here, on a connection of its agent (its pod's when there is one). */
   private takeOver(id: string, record: SessionRecord): boolean {
     const { client, agent, server } = record;
     const connection = server === null ? undefined : this.connectionFor(record);

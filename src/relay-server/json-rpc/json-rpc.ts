@@ -62,7 +62,6 @@ export function isObject(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** JSON text as a value, or undefined when it is not JSON. */
 export function parseJsonOrUndefined(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;

@@ -30,7 +30,6 @@ export interface EventStreamOptions {
  */
 export class LazyEventStream {
   started = false;
-  /** Bytes written that the network has not taken yet. */
   private held = 0;
   private closed = false;
 
@@ -49,7 +48,6 @@ export class LazyEventStream {
     this.send(encodeEvent(notification));
   };
 
-  /** Writes an encoded event, unless a budget refuses it. */
   send(event: Buffer): void {
     if (this.response.destroyed) return;
     this.start();
@@ -63,7 +61,6 @@ export class LazyEventStream {
     this.write(event);
   }
 
-  /** Written (and counted) until the network takes it. */
   private write(event: Buffer): void {
     this.held += event.length;
     this.response.write(event, () => {

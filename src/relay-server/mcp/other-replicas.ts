@@ -5,7 +5,6 @@ import type { RelayAnswer, RelayTarget } from './relay-target.js';
 
 /** The MCP relaying's one way to the other replicas; cluster/ implements both classes. */
 
-/** One request to one MCP server of an agent, through the replica that has it up. */
 export interface ReplicaRequest {
   /** The replica's address, as `serversElsewhere` named it. */
   peer: string;
@@ -20,7 +19,6 @@ export interface ReplicaRequest {
 export abstract class OtherReplicas {
   /** `agent`'s servers up on other replicas and on no connection here, each with one replica. */
   abstract serversElsewhere(agent: string): Promise<Map<string, string>>;
-  /** The server's answer, or a JSON-RPC error when that replica did not give one. */
   abstract send(request: ReplicaRequest): Promise<JsonRpcResponse>;
 }
 
@@ -33,8 +31,6 @@ export abstract class ReplicaRouting {
     target: RelayTarget,
     message?: unknown,
   ): Promise<boolean>;
-  /** Whether a new session is recorded where the other replicas find it. */
   abstract recorded(sessionId: string, target: RelayTarget): Promise<boolean>;
-  /** 503 + Retry-After: the shared state is unreachable. */
   abstract unavailable(message: unknown): RelayAnswer & { headers: Record<string, string> };
 }

@@ -41,7 +41,6 @@ export class StreamBudget {
     return undefined;
   }
 
-  /** The network took `bytes` of `client`'s (or the stream closed with them). */
   release(client: string, bytes: number): void {
     const held = (this.byClient.get(client) ?? 0) - bytes;
     if (held > 0) this.byClient.set(client, held);

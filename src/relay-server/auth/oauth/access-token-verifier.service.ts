@@ -36,7 +36,6 @@ export interface OAuthPrincipal {
   agents: ReadonlySet<string>;
 }
 
-/** A refused token, with the reason the metric and the challenge report. */
 export class TokenRefusedError extends Error {
   constructor(readonly reason: RefusalReason) {
     super(reason);
@@ -87,7 +86,6 @@ export class AccessTokenVerifier implements OnApplicationBootstrap {
     }
   }
 
-  /** The token's subject and agents; throws TokenRefusedError or IdpUnavailableError. */
   async verify(token: string): Promise<OAuthPrincipal> {
     if (!this.oauth || !this.#keys) throw new TokenRefusedError('invalid_token');
     const { oauth } = this;

@@ -39,7 +39,6 @@ function drop(body: Body): void {
   body.destroy();
 }
 
-/** The whole body, or undefined (and the stream dropped) when it passes `maxBytes`. */
 async function readAtMost(stream: Body, maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;

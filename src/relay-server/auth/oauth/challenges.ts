@@ -41,7 +41,6 @@ function scopeParameter(oauth: RelayOAuthConfig, agent: string): string {
   return RELAY_NAME.test(agent) ? `, scope="${oauth.scopePrefix}${agent}"` : '';
 }
 
-/** 401: no token, or one that is not valid (a static one or the issuer's). */
 export function unauthorized(
   oauth: RelayOAuthConfig | undefined,
   agent: string,
@@ -82,7 +81,6 @@ export function idpMisconfigured() {
   );
 }
 
-/** 503: the token needs the identity provider, which does not answer; retry later. */
 export function idpUnavailable(oauth: RelayOAuthConfig) {
   return new HttpExceptionWithHeaders(
     HttpStatus.SERVICE_UNAVAILABLE,

@@ -41,7 +41,6 @@ export class IssuerKeys {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A `jwtVerify` key function. */
   readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     const remote = this.#remote ?? (await this.#discover());
     if (this.#backingOff()) return this.#cached(remote, header, token);

@@ -29,7 +29,6 @@ export class ProtectedResourceController {
   }
 }
 
-/** `…/mcp/<agent>[/<server>]` names an agent; any other suffix names none. */
 function agentOf(suffix: string): string | undefined {
   const match = /\/mcp\/([^/]+)(?:\/[^/]+)?\/?$/.exec(suffix);
   const agent = match?.[1];

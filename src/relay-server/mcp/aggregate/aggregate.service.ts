@@ -87,7 +87,6 @@ export class AggregateService {
     };
   }
 
-  /** One request of an aggregate session (admitted and made cancellable by RelayForwarder). */
   async request(
     session: RelaySession,
     message: Message,
@@ -203,7 +202,6 @@ export class AggregateService {
     return this.peers.send({ peer, client, agent, server: target.server, message: call, signal });
   }
 
-  /** Sends list_changed to the agent's aggregate sessions when the tools it offers changed. */
   private refresh(agent: string): void {
     const digest = offeredDigest(this.registry.of(agent));
     if ((this.offered.get(agent) ?? NOTHING_OFFERED) === digest) return;

@@ -10,13 +10,11 @@ export type FetchToolsPage = (
 export interface ToolListLimits {
   /** Pages followed per server (`nextCursor`); the rest of a longer list is left out. */
   maxPagesPerServer: number;
-  /** Servers asked at once. */
   concurrency: number;
   /** Bytes (as JSON) of all servers' tools together; a server that would pass it is left out. */
   maxBytes: number;
 }
 
-/** A server left out of the merged list, in whole or in part, and why (for the log). */
 export interface ToolListFailure {
   server: string;
   reason: string;
@@ -65,7 +63,6 @@ export async function listAllTools(
   return { tools: merged, failures };
 }
 
-/** The bytes kept so far by all the servers being listed together. */
 interface ListedBytes {
   bytes: number;
 }
@@ -117,7 +114,6 @@ async function listServerTools(
   return tools;
 }
 
-/** The tools and next cursor of one `tools/list` answer, or why it cannot be used. */
 function readToolsPage(
   answer: JsonRpcResponse,
 ): { tools: unknown[]; nextCursor: string | undefined } | { reason: string } {

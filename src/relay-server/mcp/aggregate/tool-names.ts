@@ -21,7 +21,6 @@ export function prefixedName(server: string, tool: string): string | undefined {
   return name.length <= MAX_TOOL_NAME_LENGTH ? name : undefined;
 }
 
-/** The server and tool a prefixed name stands for; undefined when it is not one of ours. */
 export function splitName(name: string): { server: string; tool: string } | undefined {
   const at = name.indexOf(TOOL_NAME_SEPARATOR);
   if (at <= 0) return undefined;

@@ -186,7 +186,6 @@ function oneRequestSession(
   };
 }
 
-/** Confirms the list changes a listen gets: those it asked for. */
 function listenAcknowledgement(lists: ListKind[], subscription: Message): Message {
   const notifications = Object.fromEntries(lists.map((list) => [`${list}ListChanged`, true]));
   return {

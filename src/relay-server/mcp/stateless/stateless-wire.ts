@@ -59,7 +59,6 @@ function metaOf(message: unknown): Message | undefined {
   return isObject(message.params._meta) ? message.params._meta : undefined;
 }
 
-/** The protocol version a message's envelope names; undefined for a 2025 message. */
 export function envelopeVersion(message: unknown): unknown {
   return metaOf(message)?.[PROTOCOL_VERSION_META_KEY];
 }
@@ -69,7 +68,6 @@ export function isStateless(message: unknown, protocolHeader: string | undefined
   return envelopeVersion(message) !== undefined || protocolHeader === MODERN_VERSION;
 }
 
-/** The headers of a 2026 POST the relay checks against its body. */
 export interface StatelessHeaders {
   protocolVersion?: string | undefined;
   method?: string | undefined;
