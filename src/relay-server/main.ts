@@ -18,10 +18,9 @@ import type { RelayConfig } from './config/relay-config.js';
 import { RelayServerModule } from './relay-server.module.js';
 
 /**
- * The relay server's entry point (`npm run relay-server`, `node dist/bundle/relay-server.js`):
- * validate the RELAY_* environment (exit 78 naming every problem), then serve agents and MCP
- * clients on RELAY_PORT (TLS when a certificate is given), probes and metrics on their own
- * plain-HTTP ports. The lifecycle (listen, signals, drain) is the plant service's: runHttpApp.
+ * The relay server's entry point (`npm run relay-server`): validate RELAY_* (exit 78 naming
+ * every problem), then serve agents and MCP clients on RELAY_PORT, probes and metrics on their
+ * own ports, with the plant service's lifecycle (runHttpApp).
  */
 void runHttpApp<RelayConfig>({
   loadConfig: () => loadRelayConfig(process.env),
@@ -77,9 +76,8 @@ void runHttpApp<RelayConfig>({
     const limits = { ...config.connections, exempt: (a: string) => cluster.isPeerAddress(a) };
     return { limits, refused: (reason) => counter.inc({ reason }) };
   },
-  // Requests in flight wait for agents (up to RELAY_REQUEST_TIMEOUT_SECONDS): agents are told
-  // 1001 first, which answers every waiting client at once, so the drain does not wait them out.
-  // Open GET event streams are ended too: they never end on their own.
+  // Agents are told 1001 first, which answers every waiting client at once, and event streams
+  // (which never end on their own) are ended, so the drain does not wait them out.
   beforeDrain: (app) => {
     app.get(SessionStore).endStreams();
     app.get(ListenStore).endAll();
@@ -87,10 +85,7 @@ void runHttpApp<RelayConfig>({
   },
 });
 
-/**
- * The certificate, and a handshake timeout: a silent peer would otherwise hold its socket 120 s.
- * Nest's HttpsOptions type lacks `handshakeTimeout`; Nest hands the object to https.createServer.
- */
+/** A handshake timeout (a silent peer holds its socket 120 s else); Nest's type lacks it. */
 function httpsOptions(config: RelayConfig): NestApplicationOptions['httpsOptions'] {
   if (!config.tls) return undefined;
   const options: ServerOptions = { ...config.tls, handshakeTimeout: config.tlsHandshakeTimeoutMs };

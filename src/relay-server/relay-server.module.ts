@@ -17,10 +17,8 @@ import { ClientAuthGuard } from './auth/client-auth.guard.js';
 import { PeerAuthenticator } from './auth/client-request.js';
 import { OriginGuard } from './auth/origin.guard.js';
 import { AccessTokenVerifier } from './auth/oauth/access-token-verifier.service.js';
-import { oauthMetricProviders } from './auth/oauth/oauth-metrics.js';
 import { ProtectedResourceController } from './auth/oauth/protected-resource.controller.js';
 import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
-import { clusterMetricProviders } from './cluster/cluster-metrics.js';
 import { PeerDispatcher } from './cluster/peer-agents.js';
 import { SignedPeerAuthenticator } from './cluster/peer-client.js';
 import { PeerForwarder } from './cluster/peer-forwarder.service.js';
@@ -43,7 +41,6 @@ import { sessionMetricProviders } from './mcp/session-metrics.js';
 import { SessionStore } from './mcp/session-store.service.js';
 import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
 
-/** The MCP endpoints, mounted under RELAY_BASE_PATH by RouterModule. */
 @Module({
   controllers: [McpController, PeerPingController],
   providers: [
@@ -59,9 +56,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     ClientAuthGuard,
     OriginGuard,
     AccessTokenVerifier,
-    ...oauthMetricProviders,
     ...sessionMetricProviders,
-    ...clusterMetricProviders,
     RelayCluster,
     PeerDispatcher,
     PeerForwarder,
@@ -75,9 +70,8 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
 class McpEndpointModule {}
 
 /**
- * The relay server: the other end of docs/agent-protocol.md. Agents dial in over WebSocket
- * (AgentGateway); MCP clients reach their servers over Streamable HTTP (McpController).
- * Shares the plant service's logging, error filter and config conventions, nothing else.
+ * The relay server, the other end of docs/agent-protocol.md: agents dial in over WebSocket
+ * (AgentGateway), MCP clients reach their servers over Streamable HTTP (McpController).
  */
 @Module({})
 export class RelayServerModule implements NestModule {

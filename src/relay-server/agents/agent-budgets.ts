@@ -1,10 +1,4 @@
-/** What one agent (all its pods together) may hold at the relay. */
-export interface AgentBudgetLimits {
-  /** WebSocket connections open at once, greeted or not. */
-  maxConnectionsPerAgent: number;
-  /** Bytes of the last hello/inventory frame of each connection, summed over the agent's. */
-  maxInventoryBytesPerAgent: number;
-}
+import type { RelayConfig } from '../config/relay-config.js';
 
 interface Held {
   connections: number;
@@ -12,17 +6,14 @@ interface Held {
 }
 
 /**
- * The per-agent budgets: one agent token must not be able to take what every agent shares.
- * Connections are counted from the upgrade on (a connection that never says hello holds a
- * socket too); inventories by the size of the frame that carried them, which is what their
- * parsed copy kept in memory grows with.
+ * What one agent token may take of what every agent shares: connections from the upgrade on
+ * (one that never says hello holds a socket too), inventories by the size of their frames.
  */
 export class AgentBudgets {
   private readonly held = new Map<string, Held>();
 
-  constructor(private readonly limits: AgentBudgetLimits) {}
+  constructor(private readonly limits: RelayConfig['agentBudgets']) {}
 
-  /** Takes a connection slot for `agent`; false when it holds its maximum already. */
   openConnection(agent: string): boolean {
     const held = this.of(agent);
     if (held.connections >= this.limits.maxConnectionsPerAgent) return false;
@@ -35,10 +26,7 @@ export class AgentBudgets {
     this.forgetIfEmpty(agent);
   }
 
-  /**
-   * One connection's inventory changes from `before` to `after` bytes; false (and nothing
-   * changed) when the agent would hold more than its budget.
-   */
+  /** One connection's inventory goes from `before` to `after` bytes; false if over budget. */
   replaceInventory(agent: string, before: number, after: number): boolean {
     const held = this.of(agent);
     const next = held.inventoryBytes - before + after;
@@ -48,7 +36,6 @@ export class AgentBudgets {
     return true;
   }
 
-  /** Bytes of inventory the agent holds now (for tests and logs). */
   inventoryBytes(agent: string): number {
     return this.held.get(agent)?.inventoryBytes ?? 0;
   }

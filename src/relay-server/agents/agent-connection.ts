@@ -34,17 +34,12 @@ interface Pending {
 }
 
 /**
- * One WebSocket of one agent pod, after its token was accepted. It keeps the pod's last
- * inventory and the requests sent to it: each request gets an id of this connection's own
- * (a counter, so ids of different clients never collide on the wire), and every request gets
- * exactly one answer: the agent's, a timeout error, or an error when the connection closes.
- * Progress tokens are replaced by random ones (`relay-<128 random bits>`): an MCP server cannot
- * guess another request's token, and progress counts only from the server the request went to,
- * so one client's stream never carries what another server made up.
- *
- * A pod that stops reading its socket (frozen, or slow) makes ws buffer what the relay sends
- * it. Past one frame limit of unsent bytes (`congested`), new requests are refused at once
- * with `-32005` instead of being buffered without bound; clients retry or go elsewhere.
+ * One WebSocket of one agent pod, after its token was accepted: its last inventory and the
+ * requests sent to it, each under an id of this connection's own and answered exactly once (by
+ * the agent, a timeout, or the close). Progress tokens are replaced by random ones and count
+ * only from the server the request went to, so no server can reach another client's stream.
+ * Past one frame limit of bytes the pod has not read (`congested`), new requests get -32005
+ * instead of being buffered without bound.
  */
 export class AgentConnection {
   /** Internal id, for logs and session pinning; never sent anywhere. */
@@ -70,7 +65,6 @@ export class AgentConnection {
     return !this.closed;
   }
 
-  /** True when the pod's last hello/inventory shows `server` up. */
   serves(server: string): boolean {
     return this.servers.some((s) => s.name === server && s.state === 'up');
   }
@@ -79,22 +73,16 @@ export class AgentConnection {
     return this.pending.size;
   }
 
-  /**
-   * Bytes waiting to be sent, when more than one frame limit of them are: the pod is not
-   * reading. Undefined otherwise. Checked before each request and client notification, so the
-   * relay holds at most one frame limit plus one frame for a pod, however many clients send.
-   */
+  /** Bytes waiting to be sent when more than a frame limit: the pod is not reading. */
   get congested(): number | undefined {
     const waiting = this.socket.bufferedAmount;
     return waiting > this.limits.maxFrameBytes ? waiting : undefined;
   }
 
   /**
-   * Sends a JSON-RPC request for `server`; resolves with the agent's response carrying the
-   * relay's id (the caller restores the client's). On timeout the agent is sent
-   * `notifications/cancelled` so the MCP server can stop working on it. With `sink`, the
-   * request's progress notifications are handed to it with the client's own token. `trace`
-   * (W3C trace context) travels in the frame, so the agent's span continues the relay's trace.
+   * Sends a request for `server`; resolves with the agent's response under the relay's id (the
+   * caller restores the client's). `sink` gets its progress with the client's own token;
+   * `trace` travels in the frame, so the agent's span continues the relay's trace.
    */
   request(
     server: string,
@@ -172,8 +160,7 @@ export class AgentConnection {
 
   /**
    * Sends a notification; returns why it was not sent (over the protocol's limits), if so.
-   * `onWritten` runs once it has left the process (or will not be sent at all), so a caller can
-   * count notifications as in flight while they are buffered.
+   * `onWritten` runs once it has left the process or will not be sent.
    */
   notify(
     server: string,
@@ -185,10 +172,7 @@ export class AgentConnection {
     return this.send(frame, onWritten);
   }
 
-  /**
-   * An MCP server's request for its client, made while request `relatedId` of the same server
-   * waits: written on that request's event stream, else answered with an error at once.
-   */
+  /** An MCP server's request for the client of its waiting request `relatedId`, or an error. */
   ask({ server, id, message, relatedId }: AgentRequest): void {
     const pending = typeof relatedId === 'number' ? this.pending.get(relatedId) : undefined;
     if (pending?.server === server && pending.sink) return pending.sink(message);
@@ -197,10 +181,7 @@ export class AgentConnection {
     this.notify(server, { ...jsonRpcError(id, RelayErrorCode.NoClient, reason) });
   }
 
-  /**
-   * An `rpc` response frame from the agent. It counts only from the server the request was sent
-   * to: another server answering that id (a guess, or a bug) is dropped and the request waits on.
-   */
+  /** An answer counts only from the server the request was sent to; the request waits else. */
   settle(server: string, id: JsonRpcId, message: Message): 'settled' | 'late' | 'wrong-server' {
     const pending = typeof id === 'number' ? this.pending.get(id) : undefined;
     if (pending === undefined) return 'late';
@@ -209,11 +190,7 @@ export class AgentConnection {
     return 'settled';
   }
 
-  /**
-   * An `rpc` notification frame from the agent, from `server`. Progress for a waiting request
-   * of that server goes to that request's sink with the client's token; false when it belongs
-   * to no such request (another server's request, an unknown or finished one).
-   */
+  /** Progress for a waiting request of `server`, to its sink; false when it is about none. */
   deliver(server: string, message: Message): boolean {
     if (message.method !== 'notifications/progress') return false;
     const params = isObject(message.params) ? message.params : {};
@@ -228,7 +205,6 @@ export class AgentConnection {
     return true;
   }
 
-  /** The socket closed: every waiting client is answered now, not at its timeout. */
   closedByPeer(): void {
     if (this.closed) return;
     this.closed = true;
@@ -262,8 +238,7 @@ export class AgentConnection {
       onWritten();
       return encoded.reason;
     }
-    // A send failure surfaces as the socket's close event, which answers what is pending; ws
-    // calls back once the frame is written, or with an error when the socket is gone.
+    // A failed send closes the socket, which answers what is pending.
     this.socket.send(encoded.text, () => onWritten());
     return undefined;
   }
@@ -283,7 +258,6 @@ function withProgressToken(message: Message, token: string): Message {
   return { ...message, params: { ...params, _meta: { ...meta, progressToken: token } } };
 }
 
-/** What a client is told when `congested` refuses its message (-32005). */
 export function congestionMessage(agent: string, waiting: number): string {
   return `a connection of agent "${agent}" is not reading: ${waiting} bytes wait to be sent to it; retry later`;
 }

@@ -216,13 +216,14 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     if (overCount !== undefined)
       return this.drop(state, overCount, POLICY_VIOLATION, 'rate_limited');
     // Binary frames are ignored by the protocol, but their bytes still count.
-    const answered = !isBinary && this.handleFrame(state, rawText(data));
+    // ws's default binaryType hands every message over as one Buffer.
+    const frame = data as Buffer;
+    const answered = !isBinary && this.handleFrame(state, frame.toString('utf8'));
     if (answered || !state.connection.open) return;
-    const overBytes = state.rates.unasked(rawLength(data));
+    const overBytes = state.rates.unasked(frame.length);
     if (overBytes !== undefined) this.drop(state, overBytes, POLICY_VIOLATION, 'rate_limited');
   }
 
-  /** Handles one text frame; true when it answered a request the relay sent. */
   private handleFrame(state: ConnectionState, text: string): boolean {
     const frame = parseAgentFrame(text, this.limits);
     if (!state.greeted && ['response', 'notification', 'request'].includes(frame.kind)) {
@@ -320,7 +321,6 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   }
 }
 
-/** One accepted agent connection, as the gateway tracks it. */
 interface ConnectionState {
   agent: string;
   ws: WebSocket;
@@ -331,15 +331,4 @@ interface ConnectionState {
   rates: FrameRateLimit;
   helloTimer: NodeJS.Timeout;
   pinger: NodeJS.Timeout;
-}
-
-function rawLength(data: WebSocket.RawData): number {
-  if (Array.isArray(data)) return data.reduce((sum, chunk) => sum + chunk.length, 0);
-  return data.byteLength;
-}
-
-function rawText(data: WebSocket.RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
 }

@@ -7,7 +7,6 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { Message } from '../json-rpc/json-rpc.js';
 import type { AgentConnection } from './agent-connection.js';
 
-/** What the registry tells the rest of the relay about agent connections. */
 interface AgentEvents {
   /** A connection's inventory changed; `before` is the one it replaced (empty for a new one). */
   inventory: [connection: AgentConnection, before: readonly ProtocolServer[]];
@@ -45,7 +44,6 @@ export class AgentRegistry extends EventEmitter<AgentEvents> {
     this.emit('inventory', connection, []);
   }
 
-  /** A greeted connection's new inventory (`inventory`, or a second `hello`). */
   setInventory(connection: AgentConnection, servers: ProtocolServer[]): void {
     const before = connection.servers;
     connection.servers = servers;
@@ -64,6 +62,13 @@ export class AgentRegistry extends EventEmitter<AgentEvents> {
 
   all(): AgentConnection[] {
     return [...this.connections.values()].flatMap((set) => [...set]);
+  }
+
+  /** The servers up on some open connection of `agent`, in inventory order, each once. */
+  serversUp(agent: string): string[] {
+    const open = this.of(agent).filter((c) => c.open);
+    const up = open.flatMap((c) => c.servers.filter((s) => s.state === 'up').map((s) => s.name));
+    return [...new Set(up)];
   }
 
   /** One open connection of `agent` with `server` up, taken in turn; undefined when none. */

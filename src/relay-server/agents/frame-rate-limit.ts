@@ -1,24 +1,17 @@
 import { TokenBucket } from '../../common/logging/token-bucket.js';
 
-/** What one agent connection may send (0 turns a rate off). */
-export interface AgentFrameRates {
-  framesPerSecond: number;
-  bytesPerSecond: number;
-  /** hello and inventory frames, whose tool lists cost the most to check and compare. */
-  inventoryBytesPerMinute: number;
-  /** The largest frame: every budget holds at least one. */
-  maxFrameBytes: number;
-}
+import type { RelayConfig } from '../config/relay-config.js';
+
+/** What one agent connection may send (0 turns a rate off); every budget holds one frame. */
+type AgentFrameRates = RelayConfig['agentRates'] & { maxFrameBytes: number };
 
 /** Frames and bytes may come in bursts of this many seconds' worth. */
 const BURST_SECONDS = 4;
 
 /**
- * Token buckets over what one agent connection sends, so one flooding pod costs the relay a
- * bounded share of its CPU. Every frame is counted as it arrives; its bytes are charged unless
- * it answers a request the relay sent (those are bounded by the in-flight caps, and a busy
- * agent answering large tool results is not a flood). A frame over a rate gets the reason back;
- * the caller closes the connection.
+ * Token buckets over what one agent connection sends, so a flooding pod costs a bounded share of
+ * CPU. Every frame counts; its bytes too unless it answers the relay's request (bounded by the
+ * in-flight caps). Over a rate, the reason comes back and the caller closes the connection.
  */
 export class FrameRateLimit {
   private readonly frames: TokenBucket | undefined;
@@ -42,7 +35,6 @@ export class FrameRateLimit {
     );
   }
 
-  /** Counts one frame; the rate it breaks, if any. */
   frame(): string | undefined {
     if (this.frames && !this.frames.take()) {
       return `more than ${this.rates.framesPerSecond} frames a second`;
@@ -58,7 +50,6 @@ export class FrameRateLimit {
     return undefined;
   }
 
-  /** Charges a hello or inventory frame of `bytes`; the rate it breaks, if any. */
   inventory(bytes: number): string | undefined {
     if (this.inventories && !this.inventories.take(bytes)) {
       return `more than ${this.rates.inventoryBytesPerMinute} bytes of inventory a minute`;

@@ -19,10 +19,9 @@ import { type ClientRequest, PeerAuthenticator } from './client-request.js';
 import { bearerToken, ownerOf } from './token-owner.js';
 
 /**
- * MCP clients authenticate with a bearer token of their own (RELAY_CLIENTS) or, when an issuer
- * is configured, with its JWT access token for this relay (AccessTokenVerifier). Agent tokens
- * are never accepted here: the configuration keeps the two sets apart. 401 with an RFC 6750
- * challenge otherwise; 403 (step-up) for a valid access token without the agent's scope.
+ * MCP clients present a token of their own (RELAY_CLIENTS) or the issuer's JWT access token
+ * for this relay; never an agent token. 401 with an RFC 6750 challenge otherwise; 403 (step-up)
+ * for a valid access token without the agent's scope.
  */
 @Injectable()
 export class ClientAuthGuard implements CanActivate {
@@ -61,10 +60,7 @@ export class ClientAuthGuard implements CanActivate {
     return true;
   }
 
-  /**
-   * The access token's subject as a client of its own: `oauth:<sub>` cannot collide with a
-   * RELAY_CLIENTS name (no `:` there), so sessions and per-client caps stay the subject's.
-   */
+  /** The subject as a client of its own: `oauth:<sub>` cannot collide with a RELAY_CLIENTS name. */
   private async oauthClient(token: string, agent: string): Promise<RelayClientConfig> {
     const oauth = this.config.oauth;
     if (!oauth) throw this.refuse('invalid_token', agent);

@@ -9,6 +9,5 @@ export type ClientRequest = Request & { relayClient?: RelayClientConfig; fromPee
  * sign what they forward); auth only asks, so it never needs to know the cluster.
  */
 export abstract class PeerAuthenticator {
-  /** The client the peer authenticated; undefined when the request claims no peer. */
   abstract clientOf(request: ClientRequest): RelayClientConfig | undefined;
 }

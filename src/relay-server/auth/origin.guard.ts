@@ -13,10 +13,9 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
- * A browser sends `Origin` with a web page's request, and a page on a name that DNS points at
- * this relay (DNS rebinding) is another origin too: such a request is served only from the
- * relay's public origin, loopback, or RELAY_ALLOWED_ORIGINS. Clients outside a browser send
- * no `Origin` and are not affected. 403 otherwise, before the token is looked at.
+ * A web page's request (`Origin`, a DNS-rebinding page's too) is served only from the relay's
+ * public origin, loopback or RELAY_ALLOWED_ORIGINS; 403 else, before the token is looked at.
+ * Clients outside a browser send no `Origin`.
  */
 @Injectable()
 export class OriginGuard implements CanActivate {

@@ -5,26 +5,16 @@ import { parseJsonOrUndefined } from '../json-rpc/json-rpc.js';
 
 /** Where a replica's agent connections are, as the other replicas read it. */
 export interface ReplicaEntry {
-  /** The MCP servers up on this replica's connections of the agent. */
   servers: string[];
   /** Redis's epoch ms after which the entry is stale (its replica stopped refreshing it). */
   until: number;
 }
 
-/** A 2025-11-25 session as the replicas read it: owner, client, and what a takeover needs. */
-export interface SessionRecord {
-  owner: string;
-  client: string;
-  agent: string;
-  server: string | null;
-  /** The agent pod (`hello`'s id) of a per-server session, preferred when it moves. */
-  pod?: string;
-  logging?: boolean;
-  /** Redis's epoch ms after which the owner counts as gone (it stopped refreshing the record). */
-  until: number;
-}
-
-/** An owner is a replica's URL: a record naming anything else is not trusted. */
+/**
+ * A 2025-11-25 session as the replicas read it: owner, client, and what a takeover needs (`pod`:
+ * the agent pod it was on, preferred). `until`: Redis's epoch ms after which the owner is gone.
+ * An owner is a replica's URL: a record naming anything else is not trusted.
+ */
 const sessionRecord = z.object({
   owner: z.url({ protocol: /^https?$/ }),
   client: z.string(),
@@ -33,7 +23,8 @@ const sessionRecord = z.object({
   pod: z.string().optional(),
   logging: z.boolean().optional(),
   until: z.number(),
-}) satisfies z.ZodType<SessionRecord>;
+});
+export type SessionRecord = z.infer<typeof sessionRecord>;
 
 /** A session's record with its exact text in Redis, which a move compares and swaps. */
 export interface SessionEntry {
@@ -53,7 +44,6 @@ export const TOMBSTONE_TTL_MS = 4 * ENTRY_TTL_MS;
 const SECRET_KEY = 'relay:peer-secret';
 /** Set with a new secret for an entry's lifetime: Redis started empty, records come back. */
 const REFILLING_KEY = 'relay:refilling';
-/** Every live replica's URL, by the time its entry goes stale. */
 const REPLICAS_KEY = 'relay:replicas';
 const agentKey = (agent: string) => `relay:agent:${agent}`;
 const sessionKey = (id: string) => `relay:session:${id}`;
@@ -117,7 +107,6 @@ export class ClusterStore {
     return Date.now() + this.clockOffsetMs;
   }
 
-  /** Reads Redis's clock (once per refresh); returns how far this process's is off, in ms. */
   async syncClock(): Promise<number> {
     const [seconds, micros] = await this.redis.time();
     this.clockOffsetMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - Date.now();
@@ -165,7 +154,6 @@ export class ClusterStore {
     return (moved as number[]).map((index) => ids[index - 1] as string);
   }
 
-  /** The URLs of the live replicas; stale ones are removed. */
   async replicaUrls(): Promise<string[]> {
     const fields = await this.redis.hgetall(REPLICAS_KEY);
     const now = this.now();
@@ -182,7 +170,6 @@ export class ClusterStore {
     await batch.exec();
   }
 
-  /** The replicas holding live connections of `agent`, with the servers up on each. */
   async replicas(agent: string): Promise<Map<string, ReplicaEntry>> {
     const fields = await this.redis.hgetall(agentKey(agent));
     const now = this.now();
@@ -214,7 +201,6 @@ export class ClusterStore {
     return { record: parsed.data, text };
   }
 
-  /** Makes `owner` the session's owner, unless its record changed since `seen` was read. */
   async moveSession(id: string, seen: SessionEntry, owner: string): Promise<boolean> {
     const moved = { ...seen.record, owner, until: this.now() + ENTRY_TTL_MS };
     const args = [seen.text, JSON.stringify(moved), this.sessionTtlMs];

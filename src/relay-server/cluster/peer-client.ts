@@ -12,7 +12,6 @@ import { PEER_AGENTS, PEER_CLIENT, PEER_SIGNATURE } from './peer-headers.js';
 import type { PeerSigned } from './peer-signature.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
-/** The parts of a request a peer's signature covers. */
 export interface PeerRequest {
   method: string;
   originalUrl: string;

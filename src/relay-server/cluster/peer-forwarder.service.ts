@@ -147,7 +147,6 @@ export class PeerForwarder implements ReplicaRouting {
     }
   }
 
-  /** Records a session opened here so every replica finds it; false while Redis is down. */
   async recorded(sessionId: string, { client, agent, server }: RelayTarget): Promise<boolean> {
     return this.cluster.recordSession(sessionId, { client, agent, server: server ?? null });
   }

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { PeerSigned } from './peer-signature.js';
 
-/** Headers one replica adds to a request it forwards to another. */
 export const PEER_SIGNATURE = 'x-relay-peer-signature';
 export const PEER_CLIENT = 'x-relay-peer-client';
 export const PEER_AGENTS = 'x-relay-peer-agents';
@@ -42,7 +41,6 @@ export function onPeer(peer: string, target: string): URL {
   return url;
 }
 
-/** The headers that name the client to a peer and sign the request for it. */
 export function peerCredentials(
   sign: (signed: PeerSigned) => string,
   signed: PeerSigned,

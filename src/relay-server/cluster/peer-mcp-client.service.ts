@@ -127,7 +127,6 @@ export function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
   return { jsonrpc: '2.0', id: null, result };
 }
 
-/** The outcome as PeerForwarder counts it; none for a request its client cancelled. */
 function outcomeOf(reply: PeerReply): string | undefined {
   if (!('failed' in reply)) return 'answered';
   if (reply.failed === 'aborted') return undefined;

@@ -5,7 +5,6 @@ import type { Counter } from 'prom-client';
 import { PEER_SIGNATURE } from './peer-headers.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
-/** `<base>/relay-peer/ping` on the relay port, for the replicas only. */
 export const PEER_PING_PATH = 'relay-peer/ping';
 
 /** 204 while this process runs: pinged by a replica whose request here got no answer in time. */

@@ -2,13 +2,11 @@ import { type Dispatcher, request } from 'undici';
 import { parseJsonOrUndefined } from '../json-rpc/json-rpc.js';
 import { refusedConnection } from './peer-agents.js';
 
-/** One JSON POST from this replica to another, whose answer this replica reads itself. */
 export interface PeerPost {
   url: URL;
   headers: Record<string, string>;
   body: string;
   dispatcher: Dispatcher;
-  /** The whole exchange, headers and body, ends by then. */
   timeoutMs: number;
   /** Bytes of the answer kept at most; a longer answer ends the exchange as `too_large`. */
   maxBytes: number;

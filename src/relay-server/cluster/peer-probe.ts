@@ -5,9 +5,7 @@ export interface PeerProbeOptions {
   requestTimeoutMs: number;
   /** How long a ping may take before the peer counts as frozen. */
   pingTimeoutMs: number;
-  /** The ping's URL on a peer (its relay port). */
   pingUrl: (peer: string) => URL;
-  /** The ping's headers: signed for the ping's URL. */
   pingHeaders: (url: URL) => Record<string, string>;
   dispatcher: Dispatcher;
   /** A peer that did not answer its ping; `cut`: the requests that were waiting on it. */
@@ -31,7 +29,6 @@ export class PeerProbe {
 
   constructor(private readonly options: PeerProbeOptions) {}
 
-  /** Starts watching a request sent to `peer`; `answered` says whether its answer began. */
   track(peer: string, answered: () => boolean): WaitingRequest {
     const controller = new AbortController();
     const onPeer = this.waiting.get(peer) ?? new Set();

@@ -3,7 +3,6 @@ import type { Response } from 'express';
 import { type Dispatcher, request } from 'undici';
 import { refusedConnection } from './peer-agents.js';
 
-/** One client request passed on to the replica that serves it. */
 export interface PeerCall {
   url: URL;
   method: string;

@@ -5,7 +5,6 @@ export interface PeerSigned {
   method: string;
   /** The request target as sent: path and query, never a host. */
   path: string;
-  /** The client and agents headers, exactly as sent. */
   client: string;
   agents: string;
   /** The session header, or '' for a request outside a session. */

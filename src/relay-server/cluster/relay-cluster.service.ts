@@ -7,6 +7,7 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import type { RelayTarget } from '../mcp/relay-target.js';
 import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
 import {
   ClusterStore,
@@ -20,13 +21,6 @@ import { SessionMover, type SessionPlacement } from './session-mover.js';
 
 /** Where a client's request is served; `unavailable`: nowhere while Redis is down. */
 type Placement = SessionPlacement | { kind: 'unavailable' };
-
-interface PlacementTarget {
-  client: string;
-  agent: string;
-  server: string | undefined;
-  sessionId: string | undefined;
-}
 
 /** Refreshed three times per entry lifetime, so a replica that stops is out within seconds. */
 const REFRESH_MS = ENTRY_TTL_MS / 3;
@@ -113,7 +107,7 @@ export class RelayCluster implements OnModuleDestroy {
   }
 
   /** Where `target` is served; `signal`: its client hung up (a wait for a move stops). */
-  async place(target: PlacementTarget, signal: AbortSignal): Promise<Placement> {
+  async place(target: RelayTarget, signal: AbortSignal): Promise<Placement> {
     const { sessionId } = target;
     if (!this.store || !this.mover) return { kind: 'here' };
     if (sessionId !== undefined ? this.sessions.holds(sessionId) : this.holds(target)) {
@@ -133,9 +127,7 @@ export class RelayCluster implements OnModuleDestroy {
   }
 
   /** A request a peer passed here: a session it just moved here is taken over first. */
-  async placeForPeer(
-    target: PlacementTarget,
-  ): Promise<{ kind: 'here' | 'waiting' | 'unavailable' }> {
+  async placeForPeer(target: RelayTarget): Promise<{ kind: 'here' | 'waiting' | 'unavailable' }> {
     const { sessionId } = target;
     if (!this.mover || sessionId === undefined || this.sessions.holds(sessionId)) {
       return { kind: 'here' };
@@ -145,7 +137,6 @@ export class RelayCluster implements OnModuleDestroy {
     }));
   }
 
-  /** Records a session this replica just opened, before its id reaches the client. */
   async recordSession(id: string, record: HeldRecord): Promise<boolean> {
     if (!this.store) return true;
     const session = this.sessions.list().find((s) => s.id === id);
@@ -224,13 +215,12 @@ export class RelayCluster implements OnModuleDestroy {
       .map(([url]) => url);
   }
 
-  private holds({ agent, server }: Pick<PlacementTarget, 'agent' | 'server'>): boolean {
+  private holds({ agent, server }: Pick<RelayTarget, 'agent' | 'server'>): boolean {
     return this.registry
       .of(agent)
       .some((c) => c.open && (server === undefined || c.serves(server)));
   }
 
-  /** Publishes this replica and re-reads the shared secret, once, soon. */
   refreshSoon(): void {
     if (!this.store || this.refreshing) return;
     this.refreshing = true;
@@ -284,11 +274,8 @@ export class RelayCluster implements OnModuleDestroy {
 
   private heldAgents(): Map<string, string[]> {
     const held = new Map<string, string[]>();
-    for (const agent of this.config.agents) {
-      const open = this.registry.of(agent.name).filter((c) => c.open);
-      if (open.length === 0) continue;
-      const up = open.flatMap((c) => c.servers.filter((s) => s.state === 'up').map((s) => s.name));
-      held.set(agent.name, [...new Set(up)]);
+    for (const { name } of this.config.agents) {
+      if (this.registry.of(name).some((c) => c.open)) held.set(name, this.registry.serversUp(name));
     }
     return held;
   }
@@ -312,7 +299,6 @@ function recordOf({ client, agent, pinned, wantsLogging }: RelaySession): HeldRe
   };
 }
 
-/** The host of a replica's URL, as a socket's remote address shows it. */
 function addressOf(url: string): string {
   return new URL(url).hostname.replace(/^\[|\]$/g, '');
 }

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AgentRegistry } from '../agents/agent-registry.service.js';
 import { InFlightLimiter } from '../mcp/in-flight-limiter.js';
+import type { RelayTarget } from '../mcp/relay-target.js';
 import type { SessionStore } from '../mcp/session-store.service.js';
 import type { ClusterStore, SessionRecord } from './cluster-store.js';
 
@@ -8,22 +9,14 @@ import type { ClusterStore, SessionRecord } from './cluster-store.js';
 export type SessionPlacement =
   { kind: 'here' } | { kind: 'peer'; url: string } | { kind: 'waiting' };
 
-export interface SessionTarget {
-  client: string;
-  agent: string;
-  server: string | undefined;
-  sessionId: string;
-}
+type SessionTarget = RelayTarget & { sessionId: string };
 
 export interface SessionMoverDeps {
   store: ClusterStore;
-  /** This replica's URL, its id in Redis. */
   replica: string;
   registry: AgentRegistry;
   sessions: SessionStore;
-  /** How long a request waits for a connection of the session's agent on a live replica. */
   waitMs: number;
-  /** How many requests of one client may wait so at once (its in-flight cap). */
   maxWaitingPerClient: number;
   suspected: (url: string) => boolean;
 }
@@ -70,7 +63,6 @@ export class SessionMover {
     }
   }
 
-  /** One look at the session's record: where the request goes, or why not yet. */
   private async step(
     target: SessionTarget,
   ): Promise<SessionPlacement | 'no-home-yet' | 'moved-by-another'> {
@@ -98,12 +90,10 @@ export class SessionMover {
     return this.takeOver(target.sessionId, entry.record) ? HERE : WAITING;
   }
 
-  /** The owner stopped refreshing the record, refused a connection or answered no ping. */
   private gone(record: SessionRecord): boolean {
     return record.until < this.deps.store.now() || this.deps.suspected(record.owner);
   }
 
-  /** This replica when it holds a connection that serves the session; else a live peer that does. */
   private async newHome(record: SessionRecord): Promise<string | undefined> {
     if (this.connectionFor(record)) return this.deps.replica;
     const replicas = await this.deps.store.replicas(record.agent);
@@ -115,7 +105,6 @@ export class SessionMover {
     return homes[Math.floor(Math.random() * homes.length)];
   }
 
-  /** Holds the session here, on a connection of its agent (its pod's when there is one). */
   private takeOver(id: string, record: SessionRecord): boolean {
     const { client, agent, server } = record;
     const connection = server === null ? undefined : this.connectionFor(record);

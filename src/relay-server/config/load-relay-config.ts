@@ -32,10 +32,7 @@ export function loadRelayConfig(
   return buildRelayConfig(env, environment, { tls, agents, clients });
 }
 
-/**
- * Agents and clients are checked field by field, so a bad port elsewhere does not hide a bad
- * token entry: every problem is listed at once.
- */
+/** Checked field by field, so a bad port elsewhere does not hide a bad token entry. */
 function parseAgentsAndClients(
   environment: Readonly<Record<string, string | undefined>>,
   problems: string[],
@@ -66,10 +63,7 @@ function digests(value: string, label: string, problems: string[]): Buffer[] {
   return parsed.digests;
 }
 
-/**
- * A token identifies exactly one agent or one client: an agent token is never a client token
- * (an agent must not reach other agents' servers), and no token names two agents.
- */
+/** A token identifies one agent or one client: an agent must not reach other agents' servers. */
 function crossCheck(agents: RelayAgentConfig[], clients: RelayClientConfig[]): string[] {
   const problems: string[] = [];
   const owners = new Map<string, string>();

@@ -34,7 +34,6 @@ export const relayClusterEnvFields = {
   }),
 };
 
-/** Undefined without RELAY_REDIS_URL: one replica, all in memory. */
 export function clusterConfig(env: {
   RELAY_REDIS_URL?: string | undefined;
   RELAY_REPLICA_URL?: string | undefined;

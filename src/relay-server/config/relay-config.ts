@@ -18,7 +18,6 @@ export interface RelayClientConfig {
   agents: ReadonlySet<string>;
 }
 
-/** What load-relay-config.ts checks beyond the schema: files and token lists. */
 interface CheckedSettings {
   tls: { cert: string; key: string } | undefined;
   agents: RelayAgentConfig[];

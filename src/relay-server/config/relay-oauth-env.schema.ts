@@ -85,7 +85,6 @@ export function checkOAuthEnv(env: Partial<OAuthEnv>, ctx: z.RefinementCtx): voi
   }
 }
 
-/** The typed OAuth settings, or undefined when no issuer is configured. */
 export function oauthConfig(env: OAuthEnv) {
   if (env.RELAY_OAUTH_ISSUER === undefined || env.RELAY_PUBLIC_URL === undefined) return undefined;
   const resource = env.RELAY_PUBLIC_URL.replace(/\/+$/, '');

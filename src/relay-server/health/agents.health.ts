@@ -4,9 +4,8 @@ import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 
 /**
- * The configured agents and their open connections, for operators. Always "up": an agent
- * that is not connected is the agent's problem, and restarting the relay would not fix it.
- * Only names and counts: no pod ids, tokens or addresses.
+ * The configured agents and their connections, names and counts only. Always "up": a missing
+ * agent is the agent's problem, which restarting the relay would not fix.
  */
 @Injectable()
 export class AgentsHealthIndicator {

@@ -3,10 +3,9 @@ import { HealthIndicatorService } from '@nestjs/terminus';
 import { RelayCluster } from '../cluster/relay-cluster.service.js';
 
 /**
- * Redis, the replicas' shared state (RELAY_REDIS_URL only). `check` is down while Redis is
- * unreachable or refuses this replica's writes (full); `checkReady` only until it was reached once: a replica that lost Redis keeps
- * its traffic and answers what needs shared state with 503 + Retry-After itself, so that an
- * outage of Redis does not take every replica out of the load balancer at once.
+ * Redis (RELAY_REDIS_URL only): `check` is down while it is unreachable or refuses writes;
+ * `checkReady` only until it was reached once, so a Redis outage does not take every replica
+ * out of the load balancer (each answers what needs shared state 503 itself).
  */
 @Injectable()
 export class RedisHealthIndicator {

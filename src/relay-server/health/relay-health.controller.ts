@@ -4,11 +4,7 @@ import { HealthProbe } from '../../common/http/health-probe.decorator.js';
 import { AgentsHealthIndicator } from './agents.health.js';
 import { RedisHealthIndicator } from './redis.health.js';
 
-/**
- * Probes, served only on RELAY_HEALTH_CHECK_PORT (no token: the port is the boundary). With
- * RELAY_REDIS_URL, `/health` shows Redis's state now and `/health/ready` waits for Redis to
- * have been reached once (redis.health.ts); `/health/live` never looks at Redis.
- */
+/** Probes, on RELAY_HEALTH_CHECK_PORT only (the port is the boundary, no token). */
 @Controller('health')
 export class RelayHealthController {
   constructor(

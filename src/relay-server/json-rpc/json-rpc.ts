@@ -16,8 +16,13 @@ export interface JsonRpcResponse {
   error?: { code: number; message: string; data?: unknown };
 }
 
-export function jsonRpcError(id: JsonRpcId | null, code: number, message: string): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: { code, message } };
+export function jsonRpcError(
+  id: JsonRpcId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } };
 }
 
 export const JsonRpcCode = {
@@ -57,7 +62,6 @@ export function isObject(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** JSON text as a value, or undefined when it is not JSON. */
 export function parseJsonOrUndefined(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;

@@ -5,12 +5,9 @@ import { isObject, type JsonRpcId, type Message } from '../json-rpc/json-rpc.js'
 export const INEXACT_ID = Symbol('INEXACT_ID');
 
 /**
- * The message with its ids as the client wrote them. `JSON.parse` reads an id past 2^53
- * rounded (`123456789012345678901234567890` becomes `1.2345678901234568e+29`), and the answer
- * would then carry an id the client never sent. Such an integer becomes a bigint, which
- * `stringifyMessage` writes back digit for digit. Only a message with such an id is parsed a
- * second time (losslessly); every other one is returned as it is. Looks at the request's `id`
- * and at the `requestId` a cancellation names, the ids the relay keeps and echoes.
+ * The message with its `id` and a cancellation's `requestId` as the client wrote them:
+ * `JSON.parse` rounds an integer past 2^53, and the answer would carry an id never sent. Such
+ * an integer becomes a bigint; only a message holding one is parsed again, losslessly.
  */
 export function withExactIds(message: unknown, text: string): unknown {
   if (!isObject(message)) return message;

@@ -1,8 +1,4 @@
-/**
- * Counts requests in flight per key (an agent name, a client name) against a cap. `acquire`
- * returns a release function, or undefined when the key is at its cap; release is idempotent
- * so a double settle cannot drive a count below zero.
- */
+/** Requests in flight per key against a cap; a release runs once, whatever calls it twice. */
 export class InFlightLimiter {
   private readonly counts = new Map<string, number>();
 

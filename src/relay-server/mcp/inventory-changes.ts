@@ -1,10 +1,6 @@
 import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 
-/**
- * The servers whose tool list, as a client of one agent connection sees it, differs between two
- * inventories of that connection: added, removed, up or not up any more, or listing other tools.
- * A server that is not up offers no tools, so `starting` → `down` changes nothing for a client.
- */
+/** The servers whose tools as a client sees them (up ones only) differ between two inventories. */
 export function changedServers(
   before: readonly ProtocolServer[],
   after: readonly ProtocolServer[],

@@ -16,24 +16,20 @@ export interface EventStreamOptions {
   budget: StreamBudget;
   client: string;
   /**
-   * True for a stream that only carries notifications (GET, `subscriptions/listen`): past a
-   * budget it is closed, which frees what it holds and tells its client it missed something.
-   * False for a request's answer: its progress is dropped (advisory), the answer still comes.
+   * A notification-only stream (GET, listen) is closed past a budget, telling its client it
+   * missed something; a request's stream drops progress instead and still gets its answer.
    */
   closeWhenOver: boolean;
   onOver: (budget: StreamBudgetName) => void;
 }
 
 /**
- * The answer to one POSTed request, as `application/json` unless the MCP server sends
- * something about the request first (progress): then it turns into a `text/event-stream`
- * carrying those notifications and, last, the response. A GET stream starts at once. What the
- * network has not taken yet counts against the client's and the relay's StreamBudget until it
- * has, or the stream closes.
+ * A POST's answer, `application/json` unless the server first sends something about the request
+ * (progress): then a `text/event-stream` ending with the response. A GET stream starts at once.
+ * What the network has not taken counts in the StreamBudget until it has, or the stream closes.
  */
 export class LazyEventStream {
   started = false;
-  /** Bytes written that the network has not taken yet. */
   private held = 0;
   private closed = false;
 
@@ -52,7 +48,6 @@ export class LazyEventStream {
     this.send(encodeEvent(notification));
   };
 
-  /** Writes an encoded event, unless a budget refuses it. */
   send(event: Buffer): void {
     if (this.response.destroyed) return;
     this.start();
@@ -66,7 +61,6 @@ export class LazyEventStream {
     this.write(event);
   }
 
-  /** Written (and counted) until the network takes it. */
   private write(event: Buffer): void {
     this.held += event.length;
     this.response.write(event, () => {

@@ -108,7 +108,6 @@ export class McpRelayService {
     return { close };
   }
 
-  /** DELETE: the client ends its session. */
   end(target: RelayTarget): RelayAnswer {
     if (target.sessionId === undefined) return { status: 400 };
     const session = this.find(target);

@@ -178,7 +178,6 @@ export class McpController {
   }
 }
 
-/** The 400 answer for a body that is not valid JSON or has an id no double holds exactly. */
 function invalidBodyAnswer(message: unknown): RelayAnswer | undefined {
   if (message === PARSE_ERROR) {
     return {

@@ -8,20 +8,13 @@ import { withExactIds } from './exact-ids.js';
 
 export const PARSE_ERROR = Symbol('PARSE_ERROR');
 
-/**
- * How deep a client's message may nest: the frame that carries it to the agent is one level
- * more, and the protocol allows 100 (docs/agent-protocol.md, "Limits"). Checked on the text,
- * before parsing, so nothing deeper is ever built in memory or stringified.
- */
+/** The frame that carries a message is one level deeper, and the protocol allows 100. */
 export const MAX_MESSAGE_DEPTH = DEFAULT_FRAME_LIMITS.maxDepth - 1;
 
 /**
- * The request body as JSON, read by the plant API's reader (common/http/request-body.ts) with
- * the frame limit as its size: 413 past it (without buffering the rest), 415 for a charset
- * other than UTF-8 or an unknown Content-Encoding, 408 for a body slower than 1 KiB/s after
- * 5 s, 400 for bytes that are not UTF-8 or nesting past MAX_MESSAGE_DEPTH. Returns PARSE_ERROR
- * for a body that is not JSON, so the caller can answer JSON-RPC's -32700, and INEXACT_ID for
- * an id no number holds exactly (-32600).
+ * The body as JSON, read by the plant API's reader with the frame limit (413, 415, 408, 400 as
+ * it says) and its depth checked on the text before parsing. PARSE_ERROR for a body that is not
+ * JSON (-32700), INEXACT_ID for an id no number holds exactly (-32600).
  */
 export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
   const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
@@ -47,9 +40,8 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
   }
   let message: unknown;
   try {
-    // JSON.parse, not the plant API's lossless parser: the relay forwards, it does not
-    // interpret, and the agent end encodes frames with JSON.stringify (no bigint). Only the
-    // ids the relay echoes itself are read exactly.
+    // JSON.parse, not the lossless parser: the relay forwards; only the ids it echoes itself
+    // are read exactly.
     message = JSON.parse(text) as unknown;
   } catch {
     return PARSE_ERROR;

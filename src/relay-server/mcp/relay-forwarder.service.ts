@@ -157,7 +157,6 @@ export class RelayForwarder {
     };
   }
 
-  /** A client's `notifications/cancelled`: cancels the request of `session` it names, if any. */
   cancel(session: RelaySession, params: unknown): void {
     const fields = isObject(params) ? params : {};
     const reason = typeof fields.reason === 'string' ? fields.reason : 'cancelled by the client';

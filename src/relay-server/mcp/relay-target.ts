@@ -6,7 +6,6 @@ import {
 } from '../json-rpc/json-rpc.js';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 
-/** What a client's HTTP request is answered with. */
 export interface RelayAnswer {
   status: number;
   sessionId?: string;
@@ -33,7 +32,6 @@ export function invalidRequest(id: JsonRpcId | null, reason: string): RelayAnswe
   return { status: 400, body: jsonRpcError(id, JsonRpcCode.InvalidRequest, reason) };
 }
 
-/** No open connection of the agent has the server up. */
 export function notUp(id: JsonRpcId | null, agent: string, server: string): JsonRpcResponse {
   return jsonRpcError(
     id,

@@ -14,12 +14,9 @@ const ABOUT_THE_SERVER = new Set([
 ]);
 
 /**
- * Where an MCP server's notification about no waiting request goes (progress for a waiting
- * request never gets here: AgentConnection hands it to that request). List changes go to
- * every session of that server on that connection. Anything else (logging, resource updates)
- * may carry one client's data, so it goes only to the sessions of the server's one client
- * (ServerTenants), and logging only to those that asked for it with `logging/setLevel`; while
- * the server has served several clients it is dropped. Stray progress is dropped.
+ * Where a server's notification about no waiting request goes: list changes to every session of
+ * that server on that connection; anything else may carry one client's data, so only to the
+ * server's one client (logging, to its sessions that asked), dropped while it served several.
  */
 @Injectable()
 export class ServerMessageRouter {

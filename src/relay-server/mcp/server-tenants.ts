@@ -2,11 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { AgentConnection } from '../agents/agent-connection.js';
 
 /**
- * Which clients each MCP server has served, per agent connection: every request and
- * notification the relay passes to a server counts, from any endpoint and either MCP revision.
- * A server's message that names no request (logging, mostly) may be about any of them, so the
- * relay gives it to a client only while that client is the server's one client
- * (docs/relay-server.md, Security). Entries live as long as the connection.
+ * Which clients each MCP server has served, per agent connection: a message that names no
+ * request may be about any of them (docs/relay-server.md, Security). Lives as the connection.
  */
 @Injectable()
 export class ServerTenants {

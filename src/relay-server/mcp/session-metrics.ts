@@ -3,10 +3,7 @@ import { Gauge } from 'prom-client';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { SessionStore } from './session-store.service.js';
 
-/**
- * relay_mcp_sessions is counted when scraped, so no path that opens or ends a session (create,
- * delete, the idle sweep, a closed agent connection) has to keep a gauge in step.
- */
+/** Counted when scraped, so no path that opens or ends a session keeps a gauge in step. */
 export const sessionMetricProviders = [
   {
     provide: getToken('relay_mcp_sessions'),

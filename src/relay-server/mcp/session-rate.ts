@@ -13,7 +13,6 @@ export class SessionRate {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts a new session of `client`; false (nothing counted) when it is at its cap. */
   take(client: string): boolean {
     const now = this.now();
     if (now - this.windowStart >= MINUTE_MS) {

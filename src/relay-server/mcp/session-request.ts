@@ -5,10 +5,7 @@ import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
 import type { RelayForwarder } from './relay-forwarder.service.js';
 import type { RelaySession } from './session-store.service.js';
 
-/**
- * A request of a session, for either MCP revision: to the MCP server the session is pinned to,
- * or through the aggregate endpoint; in flight, timed out and cancelled as the forwarder does.
- */
+/** A request of a session, either revision: to its pinned server, or the aggregate endpoint. */
 export function forwardInSession(
   forwarder: RelayForwarder,
   aggregate: AggregateService,

@@ -51,7 +51,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.sweeper);
   }
 
-  /** A new session; without `pinned`, one of the agent's aggregate endpoint. */
   create(client: string, agent: string, pinned?: RelaySession['pinned']): RelaySession {
     return this.add(randomUUID(), client, agent, pinned);
   }
@@ -120,7 +119,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return session;
   }
 
-  /** The session lives on this replica (whoever it belongs to). */
   holds(id: string): boolean {
     return this.sessions.has(id);
   }
@@ -143,7 +141,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     session?.stream?.end();
   }
 
-  /** Drops every session of a closed connection (called when an agent pod disconnects). */
   dropConnection(connection: AgentConnection): void {
     for (const [id, session] of this.sessions) {
       if (session.pinned?.connection === connection) this.drop(id);
@@ -181,7 +178,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  /** To every open stream of `agent`'s aggregate sessions. */
   broadcastAggregate(agent: string, message: Message): void {
     this.sendWhere((s) => !s.pinned && s.agent === agent, message);
   }
@@ -205,7 +201,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return this.sessions.size;
   }
 
-  /** Open sessions per agent, each of `agents` included (0 when it has none). */
   countByAgent(agents: Iterable<string>): Map<string, number> {
     const counts = new Map([...agents].map((agent) => [agent, 0]));
     for (const { agent } of this.sessions.values()) counts.set(agent, (counts.get(agent) ?? 0) + 1);

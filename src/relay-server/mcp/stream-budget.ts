@@ -6,10 +6,8 @@ export type StreamBudgetName = 'stream' | 'client' | 'relay';
 
 /**
  * Bytes written to clients that the network has not taken yet, per client across all its
- * streams and answers (GET, listen, a request's progress and its answer) and for the relay in
- * total, so that a client opening more streams or requests it never reads does not add memory.
- * A message shared by several streams is counted once per stream: the bound holds whatever is
- * shared. Notifications past a budget are not written; answers always are, and a client over
+ * streams and answers and for the relay in total: more streams a client never reads add no
+ * memory. Notifications past a budget are not written; answers always are, and a client over
  * its budget gets no new request in (429) until it has read them.
  */
 @Injectable()
@@ -19,10 +17,7 @@ export class StreamBudget {
 
   constructor(@Inject(RELAY_CONFIG) private readonly config: RelayConfig) {}
 
-  /**
-   * Takes `bytes` for a stream of `client` already holding `streamHeld`; returns the budget
-   * that refuses them instead. One message always fits an empty stream (it is at most a frame).
-   */
+  /** Takes `bytes` for a stream holding `streamHeld`, or names the budget that refuses them. */
   take(client: string, streamHeld: number, bytes: number): StreamBudgetName | undefined {
     if (streamHeld > 0 && streamHeld + bytes > this.config.maxFrameBytes) return 'stream';
     const held = this.byClient.get(client) ?? 0;
@@ -46,7 +41,6 @@ export class StreamBudget {
     return undefined;
   }
 
-  /** The network took `bytes` of `client`'s (or the stream closed with them). */
   release(client: string, bytes: number): void {
     const held = (this.byClient.get(client) ?? 0) - bytes;
     if (held > 0) this.byClient.set(client, held);

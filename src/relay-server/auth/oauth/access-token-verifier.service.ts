@@ -36,7 +36,6 @@ export interface OAuthPrincipal {
   agents: ReadonlySet<string>;
 }
 
-/** A refused token, with the reason the metric and the challenge report. */
 export class TokenRefusedError extends Error {
   constructor(readonly reason: RefusalReason) {
     super(reason);
@@ -44,10 +43,8 @@ export class TokenRefusedError extends Error {
 }
 
 /**
- * Verifies the issuer's JWT access tokens locally (RFC 9068): signature against the issuer's
- * keys, `typ` `at+jwt` (unless switched off), `iss`, `aud` naming this relay's resource, a
- * `sub`, `exp`/`nbf`/`iat` with the configured leeway. Opaque tokens are not introspected: a
- * token that is not a JWT is refused.
+ * Verifies the issuer's JWT access tokens locally (RFC 9068): signature, `typ` (unless switched
+ * off), `iss`, `aud` naming this relay, `sub`, times with the leeway. Opaque tokens are refused.
  */
 @Injectable()
 export class AccessTokenVerifier implements OnApplicationBootstrap {
@@ -65,15 +62,8 @@ export class AccessTokenVerifier implements OnApplicationBootstrap {
     this.oauth = config.oauth;
     this.#knownAgents = new Set(config.agents.map((a) => a.name));
     this.#log = new RateLimitedLog(logger);
-    this.#keys =
-      config.oauth &&
-      new IssuerKeys({
-        issuer: config.oauth.issuer,
-        refreshMs: config.oauth.jwksRefreshMs,
-        fetchTimeoutMs: config.oauth.fetchTimeoutMs,
-        maxDocumentBytes: config.oauth.maxDocumentBytes,
-        onFetchFailure: (error) => this.#fetchFailed(error),
-      });
+    const onFetchFailure = (error: unknown) => this.#fetchFailed(error);
+    this.#keys = config.oauth && new IssuerKeys({ ...config.oauth, onFetchFailure });
   }
 
   /** Not awaited: an IdP that is down at start is a warning, not a relay that cannot start. */
@@ -96,7 +86,6 @@ export class AccessTokenVerifier implements OnApplicationBootstrap {
     }
   }
 
-  /** The token's subject and agents; throws TokenRefusedError or IdpUnavailableError. */
   async verify(token: string): Promise<OAuthPrincipal> {
     if (!this.oauth || !this.#keys) throw new TokenRefusedError('invalid_token');
     const { oauth } = this;

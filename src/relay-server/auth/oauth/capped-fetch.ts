@@ -4,10 +4,9 @@ import { request } from 'undici';
 export class DocumentTooLargeError extends Error {}
 
 /**
- * A GET through undici (TLS verified, redirects not followed: a 3xx is not a 200) whose body
- * is read as a stream and dropped at the first byte past `maxBytes`: a huge metadata document
- * or key set costs at most the cap in memory, not the pod. The answer is a fetch Response over
- * the bytes read, for `jose` and for the metadata parser; `init.signal` bounds the whole read.
+ * A GET through undici (TLS verified, no redirects) whose body is dropped at the first byte past
+ * `maxBytes`, so a huge document costs at most the cap. The answer is a fetch Response over the
+ * bytes read, for `jose` and the metadata parser; `init.signal` bounds the whole read.
  */
 export async function cappedFetch(
   url: string | URL,
@@ -34,16 +33,12 @@ type Body = AsyncIterable<Buffer> & {
   destroy(): void;
 };
 
-/**
- * Drops a body unread. undici reports the destroyed stream as an AbortError event: unheard, it
- * would be an uncaught exception that ends the process.
- */
+/** Drops a body unread; its AbortError event, unheard, would end the process. */
 function drop(body: Body): void {
   body.on('error', () => {});
   body.destroy();
 }
 
-/** The whole body, or undefined (and the stream dropped) when it passes `maxBytes`. */
 async function readAtMost(stream: Body, maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;

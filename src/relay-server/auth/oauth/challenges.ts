@@ -1,4 +1,4 @@
-import { HttpStatus } from '@nestjs/common';
+import { HttpStatus, InternalServerErrorException } from '@nestjs/common';
 import { BearerChallengeException } from '../../../common/errors/bearer-challenge.exception.js';
 import { HttpExceptionWithHeaders } from '../../../common/errors/http-exception-with-headers.js';
 import type { RelayOAuthConfig } from '../../config/relay-config.js';
@@ -27,9 +27,8 @@ const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
 };
 
 /**
- * The RFC 6750 challenge with the MCP authorization parameters: where the protected resource
- * metadata is (RFC 9728 §5.1) and the scope the endpoint needs. Values are ours, never the
- * client's, so nothing needs escaping.
+ * The RFC 6750 challenge with where the resource metadata is (RFC 9728 §5.1) and the scope the
+ * endpoint needs; the values are ours, never the client's, so nothing needs escaping.
  */
 function challenge(oauth: RelayOAuthConfig | undefined, agent: string, extra = ''): string {
   if (!oauth) return `${REALM}${extra}`;
@@ -42,7 +41,6 @@ function scopeParameter(oauth: RelayOAuthConfig, agent: string): string {
   return RELAY_NAME.test(agent) ? `, scope="${oauth.scopePrefix}${agent}"` : '';
 }
 
-/** 401: no token, or one that is not valid (a static one or the issuer's). */
 export function unauthorized(
   oauth: RelayOAuthConfig | undefined,
   agent: string,
@@ -61,10 +59,7 @@ export function unauthorized(
   );
 }
 
-/**
- * 403 step-up: a valid token without the agent's scope. An agent that does not exist gets the
- * same answer, so a token cannot probe agent names.
- */
+/** 403 step-up: no scope for this agent, or no such agent (a token cannot probe names). */
 export function insufficientScope(oauth: RelayOAuthConfig, agent: string) {
   return new HttpExceptionWithHeaders(
     HttpStatus.FORBIDDEN,
@@ -81,14 +76,11 @@ export function insufficientScope(oauth: RelayOAuthConfig, agent: string) {
 
 /** 500: the relay's OAuth settings do not fit its identity provider; retrying does not help. */
 export function idpMisconfigured() {
-  return new HttpExceptionWithHeaders(
-    HttpStatus.INTERNAL_SERVER_ERROR,
+  return new InternalServerErrorException(
     "the relay's identity provider settings are wrong (its log says how): a configuration error for its operator, not an outage",
-    {},
   );
 }
 
-/** 503: the token needs the identity provider, which does not answer; retry later. */
 export function idpUnavailable(oauth: RelayOAuthConfig) {
   return new HttpExceptionWithHeaders(
     HttpStatus.SERVICE_UNAVAILABLE,

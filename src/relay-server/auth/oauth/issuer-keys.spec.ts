@@ -40,7 +40,7 @@ const sign = (issuer: string, k: Awaited<ReturnType<typeof key>>) =>
 
 const options = (issuer: string, onFetchFailure: (error: unknown) => void) => ({
   issuer,
-  refreshMs: 30_000,
+  jwksRefreshMs: 30_000,
   fetchTimeoutMs: 2_000,
   maxDocumentBytes: 1_048_576,
   onFetchFailure,

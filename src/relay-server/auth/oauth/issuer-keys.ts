@@ -7,23 +7,18 @@ import {
   type JWSHeaderParameters,
   type RemoteJWKSet,
 } from 'jose';
+import type { RelayOAuthConfig } from '../../config/relay-config.js';
 import { cappedFetch } from './capped-fetch.js';
 import { discoverJwksUri, IdpConfigurationError } from './issuer-metadata.js';
 
 /** The identity provider cannot be reached and the token needs it: the client should retry. */
 export class IdpUnavailableError extends Error {}
 
-export interface IssuerKeysOptions {
-  issuer: string;
-  /** Least time between two fetches (also after a failed one), and between discovery tries. */
-  refreshMs: number;
-  fetchTimeoutMs: number;
-  /** The largest metadata document or key set read; a bigger one is a failed fetch. */
-  maxDocumentBytes: number;
-  /** Called once per failed fetch (however many requests waited for it); carries no token. */
-  onFetchFailure: (error: unknown) => void;
-  now?: () => number;
-}
+/** `onFetchFailure` runs once per failed fetch, however many requests waited for it. */
+type IssuerKeysOptions = Pick<
+  RelayOAuthConfig,
+  'issuer' | 'jwksRefreshMs' | 'fetchTimeoutMs' | 'maxDocumentBytes'
+> & { onFetchFailure: (error: unknown) => void; now?: () => number };
 
 /** jose's own fetch failures (timeout, non-200, not a key set) and the network's TypeError. */
 const FETCH_FAILURES = new Set(['ERR_JOSE_GENERIC', 'ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID']);
@@ -31,11 +26,9 @@ const isFetchFailure = (error: unknown) =>
   !(error instanceof errors.JOSEError) || FETCH_FAILURES.has(error.code);
 
 /**
- * The issuer's signing keys: jose's remote key set (cached, refetched for an unknown `kid` at
- * most once per refresh interval, so the IdP rotates keys without a relay restart). When a
- * fetch fails, the keys fetched before still verify; a key that needs the fetch gets
- * IdpUnavailableError, and no further fetch is tried for refreshMs (a down IdP is not hammered).
- * Every document is read to at most maxDocumentBytes (cappedFetch).
+ * The issuer's signing keys: jose's remote key set, refetched for an unknown `kid` at most once
+ * per refresh interval. When a fetch fails the keys fetched before still verify, a new key gets
+ * IdpUnavailableError, and no fetch is tried for jwksRefreshMs (a down IdP is not hammered).
  */
 export class IssuerKeys {
   #remote: RemoteJWKSet | undefined;
@@ -48,7 +41,6 @@ export class IssuerKeys {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A `jwtVerify` key function. */
   readonly getKey = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     const remote = this.#remote ?? (await this.#discover());
     if (this.#backingOff()) return this.#cached(remote, header, token);
@@ -62,7 +54,7 @@ export class IssuerKeys {
   };
 
   #backingOff(): boolean {
-    return this.#now() - this.#failedAt < this.options.refreshMs;
+    return this.#now() - this.#failedAt < this.options.jwksRefreshMs;
   }
 
   /** jose hands one failed fetch to every request that waited for it: report it once. */
@@ -94,10 +86,7 @@ export class IssuerKeys {
     );
   }
 
-  /**
-   * Finds the jwks_uri once; a failure is retried after refreshMs, answered until then with
-   * IdpUnavailableError (503), or with the IdpConfigurationError when a setting is wrong.
-   */
+  /** Finds the jwks_uri once; a failure is retried after jwksRefreshMs, refused until then. */
   #discover(): Promise<RemoteJWKSet> {
     if (this.#backingOff()) return Promise.reject(this.#discoveryRefusal());
     const { issuer, fetchTimeoutMs, maxDocumentBytes } = this.options;
@@ -122,9 +111,9 @@ export class IssuerKeys {
   }
 
   #remoteKeys(jwksUri: URL): RemoteJWKSet {
-    const { refreshMs, fetchTimeoutMs, maxDocumentBytes } = this.options;
+    const { jwksRefreshMs, fetchTimeoutMs, maxDocumentBytes } = this.options;
     return createRemoteJWKSet(jwksUri, {
-      cooldownDuration: refreshMs,
+      cooldownDuration: jwksRefreshMs,
       timeoutDuration: fetchTimeoutMs,
       [customFetch]: (url, init) => cappedFetch(url, init, maxDocumentBytes),
     });

@@ -6,12 +6,9 @@ import { RELAY_NAME } from '../../config/relay-env.schema.js';
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
 /**
- * OAuth 2.0 Protected Resource Metadata (RFC 9728), where MCP clients learn which
- * authorization server issues tokens for this relay. The 401 challenge points at the
- * resource's own document; clients that probe per endpoint find the same document under
- * `<well-known>/<path>/mcp/<agent>[/<server>]`, naming the agent's scope. One resource (the
- * relay) covers every endpoint under it, so one token audience serves them all. Not found
- * when no issuer is configured.
+ * OAuth 2.0 Protected Resource Metadata (RFC 9728): which issuer's tokens this relay takes. One
+ * resource covers every endpoint; a client probing per endpoint (`<well-known>/<path>/mcp/<agent>`)
+ * gets the same document naming the agent's scope. 404 without an issuer.
  */
 @Controller(WELL_KNOWN.slice(1))
 export class ProtectedResourceController {
@@ -32,7 +29,6 @@ export class ProtectedResourceController {
   }
 }
 
-/** `…/mcp/<agent>[/<server>]` names an agent; any other suffix names none. */
 function agentOf(suffix: string): string | undefined {
   const match = /\/mcp\/([^/]+)(?:\/[^/]+)?\/?$/.exec(suffix);
   const agent = match?.[1];

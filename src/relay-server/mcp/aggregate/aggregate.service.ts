@@ -26,9 +26,8 @@ import { splitName } from './tool-names.js';
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
 /**
- * Bounds of one aggregate `tools/list`: pages per server, servers asked at once, and the merged
- * list's size. An agent's `hello` carries all its tools in one 4 MiB frame, so real lists are far
- * below these; they stop a hostile agent from making the relay hold gigabytes for one request.
+ * Bounds of one aggregate `tools/list`. A `hello` carries all the agent's tools in one 4 MiB
+ * frame, so real lists are far below; they stop a hostile agent making the relay hold gigabytes.
  */
 const TOOL_LIST_LIMITS: ToolListLimits = {
   maxPagesPerServer: 10,
@@ -37,26 +36,17 @@ const TOOL_LIST_LIMITS: ToolListLimits = {
 };
 
 /**
- * The agent's aggregate endpoint (`/mcp/<agent>`): one MCP server made of all the agent's MCP
- * servers' tools, named `<server>__<tool>` (tool-names.ts). The relay is this server itself: it
- * answers `initialize` and `ping`, builds `tools/list` by asking every server that is up on
- * some connection of the agent, and passes `tools/call` on to the server its prefix names, on
- * a connection that has it up, through the same RelayForwarder as the per-server endpoints
- * (ids, progress tokens, timeouts, caps and cancellation alike). With several replicas, the
- * servers up only on another replica's connections are listed and called through that replica
- * (OtherReplicas), so every replica offers the same tools. It offers tools only:
- * resources, prompts, completions and logging stay on `/mcp/<agent>/<server>`.
- *
- * It also tells the agent's aggregate sessions when their list changes
- * (`notifications/tools/list_changed` on their GET streams): when the tools offered across the
- * agent's connections differ after a `hello`, an `inventory` or a disconnect, and when a server
- * that is up says its own list changed.
+ * The agent's aggregate endpoint (`/mcp/<agent>`): one MCP server, the relay itself, offering
+ * the tools of all the agent's servers as `<server>__<tool>` (tool-names.ts). `tools/list` asks
+ * every server up on some connection, or on another replica (OtherReplicas); `tools/call` goes
+ * through RelayForwarder to the server its prefix names. Tools only: the rest stays on
+ * `/mcp/<agent>/<server>`. Its sessions hear `list_changed` when the offered tools change.
  */
 @Injectable()
 export class AggregateService {
   /** Per agent: a digest of the tools its connections offer, to notice changes. */
   private readonly offered = new Map<string, string>();
-  /** One line per 10 s at most: what agents offer is the peers' to vary. */
+  /** A line per 10 s at most: what agents offer is theirs to vary. */
   private readonly failureLog: RateLimitedLog;
 
   constructor(
@@ -76,10 +66,7 @@ export class AggregateService {
     });
   }
 
-  /**
-   * The answer to `initialize`: the client's protocol version when the relay knows it, else the
-   * newest it knows (the client then decides), and the one capability it has.
-   */
+  /** `initialize`: the client's protocol version when the relay knows it, else its newest. */
   initialize(id: JsonRpcId, params: unknown): JsonRpcResponse {
     const asked = isObject(params) ? params.protocolVersion : undefined;
     const protocolVersion =
@@ -100,7 +87,6 @@ export class AggregateService {
     };
   }
 
-  /** One request of an aggregate session (admitted and made cancellable by RelayForwarder). */
   async request(
     session: RelaySession,
     message: Message,
@@ -140,7 +126,7 @@ export class AggregateService {
     }
     const elsewhere = await this.peers.serversElsewhere(agent);
     const merged = await listAllTools(
-      [...this.serversUp(agent), ...elsewhere.keys()],
+      [...this.registry.serversUp(agent), ...elsewhere.keys()],
       this.pageFetcher(session, id, elsewhere, signal),
       TOOL_LIST_LIMITS,
     );
@@ -161,10 +147,8 @@ export class AggregateService {
   }
 
   /**
-   * How a listing asks each server for a page: on a connection here, else through the replica
-   * `elsewhere` names. A cursor is the server instance's own, so every page asked here comes
-   * from one pod; through a peer each page is a request of its own, which the peer may serve
-   * from another pod of the agent (a cursor then holds only if the pods' servers agree on it).
+   * How a listing asks a server for a page: on one pod here (a cursor is that pod's), else
+   * through the replica `elsewhere` names, which may serve each page from another pod.
    */
   private pageFetcher(
     { agent, client }: RelaySession,
@@ -218,17 +202,6 @@ export class AggregateService {
     return this.peers.send({ peer, client, agent, server: target.server, message: call, signal });
   }
 
-  /** The servers up on some open connection of `agent`, in inventory order, each once. */
-  private serversUp(agent: string): string[] {
-    const names = new Set<string>();
-    for (const connection of this.registry.of(agent)) {
-      if (!connection.open) continue;
-      for (const server of connection.servers) if (server.state === 'up') names.add(server.name);
-    }
-    return [...names];
-  }
-
-  /** Sends list_changed to the agent's aggregate sessions when the tools it offers changed. */
   private refresh(agent: string): void {
     const digest = offeredDigest(this.registry.of(agent));
     if ((this.offered.get(agent) ?? NOTHING_OFFERED) === digest) return;

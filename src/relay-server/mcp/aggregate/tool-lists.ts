@@ -10,13 +10,11 @@ export type FetchToolsPage = (
 export interface ToolListLimits {
   /** Pages followed per server (`nextCursor`); the rest of a longer list is left out. */
   maxPagesPerServer: number;
-  /** Servers asked at once. */
   concurrency: number;
   /** Bytes (as JSON) of all servers' tools together; a server that would pass it is left out. */
   maxBytes: number;
 }
 
-/** A server left out of the merged list, in whole or in part, and why (for the log). */
 export interface ToolListFailure {
   server: string;
   reason: string;
@@ -28,10 +26,8 @@ export interface MergedToolList {
 }
 
 /**
- * The aggregate `tools/list`: every server's whole list (following its `nextCursor`), merged in
- * the order of `servers` under prefixed names (tool-names.ts). One server that fails (not up
- * any more, too slow, a malformed answer) is left out and reported; the others still answer, so
- * one broken MCP server does not hide the tools of all the rest.
+ * Every server's whole list (following `nextCursor`), merged in the order of `servers` under
+ * prefixed names. A server that fails is left out and reported: it hides no one else's tools.
  */
 export async function listAllTools(
   servers: readonly string[],
@@ -67,15 +63,11 @@ export async function listAllTools(
   return { tools: merged, failures };
 }
 
-/** The bytes kept so far by all the servers being listed together. */
 interface ListedBytes {
   bytes: number;
 }
 
-/**
- * One server's whole list, following `nextCursor` up to the page limit, or undefined when the
- * server is left out (the reason is pushed to `failures` and its bytes given back).
- */
+/** One server's list up to the page limit; undefined (reason in `failures`) when left out. */
 async function listServerTools(
   server: string,
   fetchPage: FetchToolsPage,
@@ -102,8 +94,7 @@ async function listServerTools(
     const read = readToolsPage(await fetchPage(server, cursor));
     if ('reason' in read) return leaveOut(read.reason);
     const pageBytes = Buffer.byteLength(JSON.stringify(read.tools));
-    // Counted against the whole list at once, not when this server is done: the servers are
-    // listed side by side, and together they keep at most maxBytes.
+    // Counted at once: the servers are listed side by side and together keep at most maxBytes.
     if (listed.bytes + pageBytes > limits.maxBytes) {
       return leaveOut(`its tools would make the merged list larger than ${limits.maxBytes} bytes`);
     }
@@ -123,7 +114,6 @@ async function listServerTools(
   return tools;
 }
 
-/** The tools and next cursor of one `tools/list` answer, or why it cannot be used. */
 function readToolsPage(
   answer: JsonRpcResponse,
 ): { tools: unknown[]; nextCursor: string | undefined } | { reason: string } {

@@ -22,11 +22,9 @@ export function listsAsked(params: unknown): ListKind[] {
     .map(([, kind]) => kind);
 }
 
-/** One open `subscriptions/listen` stream of a 2026 client. */
 interface Listener {
   client: string;
   agent: string;
-  /** Undefined for the agent's aggregate endpoint. */
   server: string | undefined;
   /** The lists it asked to follow: it hears of no other. */
   lists: ListKind[];
@@ -65,7 +63,6 @@ export class ListenStore {
     });
   }
 
-  /** Adds a listener; undefined when its client holds as many as it may. */
   add(listener: Listener): (() => void) | undefined {
     let mine = 0;
     for (const other of this.listeners) if (other.client === listener.client) mine++;
