@@ -50,7 +50,11 @@ export function parseApiTokens(value: string | undefined, label = 'API_TOKENS'):
  * length nor which entry matched.
  */
 export function matchesAnyToken(token: string, digests: readonly Buffer[]): boolean {
-  const presented = sha256(token);
+  return matchesAnyDigest(sha256(token), digests);
+}
+
+/** matchesAnyToken for a token hashed already: one hash checked against many owners' digests. */
+export function matchesAnyDigest(presented: Buffer, digests: readonly Buffer[]): boolean {
   let matched = false;
   for (const digest of digests) {
     matched = timingSafeEqual(presented, digest) || matched;

@@ -1,4 +1,4 @@
-import { matchesAnyToken } from '../../config/shared/api-tokens.js';
+import { matchesAnyDigest, sha256 } from '../../config/shared/api-tokens.js';
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -16,9 +16,11 @@ export function ownerOf<T extends { tokenDigests: Buffer[] }>(
   owners: readonly T[],
 ): T | undefined {
   if (token === undefined) return undefined;
+  // Hashed once, not once per owner: a relay may have hundreds of clients.
+  const presented = sha256(token);
   let found: T | undefined;
   for (const owner of owners) {
-    if (matchesAnyToken(token, owner.tokenDigests)) found ??= owner;
+    if (matchesAnyDigest(presented, owner.tokenDigests)) found ??= owner;
   }
   return found;
 }
