@@ -16,7 +16,8 @@
  *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc]
  *   --perf: `perf record -e cpu-clock` of the first relay over the rounds (with
  *     --relay-args=--perf-basic-prof for names) into <logs>/perf.data, for `perf report`.
- *   --floor: also measure baselines/relay-floor.mjs (bare node:https and ws doing the same hop).
+ *   --floor: also measure baselines/relay-floor.mjs (bare node:https and ws doing the same hop),
+ *     with --agent sim.
  *   --dist <dir>: measure that build (a dist/ folder) as `this` instead of the checkout's.
  *   --other-env NAME=VALUE: a setting for the --compare build only (--compare may be this one).
  *   --tenants N: RELAY_CLIENTS holds N clients (the bench's own is one of them).
@@ -277,6 +278,8 @@ const builds = {
     : join(await snapshotBuild(dir, node.sqlitePackage), 'dist'),
   ...(opts.compare && { other: copyOf(opts.compare, 'build-b') }),
 };
+// The floor speaks only the frames the simulated agent sends.
+if (opts.floor && opts.agent !== 'sim') throw new Error('--floor needs --agent sim');
 if (opts.floor) builds.floor = builds.this;
 console.log(`relay on Node ${node.version}, load from ${process.version}; logs in ${dir}`);
 const ca = makeCa(join(dir, 'ca'));
