@@ -6,12 +6,20 @@
  * The figure that holds on 2 shared cores is the relay process's CPU time per call (utime +
  * stime from /proc/<pid>/stat over the round, every thread); calls/s and the latency
  * percentiles move with whatever else the machine runs. With --compare the other build gets
- * its own relay and agent, measured in the same rounds, interleaved (A B, A B, ...).
+ * its own relay and agent, measured in the same rounds, interleaved (A B, B A, ...).
  *
  *   npm run build && node bench/relay-calls.mjs [--rounds 5] [--calls 4000] [--warmup 3000]
  *     [--clients 16] [--tenants 1] [--endpoint server|aggregate] [--agent real|sim]
- *     [--compare <other checkout>/dist] [--node 24|20|current] [--relay-env NAME=VALUE ...]
- *     [--relay-args=--cpu-prof --cpu-prof-dir=/tmp/p] [--unbundled] [--callgrind] [--alloc]
+ *     [--compare <other checkout>/dist] [--dist <dir>] [--node 24|20|current]
+ *     [--relay-env NAME=VALUE ...] [--other-env NAME=VALUE ...]
+ *     [--relay-args=--cpu-prof --cpu-prof-dir=/tmp/p]
+ *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc]
+ *   --perf: `perf record -e cpu-clock` of the first relay over the rounds (with
+ *     --relay-args=--perf-basic-prof for names) into <logs>/perf.data, for `perf report`.
+ *   --floor: also measure baselines/relay-floor.mjs (bare node:https and ws doing the same hop),
+ *     with --agent sim.
+ *   --dist <dir>: measure that build (a dist/ folder) as `this` instead of the checkout's.
+ *   --other-env NAME=VALUE: a setting for the --compare build only (--compare may be this one).
  *   --tenants N: RELAY_CLIENTS holds N clients (the bench's own is one of them).
  *   --agent sim: an agent in this process that answers at once (latency is then the relay's).
  *   --unbundled: run tsc's dist/relay-server/main.js, whose profile names each file.
@@ -20,12 +28,14 @@
  *   --alloc: instead of the rounds, one run of --calls under V8's sampling heap profiler (through
  *     --inspect): the bytes each call allocates, by function and package.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { perfRecord } from './lib/perf-record.mjs';
+import { cpuMicros } from './lib/process-cpu.mjs';
 import { callgrindLauncher, dumpInstructions, instrument, zero } from './lib/callgrind.mjs';
-import { aggregate, inspector, sampleAllocations, table, where } from './lib/heap-sampling.mjs';
+import { allocationTables, inspector, sampleAllocations } from './lib/heap-sampling.mjs';
 import { targetNode } from './lib/node-runtime.mjs';
 import { setTargetNode } from './lib/processes.mjs';
 import { RawMcpClient } from './lib/raw-mcp-client.mjs';
@@ -49,25 +59,23 @@ const { values: opts } = parseArgs({
     endpoint: { type: 'string', default: 'server' },
     agent: { type: 'string', default: 'real' },
     compare: { type: 'string' },
+    dist: { type: 'string' },
     node: { type: 'string', default: process.env.BENCH_NODE ?? '24' },
     'relay-args': { type: 'string', default: '' },
     'relay-env': { type: 'string', multiple: true, default: [] },
+    'other-env': { type: 'string', multiple: true, default: [] },
     unbundled: { type: 'boolean', default: false },
     callgrind: { type: 'boolean', default: false },
     alloc: { type: 'boolean', default: false },
+    floor: { type: 'boolean', default: false },
+    perf: { type: 'boolean', default: false },
   },
 });
 const CALLS = Number(opts.calls);
-const TICKS = 100; // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s
 const viaAggregate = opts.endpoint === 'aggregate';
 const tool = viaAggregate ? 'echo__echo' : 'echo';
 const toolCall = (id) =>
   `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${tool}","arguments":{"text":"hello"}}}`;
-
-const cpuSeconds = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-};
 
 async function openClients(relay, ca) {
   const path = viaAggregate ? '/mcp/lab' : '/mcp/lab/echo';
@@ -81,19 +89,27 @@ async function openClients(relay, ca) {
   return clients;
 }
 
-/** A relay, its agent and the clients' sessions, for one build. */
+/**
+ * A relay, its agent and the clients' sessions, for one build (`dist`), or for the floor
+ * (baselines/relay-floor.mjs) with the agent of `dist`.
+ */
 async function startTarget(name, dist, ca, dir, node) {
+  const entry = opts.unbundled ? 'relay-server/main.js' : 'bundle/relay-server.js';
   const relay = await startRelay({
     name: `relay-${name}`,
-    dist,
-    entry: opts.unbundled ? 'relay-server/main.js' : 'bundle/relay-server.js',
+    dist: name === 'floor' ? join(import.meta.dirname, 'baselines') : dist,
+    entry: name === 'floor' ? 'relay-floor.mjs' : entry,
     ca,
     dir,
     nodeArgs: [
       ...opts['relay-args'].split(' ').filter(Boolean),
       ...(opts.alloc ? ['--inspect=127.0.0.1:0'] : []),
     ],
-    env: Object.fromEntries(opts['relay-env'].map((pair) => pair.split(/=(.*)/s, 2))),
+    env: Object.fromEntries(
+      [...opts['relay-env'], ...(name === 'other' ? opts['other-env'] : [])].map((pair) =>
+        pair.split(/=(.*)/s, 2),
+      ),
+    ),
     launcher: opts.callgrind ? callgrindLauncher(dir, node.path) : undefined,
     tenants: Number(opts.tenants),
   });
@@ -133,29 +149,18 @@ async function cost(target, run) {
     return { relay: dumpInstructions(relay.pid, target.dir), agent: 0 };
   }
   const pids = [relay.pid, agent.pid ?? process.pid];
-  const before = pids.map(cpuSeconds);
+  const before = pids.map(cpuMicros);
   await run();
-  const [relayCpu, agentCpu] = pids.map((pid, k) => cpuSeconds(pid) - before[k]);
-  return { relay: relayCpu * 1e6, agent: agentCpu * 1e6 };
+  const [relayCpu, agentCpu] = pids.map((pid, k) => cpuMicros(pid) - before[k]);
+  return { relay: relayCpu, agent: agentCpu };
 }
 
+/** One slice of --calls calls: what the relay and the agent spent, the time, the latencies. */
 async function measure(target) {
   let outcome;
   const started = performance.now();
   const spent = await cost(target, async () => (outcome = await drive(target.clients, CALLS)));
-  const seconds = (performance.now() - started) / 1000;
-  const { latencies, errors } = outcome;
-  latencies.sort();
-  const at = (q) => latencies[Math.min(CALLS - 1, Math.floor(q * CALLS))];
-  return {
-    relayPerCall: spent.relay / CALLS,
-    agentUs: spent.agent / CALLS,
-    callsPerS: CALLS / seconds,
-    p50: at(0.5),
-    p99: at(0.99),
-    p999: at(0.999),
-    errors,
-  };
+  return { ...spent, ...outcome, seconds: (performance.now() - started) / 1000 };
 }
 
 const hrtimeUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -171,42 +176,61 @@ function keepWindow(window) {
   writeFileSync(join(profDir, 'window.json'), JSON.stringify({ window, requests }));
 }
 
-const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-const FIGURES = ['relayPerCall', 'agentUs', 'callsPerS', 'p50', 'p99', 'p999', 'errors'];
+const sum = (list) => list.reduce((a, b) => a + b, 0);
 const relayFigure = (value) =>
   opts.callgrind ? `${(value / 1e3).toFixed(0)}k instr` : `${value.toFixed(0)} us`;
 
+/** Totals over every slice: cost per call, calls/s, latency percentiles of all calls. */
+function summarize(slices) {
+  const calls = slices.length * CALLS;
+  const latencies = Float64Array.from(slices.flatMap((slice) => [...slice.latencies])).sort();
+  const at = (q) => latencies[Math.min(calls - 1, Math.floor(q * calls))].toFixed(2);
+  return {
+    relay: relayFigure(sum(slices.map((s) => s.relay)) / calls),
+    agent: `${(sum(slices.map((s) => s.agent)) / calls).toFixed(0)} us`,
+    callsPerS: (calls / sum(slices.map((s) => s.seconds))).toFixed(0),
+    percentiles: [at(0.5), at(0.99), at(0.999)],
+    errors: sum(slices.map((s) => s.errors)),
+  };
+}
+
 function printTable(results) {
-  const unit = opts.callgrind ? 'instructions' : 'CPU';
+  const load = loadavg().map((v) => v.toFixed(1));
   console.log(
-    `\n${opts.rounds} rounds x ${CALLS} calls, ${opts.clients} clients, ${opts.endpoint} endpoint, ` +
-      `${opts.agent} agent; medians; load ${loadavg()
-        .map((v) => v.toFixed(1))
-        .join(' ')}`,
+    `\n${opts.rounds} slices x ${CALLS} calls per build, ${opts.clients} clients, ` +
+      `${opts.endpoint} endpoint, ${opts.agent} agent; load ${load.join(' ')}`,
   );
+  const unit = opts.callgrind ? 'instructions' : 'CPU';
   console.log(
     `| build | relay ${unit}/call | agent CPU/call | calls/s | p50 ms | p99 ms | p99.9 ms | errors |`,
   );
   console.log('| ----- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
-  for (const [name, runs] of Object.entries(results)) {
-    const m = Object.fromEntries(FIGURES.map((f) => [f, median(runs.map((r) => r[f]))]));
-    const agent = opts.agent === 'sim' || opts.callgrind ? '-' : `${m.agentUs.toFixed(0)} us`;
+  for (const [name, slices] of Object.entries(results)) {
+    const m = summarize(slices);
+    const agent = opts.agent === 'sim' || opts.callgrind ? '-' : m.agent;
     console.log(
-      `| ${name} | ${relayFigure(m.relayPerCall)} | ${agent} | ${m.callsPerS.toFixed(0)} | ` +
-        `${m.p50.toFixed(2)} | ${m.p99.toFixed(2)} | ${m.p999.toFixed(2)} | ${m.errors} |`,
+      `| ${name} | ${m.relay} | ${agent} | ${m.callsPerS} | ${m.percentiles.join(' | ')} | ${m.errors} |`,
     );
   }
 }
 
+/** Each other target's relay cost over this one's: over all slices, and over each fifth. */
 function printRatio(results) {
-  const names = Object.keys(results);
-  if (names.length < 2) return;
-  const [a, b] = names.map((n) => results[n]);
-  const ratios = a.map((r, k) => b[k].relayPerCall / r.relayPerCall);
-  const listed = ratios.map((r) => r.toFixed(2)).join(', ');
-  console.log(
-    `\nrelay cost per call, ${names[1]}/${names[0]}: ${median(ratios).toFixed(2)}x (rounds: ${listed})`,
-  );
+  const [first, ...others] = Object.keys(results);
+  const a = results[first];
+  const fifth = Math.max(1, Math.floor(a.length / 5));
+  for (const name of others) {
+    const b = results[name];
+    const ratio = (from, to) =>
+      sum(b.slice(from, to).map((s) => s.relay)) / sum(a.slice(from, to).map((s) => s.relay));
+    const parts = [];
+    for (let from = 0; from + fifth <= a.length; from += fifth)
+      parts.push(ratio(from, from + fifth));
+    const listed = parts.map((r) => r.toFixed(3)).join(', ');
+    console.log(
+      `\nrelay cost per call, ${name}/${first}: ${ratio(0, a.length).toFixed(3)}x (fifths: ${listed})`,
+    );
+  }
 }
 
 /** Bytes allocated per call in each target's relay, by package and by function. */
@@ -215,15 +239,7 @@ async function allocations(targets) {
     const session = await inspector(target.relay.logFile);
     const profile = await sampleAllocations(session, () => drive(target.clients, CALLS));
     session.close();
-    const byPackage = aggregate(profile.head, (frame) => where(frame.url));
-    const byFunction = aggregate(
-      profile.head,
-      (frame) =>
-        `${frame.functionName || '(anonymous)'} ${where(frame.url, true)}:${frame.lineNumber + 1}`,
-    );
-    const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
-    console.log(`\n${target.name}: ${(total / CALLS / 1024).toFixed(1)} KiB allocated per call\n`);
-    console.log(`${table(byPackage, CALLS, 15)}\n\n${table(byFunction, CALLS, 30)}`);
+    console.log(`\n${target.name}: ${allocationTables(profile, CALLS)}`);
   }
 }
 
@@ -236,15 +252,16 @@ async function run(targets) {
     for (const target of targets) await drive(target.clients, Math.min(CALLS, 200));
   }
   const results = Object.fromEntries(targets.map((t) => [t.name, []]));
+  const perfFile = join(targets[0].dir, 'perf.data');
+  const stopPerf = opts.perf ? await perfRecord(targets[0].relay.pid, perfFile) : undefined;
   const from = hrtimeUs();
   for (let round = 0; round < Number(opts.rounds); round++) {
-    for (const target of targets) results[target.name].push(await measure(target));
-    const line = targets.map(
-      (t) => `${t.name} ${relayFigure(results[t.name].at(-1).relayPerCall)}`,
-    );
-    console.log(`round ${round + 1}: ${line.join(', ')}`);
+    // A B, B A, ...: whichever goes first in a round is not always the same build.
+    const order = round % 2 ? [...targets].reverse() : targets;
+    for (const target of order) results[target.name].push(await measure(target));
   }
   keepWindow([from, hrtimeUs()]);
+  if (stopPerf) await stopPerf().then(() => console.log(`perf report -i ${perfFile}`));
   printTable(results);
   printRatio(results);
 }
@@ -252,11 +269,18 @@ async function run(targets) {
 const node = targetNode(opts.node);
 setTargetNode(node.path);
 const dir = mkdtempSync(join(tmpdir(), 'bench-relay-calls-'));
-const builds = { this: join(await snapshotBuild(dir, node.sqlitePackage), 'dist') };
-if (opts.compare) {
-  const other = snapshotOther(join(opts.compare, 'bundle/main.js'), dir, node.sqlitePackage);
-  builds.other = join(other, '../..');
-}
+/** A copy of another build's dist/ (its bundle's folder's parent). */
+const copyOf = (dist, folder) =>
+  join(snapshotOther(join(dist, 'bundle/main.js'), dir, node.sqlitePackage, folder), '../..');
+const builds = {
+  this: opts.dist
+    ? copyOf(opts.dist, 'build-a')
+    : join(await snapshotBuild(dir, node.sqlitePackage), 'dist'),
+  ...(opts.compare && { other: copyOf(opts.compare, 'build-b') }),
+};
+// The floor speaks only the frames the simulated agent sends.
+if (opts.floor && opts.agent !== 'sim') throw new Error('--floor needs --agent sim');
+if (opts.floor) builds.floor = builds.this;
 console.log(`relay on Node ${node.version}, load from ${process.version}; logs in ${dir}`);
 const ca = makeCa(join(dir, 'ca'));
 const targets = [];

@@ -84,3 +84,19 @@ export async function sampleAllocations(session, run) {
   await run();
   return (await session.call('HeapProfiler.stopSampling')).profile;
 }
+
+/** Bytes allocated per call over a profile, by package and by function. */
+export function allocationTables(profile, calls) {
+  const byPackage = aggregate(profile.head, (frame) => where(frame.url));
+  const byFunction = aggregate(
+    profile.head,
+    (frame) =>
+      `${frame.functionName || '(anonymous)'} ${where(frame.url, true)}:${frame.lineNumber + 1}`,
+  );
+  const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
+  return [
+    `${(total / calls / 1024).toFixed(1)} KiB allocated per call`,
+    table(byPackage, calls, 15),
+    table(byFunction, calls, 30),
+  ].join('\n\n');
+}

@@ -17,6 +17,8 @@ const token = () => randomBytes(24).toString('base64url');
 const digest = (t) => `sha256:${createHash('sha256').update(t).digest('hex')}`;
 export const TOKENS = { agent: token(), client: token() };
 const ECHO_SERVER = join(ROOT, 'test/fixtures/mcp-echo-server.mjs');
+/** What the image's Dockerfile sets for every process it runs. */
+const AS_THE_IMAGE = { NODE_ENV: 'production', NODE_OPTIONS: '--max-semi-space-size=16' };
 
 /** A CA and a certificate for localhost, made with the openssl CLI in `dir`. */
 export function makeCa(dir) {
@@ -78,6 +80,7 @@ export async function startRelay({
     readyWithinS: launcher ? 600 : 60,
     env: {
       PATH: process.env.PATH,
+      ...AS_THE_IMAGE,
       RELAY_HOST: '127.0.0.1',
       RELAY_PORT: String(port),
       RELAY_HEALTH_CHECK_PORT: String(health),
@@ -110,7 +113,7 @@ export async function startAgent({ name, bundle, ca, dir, relay, nodePath }) {
     args: [join(bundle, 'main.js')],
     env: {
       PATH: process.env.PATH,
-      NODE_ENV: 'production',
+      ...AS_THE_IMAGE,
       ...{ HOST: '127.0.0.1', PORT: String(port), SERVICE_HEALTH_CHECK_PORT: String(health) },
       ...{ SERVICE_METRICS_PORT: String(metrics), SERVICE_CONFIG_DIR: config },
       ...{ DATA_DIR: data, SERVICE_REPOS_DIR: data, API_TOKENS: token() },

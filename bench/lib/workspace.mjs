@@ -91,8 +91,8 @@ export async function snapshotBuild(dataRoot, sqlitePackage) {
  * targets' Node too). Returns the copy's main file. A bundle needs the dist/ around it: it reads
  * ../../package.json and ../openapi/ from where it sits.
  */
-export function snapshotOther(main, dataRoot, sqlitePackage) {
-  const build = join(dataRoot, 'build-b');
+export function snapshotOther(main, dataRoot, sqlitePackage, folder = 'build-b') {
+  const build = join(dataRoot, folder);
   const bundled = basename(dirname(main)) === 'bundle';
   const dist = bundled ? dirname(dirname(main)) : dirname(main);
   cpSync(dist, join(build, 'dist'), { recursive: true });

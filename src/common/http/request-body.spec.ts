@@ -91,6 +91,20 @@ describe('readBodyText', () => {
   });
 });
 
+describe('readBodyText of a body that arrived with its headers', () => {
+  const arrived = (body: Buffer) => {
+    const length = String(body.length);
+    const request = fakeRequest({ 'content-type': 'application/json', 'content-length': length });
+    request.end(body);
+    return readBodyText(request);
+  };
+
+  it('reads it, and refuses it when it is not UTF-8', async () => {
+    await expect(arrived(Buffer.from('{"a":"é"}'))).resolves.toBe('{"a":"é"}');
+    expect(await statusOf(arrived(Buffer.from([0x22, 0xe9, 0x22])))).toBe(400);
+  });
+});
+
 describe('readBodyText with a caller-given size limit', () => {
   it('refuses the first byte past that limit, naming it, and reads a body at it', async () => {
     const limits = { maxBytes: 1000 };

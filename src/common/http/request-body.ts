@@ -86,11 +86,30 @@ export function readBodyText(
 ): Promise<string> {
   checkBodyHeaders(request, limits);
   const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const length = Number(request.headers['content-length']);
+  if (encoding === 'identity' && length > 0 && request.readableLength === length) {
+    return arrivedWhole(request);
+  }
   const decompressor = DECOMPRESSORS[encoding]?.();
 
   return new Promise<string>((resolve, reject) => {
     new BodyReading(request, limits, decompressor, resolve, reject).start(encoding);
   });
+}
+
+/**
+ * A body whose Content-Length bytes are all in the stream's buffer (a small one comes in the
+ * packet of its headers) is taken at once, with no listeners and no slow-body timer to set and
+ * clear; its size was checked with the headers. The stream is resumed so it still ends.
+ */
+function arrivedWhole(request: IncomingMessage): Promise<string> {
+  const body = request.read() as Buffer;
+  request.resume();
+  try {
+    return Promise.resolve(UTF8.decode(body));
+  } catch {
+    return Promise.reject(new BodyReadError(400, 'the request body is not valid UTF-8'));
+  }
 }
 
 /** One body being read: both byte counts, the slow-body deadline; settles exactly once. */
