@@ -20,6 +20,8 @@ export interface StartOptions {
   mcpServers?: unknown;
   /** Start the webhook worker (dist/bundle/webhook-worker.js) instead of the service. */
   webhookWorker?: boolean;
+  /** Another build's bundle to start instead of this checkout's (benchmarks compare two). */
+  main?: string;
 }
 
 export interface RunningApp {
@@ -81,7 +83,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   const service = await spawnService(
     options.webhookWorker
       ? { args: [WEBHOOK_WORKER], env, startLine: 'webhook worker running' }
-      : { args: [MAIN], env, startLine: 'Plant Store listening' },
+      : { args: [options.main ?? MAIN], env, startLine: 'Plant Store listening' },
   );
   let ports: BoundPorts | undefined;
   void service.listening.then((bound) => (ports = bound));

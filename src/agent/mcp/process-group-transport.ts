@@ -1,4 +1,5 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import {
   type JSONRPCMessage,
   serializeMessage,
@@ -42,6 +43,20 @@ export interface ChildExit {
   signal: NodeJS.Signals | null;
   /** Set when the process never started (ENOENT, EACCES). */
   spawnError?: Error;
+}
+
+/**
+ * Resolves once the pipe has taken `line`. The write's callback is made where neither the
+ * message nor its text is in scope: it lives until the child reads the line, and a closure
+ * over either would keep a second copy of everything queued for a child that reads slowly.
+ */
+function writeLine(stdin: Writable, line: string): Promise<void> {
+  let done!: (error: Error | null | undefined) => void;
+  const written = new Promise<void>((resolve, reject) => {
+    done = (error) => (error ? reject(error) : resolve());
+  });
+  stdin.write(line, done);
+  return written;
 }
 
 export function describeExit(exit: ChildExit): string {
@@ -158,9 +173,7 @@ export class ProcessGroupTransport implements Transport {
       return Promise.reject(new Error('MCP server process is not running'));
     }
     this.#unsolicited.sent(message);
-    return new Promise((resolve, reject) => {
-      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
-    });
+    return writeLine(stdin, serializeMessage(message));
   }
 
   /** Stops the whole process group: SIGTERM, then SIGKILL after the grace period. */

@@ -91,6 +91,7 @@ export class StdoutReader {
     return this.#flooded;
   }
 
+  /** Takes the next chunk; it is kept until its line ends, so the caller must not reuse it. */
   write(chunk: Buffer): void {
     let start = 0;
     while (!this.#flooded && start < chunk.length) {
@@ -123,7 +124,8 @@ export class StdoutReader {
     if (this.#pending + part.length > this.#limits.maxLineBytes) {
       const sofar = Buffer.concat([...this.#chunks, part]);
       this.#oversized = {
-        head: sofar.subarray(0, EDGE_BYTES),
+        // A copy: a view would keep the whole line so far (up to maxLineBytes) while it goes on.
+        head: Buffer.from(sofar.subarray(0, EDGE_BYTES)),
         tail: lastBytes(sofar, EDGE_BYTES),
         bytes: sofar.length,
       };
@@ -137,8 +139,9 @@ export class StdoutReader {
       );
       return;
     }
-    // Copied: the child's chunk buffers are pooled and reused by the stream.
-    this.#chunks.push(Buffer.from(part));
+    // Kept, not copied: a pipe's stream gives each read a buffer of its own and never reuses
+    // it, so a 3 MB line costs its chunks and one concatenation, not a copy of each chunk too.
+    this.#chunks.push(part);
     this.#pending += part.length;
   }
 

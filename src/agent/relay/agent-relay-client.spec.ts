@@ -5,6 +5,8 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import { Gauge, Registry } from 'prom-client';
@@ -20,6 +22,9 @@ import {
   type RelayLimits,
   type RelayTimings,
 } from './agent-relay-client.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const FAST: RelayTimings = {
   ...DEFAULT_RELAY_TIMINGS,
@@ -166,6 +171,17 @@ function startClient(
   cleanups.push(() => client.stop());
   const connected = async () => (await gauge.get()).values[0]?.value;
   return { client, sessions, logs, connected };
+}
+
+/** Relays `count` 1 MB notifications and keeps nothing of them but weak references. */
+function relayPadding(sessions: FakeSessions, count: number): WeakRef<object>[] {
+  const refs: WeakRef<object>[] = [];
+  for (let i = 0; i < count; i++) {
+    const params = { data: 'x'.repeat(1024 * 1024 - 1) + String(i % 10) };
+    refs.push(new WeakRef(params));
+    sessions.relay('echo', { jsonrpc: '2.0', method: 'notifications/message', params });
+  }
+  return refs;
 }
 
 async function waitFor(
@@ -385,6 +401,24 @@ describe('AgentRelayClient', () => {
     server.sockets[0]!.resume();
     const notifications = () => server.frames.filter((f) => (f as { type: string }).type === 'rpc');
     await waitFor(() => notifications().length + dropped.length === 100);
+  });
+
+  it('keeps a notification waiting in the send queue as its encoded bytes only', async () => {
+    const server = await startServer();
+    const limits = { ...DEFAULT_RELAY_LIMITS, maxQueuedBytes: 4 * 1024 * 1024 };
+    const dropped: string[] = [];
+    const { sessions } = startClient(server.url, 'secret-token', limits, FAST_NO_PING, (...a) =>
+      dropped.push(a.join(':')),
+    );
+    await waitFor(() => server.frames.length > 0);
+    server.sockets[0]!.pause();
+    // Past what the kernel's buffers take and the queue's 4 MiB: some wait, the rest drop.
+    const sent = relayPadding(sessions, 40);
+    expect(dropped.length).toBeGreaterThan(0);
+    // A WeakRef's target is held to the end of the job that made it.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(sent.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
   });
 
   it('closes the connection on a frame over the size limit (1009) and reconnects', async () => {

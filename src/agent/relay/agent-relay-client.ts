@@ -421,11 +421,20 @@ export class AgentRelayClient {
       const reason = `${queued} bytes are waiting to be sent to the agent server (at most ${max})`;
       return { sent: false, reason, congested: true };
     }
-    socket.send(encoded.text, (error) => {
-      if (error) this.#logger.warn(`sending a ${frame.type} frame failed: ${error.message}`);
-    });
+    this.#write(socket, encoded.text, frame.type);
     if (socket.bufferedAmount > max) this.#holdBack(socket);
     return { sent: true };
+  }
+
+  /**
+   * A method of its own so that the callback, held until the text has left the send queue,
+   * holds the frame's type and not the frame: a queued MCP message would be kept twice, as the
+   * encoded Buffer and as the decoded message.
+   */
+  #write(socket: WebSocket, text: string, type: AgentFrame['type']): void {
+    socket.send(text, (error) => {
+      if (error) this.#logger.warn(`sending a ${type} frame failed: ${error.message}`);
+    });
   }
 
   /** Stops reading the server's frames until the send queue has drained to half its limit. */
