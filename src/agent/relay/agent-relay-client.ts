@@ -182,12 +182,11 @@ export class AgentRelayClient {
       connected: this.#openedAt !== undefined,
       url: this.options.url.href,
       agentId: this.options.agentId,
-      ...(this.#openedAt === undefined
-        ? {}
-        : { connectedSince: new Date(this.#openedAt).toISOString() }),
+      connectedSince:
+        this.#openedAt === undefined ? undefined : new Date(this.#openedAt).toISOString(),
       tokenRejected: this.#tokenRejected,
       reconnects: this.#reconnects,
-      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+      lastError: this.#lastError,
     };
   }
 
