@@ -1,6 +1,5 @@
 import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { LOGGER } from '../../common/logging/logger.token.js';
@@ -12,11 +11,7 @@ import { PEER_AGENTS, PEER_CLIENT, PEER_SIGNATURE } from './peer-headers.js';
 import type { PeerSigned } from './peer-signature.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
-export interface PeerRequest {
-  method: string;
-  originalUrl: string;
-  headers: IncomingHttpHeaders;
-}
+type PeerRequest = Pick<ClientRequest, 'method' | 'originalUrl' | 'headers'>;
 
 /**
  * The client of a request another replica sent (authenticated there, signed with the shared
