@@ -55,7 +55,7 @@ const MODERN_CAPABILITIES = [
   'extensions',
 ];
 
-function metaOf(message: unknown): Message | undefined {
+export function metaOf(message: unknown): Message | undefined {
   if (!isObject(message) || !isObject(message.params)) return undefined;
   return isObject(message.params._meta) ? message.params._meta : undefined;
 }
