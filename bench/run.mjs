@@ -40,6 +40,9 @@ async function main() {
   const node = targetNode(opts.node);
   setTargetNode(node.path);
   const build = await snapshotBuild(dataRoot, node.sqlitePackage);
+  // Copied like the build: its node_modules link then holds the targets' better-sqlite3.
+  if (opts.service)
+    opts.service = snapshotOther(opts.service, join(dataRoot, 'service'), node.sqlitePackage);
   if (opts.compare && opts.compare !== 'same') {
     opts.compareLabel = opts.compare;
     opts.compare = snapshotOther(opts.compare, dataRoot, node.sqlitePackage);

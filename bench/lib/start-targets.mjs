@@ -37,6 +37,7 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       const label = [
         opts.compare === 'same' ? '' : (opts.compareLabel ?? opts.compare),
         ...opts.compareArgs,
+        ...Object.entries(opts.compareEnv).map(([k, v]) => `${k}=${v}`),
       ]
         .filter(Boolean)
         .join(' ');
@@ -48,6 +49,7 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
           token,
           databaseUrl: await url('svc_b'),
           nodeArgs: opts.compareArgs,
+          env: opts.compareEnv,
         })),
         seeded: true,
       }));
