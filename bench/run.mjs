@@ -44,8 +44,14 @@ async function main() {
   if (opts.service)
     opts.service = snapshotOther(opts.service, join(dataRoot, 'service'), node.sqlitePackage);
   if (opts.compare && opts.compare !== 'same') {
-    opts.compareLabel = opts.compare;
-    opts.compare = snapshotOther(opts.compare, dataRoot, node.sqlitePackage);
+    // A list runs each build beside the service: service-b, service-c, ...
+    const [first, ...more] = opts.compare.split(',');
+    opts.compareLabel = first;
+    opts.compare = snapshotOther(first, dataRoot, node.sqlitePackage);
+    opts.compareMore = more.map((main, i) => ({
+      label: main,
+      main: snapshotOther(main, dataRoot, node.sqlitePackage, `build-${'cdefgh'[i]}`),
+    }));
   }
   const meta = describeRun(opts, dataRoot, node);
   const { stores, pgDatabase, dropDatabases } = await openStores(opts, meta);

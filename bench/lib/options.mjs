@@ -20,6 +20,7 @@ const HELP = `npm run bench [-- options]
                      (default all; json-server and prism start together)
   --service FILE     the service's main.js (default: a copy of dist/ taken at the start)
   --compare FILE     also run another build's main.js (service-b), for before/after figures
+                     (a comma-separated list: service-b, service-c, ...)
   --compare-args=A  node options for service-b (and for --profile), e.g.
                      --compare-args=--max-semi-space-size=4;
                      alone, service-b is this build with those options
