@@ -14,7 +14,6 @@ import { AggregateService } from './mcp/aggregate/aggregate.service.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { AgentRegistry } from './agents/agent-registry.service.js';
 import { ClientAuthGuard } from './auth/client-auth.guard.js';
-import { PeerAuthenticator } from './auth/client-request.js';
 import { OriginGuard } from './auth/origin.guard.js';
 import { AccessTokenVerifier } from './auth/oauth/access-token-verifier.service.js';
 import { ProtectedResourceController } from './auth/oauth/protected-resource.controller.js';
@@ -63,7 +62,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     PeerMcpClient,
     { provide: OtherReplicas, useExisting: PeerMcpClient },
     { provide: ReplicaRouting, useExisting: PeerForwarder },
-    { provide: PeerAuthenticator, useClass: SignedPeerAuthenticator },
+    SignedPeerAuthenticator,
   ],
   exports: [RelayCluster],
 })

@@ -35,7 +35,7 @@ export class ClientAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<ClientRequest>();
-    // Another replica's request: the cluster's guard (PeerAuthenticator) took its client.
+    // Another replica's request: the cluster's guard (SignedPeerAuthenticator) took its client.
     if (request.relayClient) return true;
     const agent = String(request.params.agent ?? '');
     const token = bearerToken(request.headers.authorization);

@@ -1,10 +1,10 @@
-import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
-import { type ClientRequest, PeerAuthenticator } from '../auth/client-request.js';
+import type { ClientRequest } from '../auth/client-request.js';
 import { unauthorized } from '../auth/oauth/challenges.js';
 import { RELAY_CONFIG, type RelayClientConfig, type RelayConfig } from '../config/relay-config.js';
 import { PEER_AGENTS, PEER_CLIENT, PEER_SIGNATURE } from './peer-headers.js';
@@ -43,11 +43,12 @@ export function peerClient(
 }
 
 /**
- * Runs before every controller's guards (main.ts): a request signed by another replica is
- * `fromPeer`, with the client it authenticated; 401 when it claims a peer falsely.
+ * Runs before every controller's guards (main.ts), so the client guard never sees a peer: a
+ * request signed by another replica is `fromPeer`, with the client it authenticated; 401 when
+ * it claims a peer falsely.
  */
 @Injectable()
-export class SignedPeerAuthenticator extends PeerAuthenticator {
+export class SignedPeerAuthenticator implements CanActivate {
   readonly #log: RateLimitedLog;
 
   constructor(
@@ -56,7 +57,6 @@ export class SignedPeerAuthenticator extends PeerAuthenticator {
     private readonly cluster: RelayCluster,
     @InjectMetric('relay_peer_auth_failures_total') private readonly failures: Counter,
   ) {
-    super();
     this.#log = new RateLimitedLog(logger);
   }
 
