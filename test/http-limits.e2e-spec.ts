@@ -252,4 +252,29 @@ describe('HTTP limits', () => {
       expect(answer.body).toEqual({ error: 408, message: expect.stringMatching(/10 s/) as string });
     });
   });
+
+  describe('idle keep-alive connections', () => {
+    it("are kept 65 s by default, past load balancers' 60 s, and every listener says so", async () => {
+      for (const url of [`${app.apiUrl}/plants/1`, `${app.healthUrl}/health`]) {
+        const response = await fetch(url, { headers: { Authorization: `Bearer ${app.token}` } });
+        await response.arrayBuffer();
+        expect(response.headers.get('keep-alive'), url).toBe('timeout=65');
+      }
+    });
+
+    it('are closed after KEEP_ALIVE_TIMEOUT_SECONDS, and not before', async () => {
+      const short = await startApp({ env: { KEEP_ALIVE_TIMEOUT_SECONDS: '1' } });
+      try {
+        const connection = await openRaw(short.apiUrl);
+        await connection.write(`GET /plants/1 HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+        await waitUntil(() => connection.received().includes('\r\n\r\n'), 3_000);
+        const answered = Date.now();
+        expect(parseRawAnswer(connection.received()).headers).toContain('keep-alive: timeout=1');
+        expect(await waitUntil(connection.closed, 5_000)).toBe(true);
+        expect(Date.now() - answered).toBeGreaterThanOrEqual(900);
+      } finally {
+        await short.stop();
+      }
+    });
+  });
 });

@@ -1,4 +1,5 @@
-import { request } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { Agent, request } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,7 +94,15 @@ class SilentPeers {
 }
 
 /** A well-behaved MCP client's initialize on the aggregate endpoint, from `localAddress`. */
-function initialize(port: number, localAddress: string): Promise<number> {
+async function initialize(port: number, localAddress: string): Promise<number> {
+  return (await initializeResponse(port, localAddress)).statusCode ?? 0;
+}
+
+function initializeResponse(
+  port: number,
+  localAddress: string,
+  agent: Agent | false = false,
+): Promise<IncomingMessage> {
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: 1,
@@ -114,7 +123,7 @@ function initialize(port: number, localAddress: string): Promise<number> {
         ca: readFileSync(ca.caFile, 'utf8'),
         path: '/mcp/shop',
         method: 'POST',
-        agent: false,
+        agent,
         headers: {
           Authorization: `Bearer ${clientToken}`,
           'Content-Type': 'application/json',
@@ -123,7 +132,7 @@ function initialize(port: number, localAddress: string): Promise<number> {
       },
       (res) => {
         res.resume();
-        resolve(res.statusCode ?? 0);
+        resolve(res);
       },
     );
     req.on('error', reject);
@@ -184,5 +193,16 @@ describe('relay server: connections that carry no request', () => {
     );
     expect((await refused('too_many_from_address')) - fromAddress).toBe(10);
     expect(attacker.open).toBe(50);
+  });
+
+  it('keeps idle keep-alive connections 65 s by default on the TLS and plain listeners', async () => {
+    relay = await start({});
+    const health = await fetch(`${relay.healthUrl}/health`);
+    await health.arrayBuffer();
+    expect(health.headers.get('keep-alive')).toBe('timeout=65');
+    const agent = new Agent({ keepAlive: true, ca: readFileSync(ca.caFile, 'utf8') });
+    const hint = (await initializeResponse(relay.port, '127.0.0.1', agent)).headers['keep-alive'];
+    agent.destroy();
+    expect(hint).toBe('timeout=65');
   });
 });

@@ -249,7 +249,7 @@ describe('tracing', () => {
       app = undefined;
     });
 
-    it('says where it exports at start, then logs and counts failed exports to a dead endpoint', async () => {
+    it('warns of unknown values, says where it exports, then logs and counts failed exports', async () => {
       const secret = newToken();
       const port = await closedPort();
       app = await startApp({
@@ -257,8 +257,19 @@ describe('tracing', () => {
           OTEL_EXPORTER_OTLP_ENDPOINT: `http://user:${secret}@127.0.0.1:${port}/?key=${secret}`,
           OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${secret}`,
           OTEL_BSP_SCHEDULE_DELAY: '100',
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'bogus',
+          OTEL_TRACES_SAMPLER: 'bogus',
         },
       });
+      // Values OpenTelemetry does not know: its own warning, then its default.
+      const unknown = logLines(app.output(), (l) => String(l.msg).includes('bogus'));
+      expect(unknown.map((l) => [l.level, l.msg])).toEqual(
+        expect.arrayContaining([
+          [40, 'opentelemetry: Unsupported OTLP traces protocol: bogus. Using http/protobuf.'],
+          [40, 'opentelemetry: unknown OTEL_TRACES_SAMPLER value "bogus", using default'],
+        ]),
+      );
+      expect(unknown.every((l) => l.level === 40)).toBe(true);
       const on = logLines(app.output(), (l) => l.msg === 'tracing on');
       expect(on).toEqual([
         expect.objectContaining({

@@ -43,6 +43,8 @@ const apiFields = {
     MAX_CONNECTIONS_PER_ADDRESS: [0, CAP, 0, 'The same from one client address', OFF],
     // The health and metrics ports: the kubelet and Prometheus come from a few addresses and
     // send a request at once, so a small cap and a short header wait cost them nothing.
+    // Longer than the load balancer's idle timeout (60 s for AWS's ALB and ingress-nginx).
+    KEEP_ALIVE_TIMEOUT_SECONDS: [1, 3600, 65, 'Idle keep-alive connections closed after'],
     PROBE_MAX_CONNECTIONS_PER_ADDRESS: [0, CAP, 8, 'Probe ports: connections per address', OFF],
     PROBE_HEADERS_TIMEOUT_SECONDS: [
       1,

@@ -167,6 +167,7 @@ function connectionsConfig(env: Env) {
   return {
     maxConnections: env.MAX_CONNECTIONS,
     maxConnectionsPerAddress: env.MAX_CONNECTIONS_PER_ADDRESS,
+    keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     probe: {
       maxConnectionsPerAddress: env.PROBE_MAX_CONNECTIONS_PER_ADDRESS,
       headersTimeoutMs: env.PROBE_HEADERS_TIMEOUT_SECONDS * 1000,

@@ -416,12 +416,8 @@ export class McpServerRunner {
   }
 }
 
-function toToolInfo(tool: Tool): McpToolInfo {
-  return {
-    name: tool.name,
-    ...(tool.description === undefined ? {} : { description: tool.description }),
-    inputSchema: tool.inputSchema,
-  };
+function toToolInfo({ name, description, inputSchema }: Tool): McpToolInfo {
+  return { name, description, inputSchema };
 }
 
 /**

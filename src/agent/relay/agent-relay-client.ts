@@ -14,7 +14,6 @@ import {
 } from '../../agent-protocol/frame-codec.js';
 import {
   type AgentFrame,
-  type HelloFrame,
   parseServerFrame,
   rpcError,
   toProtocolServers,
@@ -182,12 +181,11 @@ export class AgentRelayClient {
       connected: this.#openedAt !== undefined,
       url: this.options.url.href,
       agentId: this.options.agentId,
-      ...(this.#openedAt === undefined
-        ? {}
-        : { connectedSince: new Date(this.#openedAt).toISOString() }),
+      connectedSince:
+        this.#openedAt === undefined ? undefined : new Date(this.#openedAt).toISOString(),
       tokenRejected: this.#tokenRejected,
       reconnects: this.#reconnects,
-      ...(this.#lastError === undefined ? {} : { lastError: this.#lastError }),
+      lastError: this.#lastError,
     };
   }
 
@@ -256,12 +254,8 @@ export class AgentRelayClient {
     });
     const servers = toProtocolServers(this.options.sessions.servers(), this.#limits.frame);
     this.#lastInventory = this.#inventoryKey(servers);
-    const hello: HelloFrame = {
-      type: 'hello',
-      agent: { id: this.options.agentId, version: this.options.version },
-      servers,
-    };
-    this.#send(socket, hello, true);
+    const agent = { id: this.options.agentId, version: this.options.version };
+    this.#send(socket, { type: 'hello', agent, servers }, true);
     this.#logger.info(
       { url: this.options.url.href, servers: servers.length },
       'connected to the agent server',
@@ -311,21 +305,15 @@ export class AgentRelayClient {
       case 'notification':
         router.notification(frame.server, frame.message);
         break;
-      case 'invalid-request':
-        this.#send(
-          socket,
-          {
-            type: 'rpc',
-            server: frame.server,
-            message: rpcError(frame.id, frame.code, frame.reason),
-          },
-          true,
-        );
+      case 'invalid-request': {
+        const message = rpcError(frame.id, frame.code, frame.reason);
+        this.#send(socket, { type: 'rpc', server: frame.server, message }, true);
         this.#peerWarnings.warn(
           { server: truncateForLog(frame.server, 64), code: frame.code },
           `refused a request from the agent server: ${frame.reason}`,
         );
         break;
+      }
       case 'ignored':
         this.#peerWarnings.warn(
           { frame: truncateForLog(text) },
@@ -426,11 +414,8 @@ export class AgentRelayClient {
     return { sent: true };
   }
 
-  /**
-   * A method of its own so that the callback, held until the text has left the send queue,
-   * holds the frame's type and not the frame: a queued MCP message would be kept twice, as the
-   * encoded Buffer and as the decoded message.
-   */
+  // A method of its own so that the callback, held while the text is queued, holds the frame's
+  // type, not the frame: a queued MCP message would otherwise be kept twice.
   #write(socket: WebSocket, text: string, type: AgentFrame['type']): void {
     socket.send(text, (error) => {
       if (error) this.#logger.warn(`sending a ${type} frame failed: ${error.message}`);

@@ -146,8 +146,7 @@ export class ClientRequests {
 
   #forget(id: string): Held | undefined {
     const held = this.#held.get(id);
-    if (!held) return undefined;
-    clearTimeout(held.timer);
+    clearTimeout(held?.timer);
     this.#held.delete(id);
     return held;
   }

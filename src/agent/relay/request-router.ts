@@ -19,25 +19,15 @@ import { type CallSpan, startCallSpan } from './call-span.js';
 import { type ClientRequestOutcome, ClientRequests } from './client-requests.js';
 
 /**
- * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one WebSocket
- * connection.
+ * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one connection.
+ * A relayed request goes to the child under an agent id (`relay:<n>`), so the agent's own
+ * Client traffic on the same pipe is never confused with it; `initialize` is answered from the
+ * child's cached result. Every request is answered: by the child, or with an error.
  *
- * Each relayed request gets an agent id (`relay:<n>`, unique for the whole process) towards the
- * child and its answer goes back with the server's id unchanged; the agent's own Client traffic
- * on the same pipe can therefore never be confused with the server's. The agent already
- * initialized every child, so the server's `initialize` is answered from the child's cached
- * result and its `notifications/initialized` is swallowed. Every request is answered: by the
- * child, or with an error when the server is unknown or down, when the child exits, or when
- * the timeout passes.
- *
- * Hostile peers: an answer counts only from the child the request was sent to (another
- * server's child answering `relay:<n>` is dropped and logged); at most `maxInFlight` requests
- * wait for answers, and at most `maxStdinBytes` wait to be written to one child's stdin, the
- * server's requests and notifications alike (past it a request is refused at once with -32005
- * and a notification dropped, counted: a child that does not read its stdin would otherwise
- * hold every 4 MiB message the server sends in this process); an answer that cannot be sent (too
- * deep, too large, not encodable) is replaced by a -32004 error for the server's request, and
- * one the connection has no room for (the server does not read) by a -32005 error.
+ * Hostile peers: only the child a request was sent to may answer it; `maxInFlight` requests
+ * wait at most, and `maxStdinBytes` per child's stdin (past it a request gets -32005 and a
+ * notification is dropped, counted); an answer that cannot be sent gets -32004, or -32005
+ * when the connection has no room.
  */
 export type SendOutcome =
   | { sent: true }
@@ -109,18 +99,12 @@ export class RequestRouter {
     return this.#pending.size;
   }
 
-  /**
-   * A request from the server; `trace` is the trace context its frame carried, `client` the
-   * client session it came from.
-   */
+  /** A request from the server, with its frame's trace context and client session. */
   request(server: string, message: JSONRPCRequest, trace?: TraceContext, client?: ClientTag): void {
     const session = this.deps.sessions.session(server);
     if (!session) {
-      this.#reply(
-        server,
-        unavailable(message.id, server, 'is not available (unknown or not running)'),
-      );
-      return;
+      const reason = `MCP server "${server}" is not available (unknown or not running)`;
+      return this.#reply(server, rpcError(message.id, RelayErrorCode.ServerUnavailable, reason));
     }
     if (message.method === 'initialize') {
       this.#reply(server, { jsonrpc: '2.0', id: message.id, result: session.initializeResult });
@@ -131,22 +115,13 @@ export class RequestRouter {
     const bytes = Buffer.byteLength(JSON.stringify(message));
     if (!this.#stdinHasRoom(session, bytes)) {
       this.#stdinFull(server, 'request', session, bytes);
-      this.#reply(
-        server,
-        rpcError(message.id, RelayErrorCode.TooManyRequests, this.#stdinFullMessage(server)),
-      );
-      return;
+      const reason = `too many bytes waiting for MCP server "${server}" to read them (at most ${this.deps.maxStdinBytes})`;
+      return this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
     }
     const agentId = nextAgentId();
     const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
     const traced = startCallSpan(server, message, trace);
-    this.#pending.set(agentId, {
-      server,
-      remoteId: message.id,
-      client,
-      timer,
-      span: traced.span,
-    });
+    this.#pending.set(agentId, { server, remoteId: message.id, client, timer, span: traced.span });
     session.send({ ...traced.message, id: agentId }).catch((error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       this.#fail(agentId, `could not be reached (${reason})`);
@@ -302,10 +277,6 @@ export class RequestRouter {
     );
   }
 
-  #stdinFullMessage(server: string): string {
-    return `too many bytes waiting for MCP server "${server}" to read them (at most ${this.deps.maxStdinBytes})`;
-  }
-
   #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable): void {
     const pending = this.#forget(agentId);
     if (!pending) return;
@@ -318,8 +289,7 @@ export class RequestRouter {
 
   #forget(agentId: string): Pending | undefined {
     const pending = this.#pending.get(agentId);
-    if (!pending) return undefined;
-    clearTimeout(pending.timer);
+    clearTimeout(pending?.timer);
     this.#pending.delete(agentId);
     return pending;
   }
@@ -335,8 +305,4 @@ export class RequestRouter {
   #reply(server: string, message: JSONRPCResponse): void {
     if (!this.#closed) this.deps.send({ type: 'rpc', server, message }, true);
   }
-}
-
-function unavailable(id: string | number, server: string, reason: string): JSONRPCResponse {
-  return rpcError(id, RelayErrorCode.ServerUnavailable, `MCP server "${server}" ${reason}`);
 }

@@ -10,10 +10,11 @@ export function appConnectionLimits(
   config: AppConfig,
 ): ListenerLimits {
   const counter = app.get<Counter<'reason'>>(getToken('http_connections_refused_total'));
-  const { maxConnections, maxConnectionsPerAddress, probe } = config.connections;
+  const { maxConnections, maxConnectionsPerAddress, keepAliveTimeoutMs, probe } =
+    config.connections;
   return {
-    limits: { maxConnections, maxConnectionsPerAddress },
-    probeLimits: { maxConnections, ...probe },
+    limits: { maxConnections, maxConnectionsPerAddress, keepAliveTimeoutMs },
+    probeLimits: { maxConnections, keepAliveTimeoutMs, ...probe },
     refused: (reason) => counter.inc({ reason }),
   };
 }

@@ -61,7 +61,7 @@ export function connectionLimiter(setting: ListenerLimits | undefined, logger: L
   // Anyone can open connections: one line per 10 s at most, the metric counts every one.
   const log = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
   const apply = (limits: ConnectionLimits | undefined) => (server: Server) => {
-    applyServerLimits(server, limits?.headersTimeoutMs);
+    applyServerLimits(server, limits);
     if (!setting || !limits) return;
     limitConnections(server, limits, (reason, address) => {
       setting.refused(reason);

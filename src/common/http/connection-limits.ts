@@ -9,6 +9,8 @@ export interface ConnectionLimits {
   exempt?: (address: string) => boolean;
   /** A header timeout of the listener's own (the probe ports), reported as `headers_timeout`. */
   headersTimeoutMs?: number;
+  /** Idle keep-alive connections are closed after this (Node's default, 5 s, races clients). */
+  keepAliveTimeoutMs?: number;
 }
 
 /** Why a connection was refused or closed before it carried a request. */

@@ -3,6 +3,12 @@ import type { Duplex } from 'node:stream';
 
 /** All request headers must arrive within this time (slowloris); Node's default is 60 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
+/**
+ * An idle keep-alive connection is closed after this: longer than a load balancer's or client's
+ * own idle timeout (60 s for AWS's ALB and ingress-nginx), so they close first and never send a
+ * request on a socket the server is closing. Node's 5 s default makes them race.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** A whole request, body included, within this time; the body's own minimum rate cuts first. */
 export const REQUEST_TIMEOUT_MS = 90_000;
 /** How often Node checks the two timeouts above (its default, 30 s, lets them overrun). */
@@ -28,9 +34,13 @@ type TrackedSocket = Duplex & { [PENDING]?: number; [WAITING_ANSWER]?: () => voi
  * Every listener's limits, and the Error body for what Node refuses before Express sees a
  * request (431, 408, malformed), where Node would answer empty. Call before `listen`.
  */
-export function applyServerLimits(server: Server, headersTimeoutMs = HEADERS_TIMEOUT_MS): void {
+export function applyServerLimits(
+  server: Server,
+  { headersTimeoutMs = HEADERS_TIMEOUT_MS, keepAliveTimeoutMs = KEEP_ALIVE_TIMEOUT_MS } = {},
+): void {
   const errors = clientErrors(headersTimeoutMs);
   server.headersTimeout = headersTimeoutMs;
+  server.keepAliveTimeout = keepAliveTimeoutMs;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
     CONNECTIONS_CHECKING_INTERVAL_MS;

@@ -3,6 +3,8 @@ import {
   type Attributes,
   type Context,
   context,
+  diag,
+  DiagLogLevel,
   type Link,
   propagation,
   type Span,
@@ -11,14 +13,16 @@ import {
   trace,
   type Tracer,
 } from '@opentelemetry/api';
-import { getNumberFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { getNumberFromEnv, getStringFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace';
-import type { OtlpProtocol, TracingConfig } from '../../config/shared/tracing-env.js';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
+import type { Logger } from 'pino';
+import type { TracingConfig } from '../../config/shared/tracing-env.js';
+import { RateLimitedLog } from '../logging/rate-limited-log.js';
 import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.js';
 
 /**
@@ -36,6 +40,13 @@ export interface TraceCarrier {
   tracestate?: string;
 }
 
+/** The exporter of each OTLP protocol; each reads its other OTEL_* variables itself. */
+const EXPORTERS = {
+  'http/json': JsonExporter,
+  grpc: GrpcExporter,
+  'http/protobuf': ProtobufExporter,
+};
+
 let sdk: NodeSDK | undefined;
 let processor: BoundedSpanProcessor | undefined;
 let tracer: Tracer = trace.getTracer('plant-store');
@@ -44,8 +55,17 @@ let tracer: Tracer = trace.getTracer('plant-store');
 export function start(
   config: TracingConfig,
   version: string,
+  logger: Logger,
   dropped: (reason: DropReason, spans: number, error?: Error) => void,
 ): void {
+  logDiagnostics(logger);
+  const asked =
+    getStringFromEnv('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ??
+    getStringFromEnv('OTEL_EXPORTER_OTLP_PROTOCOL');
+  // The SDK's own words, which it would say had it picked the exporter itself.
+  if (asked !== undefined && asked !== config.protocol) {
+    diag.warn(`Unsupported OTLP traces protocol: ${asked}. Using ${config.protocol}.`);
+  }
   // The SDK's own reading of OTEL_BSP_*: our cap on spans held is the batch queue's size.
   const maxQueueSize = getNumberFromEnv('OTEL_BSP_MAX_QUEUE_SIZE') ?? 2048;
   processor = new BoundedSpanProcessor(
@@ -57,7 +77,7 @@ export function start(
         exportTimeoutMillis: getNumberFromEnv('OTEL_BSP_EXPORT_TIMEOUT'),
         maxExportBatchSize: getNumberFromEnv('OTEL_BSP_MAX_EXPORT_BATCH_SIZE'),
       }),
-    exporterFor(config.protocol),
+    new EXPORTERS[config.protocol](),
     maxQueueSize,
     dropped,
   );
@@ -77,14 +97,25 @@ export function start(
   tracer = trace.getTracer('plant-store', version);
 }
 
-/** The exporter of OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL; each reads its other variables itself. */
-function exporterFor(protocol: OtlpProtocol): SpanExporter {
-  const exporters = {
-    'http/json': JsonExporter,
-    grpc: GrpcExporter,
-    'http/protobuf': ProtobufExporter,
-  };
-  return new exporters[protocol]();
+/**
+ * The SDK's warnings (an OTEL_* value it does not know and ignores) as ours, one a minute past
+ * the first ten. It quotes an endpoint it cannot parse: endpoints and headers are cut out.
+ */
+export function logDiagnostics(logger: Logger): void {
+  const secrets = ['HEADERS', 'TRACES_HEADERS', 'ENDPOINT', 'TRACES_ENDPOINT']
+    .map((name) => getStringFromEnv(`OTEL_EXPORTER_OTLP_${name}`))
+    .filter((value) => value !== undefined);
+  const log = new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 10 });
+  const warn = (message: string) =>
+    log.warn(
+      {},
+      `opentelemetry: ${secrets.reduce((m, s) => m.replaceAll(s, '[redacted]'), message)}`,
+    );
+  const ignore = () => undefined;
+  diag.setLogger(
+    { error: warn, warn, info: ignore, debug: ignore, verbose: ignore },
+    DiagLogLevel.WARN,
+  );
 }
 
 /** Sends what is queued for `timeoutMs` at most (not the exporter's 10 s); returns the unsent. */

@@ -40,7 +40,7 @@ export async function startTracing(
     export_failed: new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 }),
   };
   for (const reason of Object.keys(reasons)) dropped.inc({ reason }, 0);
-  otel.start(config, version, (reason, spans, error) => {
+  otel.start(config, version, logger, (reason, spans, error) => {
     dropped.inc({ reason }, spans);
     logs[reason].warn(
       { reason, spans, ...(error ? { error: error.message } : {}) },

@@ -62,6 +62,7 @@ export function buildRelayConfig(
     connections: {
       maxConnections: env.RELAY_MAX_CONNECTIONS,
       maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,
+      keepAliveTimeoutMs: env.RELAY_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
     },
     tlsHandshakeTimeoutMs: env.RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS * 1000,
     agentBudgets: {

@@ -161,6 +161,7 @@ const limitFields = wholeNumberSettings({
   // About 33 KB each while a TLS handshake is under way: 2,048 stay well inside the pod.
   RELAY_MAX_CONNECTIONS: [0, 1e6, 2048, 'Open connections per listener (`0`: no cap)'],
   RELAY_MAX_CONNECTIONS_PER_ADDRESS: [0, 1e6, 256, 'The same from one address (`0`: no cap)'],
+  RELAY_KEEP_ALIVE_TIMEOUT_SECONDS: [1, 3600, 65, 'Idle keep-alive connections closed after'],
   RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 5, 'A TLS handshake unfinished by then is closed'],
   // Above the plant chart's most replicas (10) plus a rolling update's surge.
   RELAY_MAX_CONNECTIONS_PER_AGENT: [1, 100_000, 16, 'Connections of one agent (all its pods)'],
