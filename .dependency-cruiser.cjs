@@ -11,8 +11,8 @@ const FEATURES = '^src/(plants|auth|agent|agent-protocol|database|webhooks|relay
 
 // The relay server's folders are layers, bottom first: each imports only the ones before it,
 // so no two folders import each other. The MCP relaying reaches the cluster through the
-// abstract classes of mcp/other-replicas.ts, and auth asks for peers through auth's
-// PeerAuthenticator; the cluster implements both. The entry files wire them.
+// abstract classes of mcp/other-replicas.ts; peers authenticate in the cluster, through auth's
+// PeerAuthenticator (a guard main.ts runs first). The entry files wire them.
 const RELAY_LAYERS = [
   'config',
   'metrics',

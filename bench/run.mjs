@@ -40,9 +40,18 @@ async function main() {
   const node = targetNode(opts.node);
   setTargetNode(node.path);
   const build = await snapshotBuild(dataRoot, node.sqlitePackage);
+  // Copied like the build: its node_modules link then holds the targets' better-sqlite3.
+  if (opts.service)
+    opts.service = snapshotOther(opts.service, join(dataRoot, 'service'), node.sqlitePackage);
   if (opts.compare && opts.compare !== 'same') {
-    opts.compareLabel = opts.compare;
-    opts.compare = snapshotOther(opts.compare, dataRoot, node.sqlitePackage);
+    // A list runs each build beside the service: service-b, service-c, ...
+    const [first, ...more] = opts.compare.split(',');
+    opts.compareLabel = first;
+    opts.compare = snapshotOther(first, dataRoot, node.sqlitePackage);
+    opts.compareMore = more.map((main, i) => ({
+      label: main,
+      main: snapshotOther(main, dataRoot, node.sqlitePackage, `build-${'cdefgh'[i]}`),
+    }));
   }
   const meta = describeRun(opts, dataRoot, node);
   const { stores, pgDatabase, dropDatabases } = await openStores(opts, meta);

@@ -20,11 +20,15 @@ const HELP = `npm run bench [-- options]
                      (default all; json-server and prism start together)
   --service FILE     the service's main.js (default: a copy of dist/ taken at the start)
   --compare FILE     also run another build's main.js (service-b), for before/after figures
+                     (a comma-separated list: service-b, service-c, ...)
   --compare-args=A  node options for service-b (and for --profile), e.g.
                      --compare-args=--max-semi-space-size=4;
                      alone, service-b is this build with those options
+  --compare-env=E    environment for service-b, K=V[,K=V] (e.g. DATABASE_POOL_MAX=10);
+                     alone, service-b is this build with it
   --profile          instead: profile the service under POST c=16 (--cpu-prof) and summarize;
-                     with --scenarios get-c16, under GET /plants/{id} (results/profile-<store>-get.md)
+                     with --scenarios get-c16 or mix-c16, under GET /plants/{id} or the 80/20
+                     mix (results/profile-<store>-get.md, -mix.md)
   --profile-target T  with --profile: service (default) or nest-floor (results/profile-nest-floor-
                      <store>[-get].md), to set the service's profile beside the floor's
   --ids MODE         spread (default: ids all over the int64 key space, as clients choose
@@ -36,7 +40,8 @@ const HELP = `npm run bench [-- options]
                      host); json-server and Prism always run with the host's defaults
   --node-options=O   NODE_OPTIONS for the pod instead of the chart's nodeOptions ('' for none)
   --keep             keep the data folder (bench/.data/<run>) and its logs
-  --output NAME      write results/NAME.md and .json (default latest, or quick with --quick)
+  --output NAME      write results/NAME.md and .json (default latest, or quick with --quick);
+                     an absolute path (/tmp/x) writes /tmp/x.md and .json
 `;
 
 export function options() {
@@ -54,6 +59,7 @@ export function options() {
       service: { type: 'string' },
       compare: { type: 'string' },
       'compare-args': { type: 'string' },
+      'compare-env': { type: 'string' },
       profile: { type: 'boolean' },
       'profile-target': { type: 'string' },
       keep: { type: 'boolean' },
@@ -88,8 +94,15 @@ export function options() {
       ',',
     ),
     service: values.service,
-    compare: values.compare ?? (values['compare-args'] ? 'same' : undefined),
+    compare:
+      values.compare ?? (values['compare-args'] || values['compare-env'] ? 'same' : undefined),
     compareArgs: (values['compare-args'] ?? '').split(' ').filter(Boolean),
+    compareEnv: Object.fromEntries(
+      (values['compare-env'] ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    ),
     profile: Boolean(values.profile),
     profileTarget: values['profile-target'] ?? 'service',
     profileS: number(undefined, 'BENCH_PROFILE_SECONDS', quick ? 3 : 10),

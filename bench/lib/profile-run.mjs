@@ -8,7 +8,8 @@ import { SEED_COUNT } from './scenarios.mjs';
 import { startRaw, startService } from './targets.mjs';
 
 /**
- * Under POST c=16 (GET /plants/{id} with --scenarios get-c16); results/profile-<store>[-get].md.
+ * Under POST c=16 (GET /plants/{id} with --scenarios get-c16, the 80/20 mix with mix-c16);
+ * results/profile-<store>[-get|-mix].md.
  * `--profile-target nest-floor` profiles the floor instead (results/profile-nest-floor-...), so
  * the two profiles of the same load can be set side by side, library by library. `--keep`
  * keeps the .cpuprofile (bench/.data/<run>/profile-<store>/).
@@ -18,8 +19,9 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
     opts.compare && opts.compare !== 'same'
       ? opts.compare
       : (opts.service ?? join(build, 'dist/main.js'));
-  const kind = opts.scenarios.length === 1 && opts.scenarios[0] === 'get-c16' ? 'get' : 'post';
-  const what = kind === 'get' ? 'GET /plants/{id}' : 'POST /plants';
+  const only = opts.scenarios.length === 1 ? opts.scenarios[0] : undefined;
+  const kind = only === 'get-c16' ? 'get' : only === 'mix-c16' ? 'mix' : 'post';
+  const what = { get: 'GET /plants/{id}', mix: '80% GET, 20% POST', post: 'POST /plants' }[kind];
   const floor = opts.profileTarget === 'nest-floor';
   const subject = floor ? 'nest-floor (a3)' : 'the service';
   for (const store of stores) {
@@ -93,7 +95,7 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
       sections: ['selfArea', 'self'],
     });
     mkdirSync(join(BENCH, 'results'), { recursive: true });
-    const output = `results/profile-${floor ? 'nest-floor-' : ''}${store}${kind === 'get' ? '-get' : ''}.md`;
+    const output = `results/profile-${floor ? 'nest-floor-' : ''}${store}${kind === 'post' ? '' : `-${kind}`}.md`;
     writeFileSync(
       join(BENCH, output),
       `${text}\n${startup.replace(/^# /, '## ').replace(/^## (?!Start)/gm, '### ')}`,

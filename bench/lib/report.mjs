@@ -207,14 +207,14 @@ export function markdown({ meta, scenarios, targets, summary, goals, services, o
     out(`## ${scenario.title}`);
     out();
     out(
-      '| target | req/s | p50 ms | p90 ms | p99 ms | non-2xx / errors | ratio | req/s per round |',
+      '| target | req/s | CPU us/req | p50 ms | p90 ms | p99 ms | non-2xx / errors | ratio | req/s per round | CPU us per round |',
     );
-    out('| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+    out('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |');
     for (const target of rows) {
       const r = summary[scenario.id][target.name];
       out(
-        `| ${target.label} | ${fmt.rps(r.rps)} | ${fmt.ms(r.p50)} | ${fmt.ms(r.p90)} | ${fmt.ms(r.p99)} | ` +
-          `${r.non2xx} / ${r.errors + r.timeouts} | ${ratioText(summary, scenario.id, target, stores)} | ${r.rpsPerRound.join(', ')} |`,
+        `| ${target.label} | ${fmt.rps(r.rps)} | ${fmt.rps(r.cpuUs)} | ${fmt.ms(r.p50)} | ${fmt.ms(r.p90)} | ${fmt.ms(r.p99)} | ` +
+          `${r.non2xx} / ${r.errors + r.timeouts} | ${ratioText(summary, scenario.id, target, stores)} | ${r.rpsPerRound.join(', ')} | ${(r.cpuUsPerRound ?? []).join(', ')} |`,
       );
     }
     out();
@@ -231,7 +231,9 @@ export function markdown({ meta, scenarios, targets, summary, goals, services, o
   out(
     'Ratios: "service/this" is the service\'s req/s over the row\'s, on the same store (both stores for ' +
       'the store-less baselines); "service-1m/service" is the preloaded store over the empty one. ' +
-      'Latencies are per request, from the load generator (autocannon, in its own process), sub-millisecond.',
+      'Latencies are per request, from the load generator (autocannon, in its own process), sub-millisecond. ' +
+      "CPU us/req: the target process's utime + stime over the run (all its threads) per response; " +
+      'contention on a shared machine moves it far less than req/s.',
   );
   out();
   return lines.join('\n');

@@ -1,6 +1,6 @@
 /** A run's figures summarized into the report, written as results/<output>.md and .json. */
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { BENCH } from './paths.mjs';
 import { evaluateGoals, markdown } from './report.mjs';
 import { loadAverage } from './workspace.mjs';
@@ -63,9 +63,11 @@ export function buildReport({ opts, meta, stores, targets, scenarios, results, s
 
 export function writeReport(report, output) {
   const text = markdown(report);
-  mkdirSync(join(BENCH, 'results'), { recursive: true });
-  writeFileSync(join(BENCH, 'results', `${output}.md`), text);
-  writeFileSync(join(BENCH, 'results', `${output}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  // An absolute --output (e.g. /tmp/x) keeps one-off runs out of results/.
+  const base = isAbsolute(output) ? output : join(BENCH, 'results', output);
+  mkdirSync(dirname(base), { recursive: true });
+  writeFileSync(`${base}.md`, text);
+  writeFileSync(`${base}.json`, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\n${text}`);
-  console.log(`written: bench/results/${output}.md and .json`);
+  console.log(`written: ${base}.md and .json`);
 }

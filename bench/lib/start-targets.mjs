@@ -17,8 +17,8 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
   for (const store of stores) {
     const dir = (name) => join(dataRoot, `${name}-${store}`);
     const url = async (name) => (store === 'pg' ? pgDatabase(name) : undefined);
-    const add = async (role, label, start) => {
-      const t = { role, store, name: `${role}@${store}`, label: `${label} (${store})` };
+    const add = async (role, label, start, name = role) => {
+      const t = { role, store, name: `${name}@${store}`, label: `${label} (${store})` };
       console.log(`starting ${t.name}`);
       Object.assign(t, await start());
       targets.push(t);
@@ -37,6 +37,7 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
       const label = [
         opts.compare === 'same' ? '' : (opts.compareLabel ?? opts.compare),
         ...opts.compareArgs,
+        ...Object.entries(opts.compareEnv).map(([k, v]) => `${k}=${v}`),
       ]
         .filter(Boolean)
         .join(' ');
@@ -48,9 +49,26 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
           token,
           databaseUrl: await url('svc_b'),
           nodeArgs: opts.compareArgs,
+          env: opts.compareEnv,
         })),
         seeded: true,
       }));
+      for (const [i, other] of (opts.compareMore ?? []).entries()) {
+        const name = `service-${'cdefgh'[i]}`;
+        const start = async () => ({
+          ...(await startService({
+            name,
+            main: other.main,
+            dir: dir(name),
+            token,
+            databaseUrl: await url(name.replace('-', '_')),
+            nodeArgs: opts.compareArgs,
+            env: opts.compareEnv,
+          })),
+          seeded: true,
+        });
+        await add('service-b', `${name}: ${other.label}`, start, name);
+      }
     }
     if (opts.baselines) {
       for (const [role, script, tag] of [

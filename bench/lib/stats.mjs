@@ -22,5 +22,9 @@ export function summarize(runs) {
     errors: sum('errors'),
     timeouts: sum('timeouts'),
     rpsPerRound: runs.map((r) => Math.round(r.rps)),
+    cpuUs: median(runs.map((r) => r.cpuUsPerRequest)),
+    cpuUsPerRound: runs.map((r) =>
+      r.cpuUsPerRequest == null ? '-' : Math.round(r.cpuUsPerRequest),
+    ),
   };
 }

@@ -20,7 +20,15 @@ function baseEnv(extra) {
  * JSON line per request, written to `service.log` in its data folder), API_TOKENS, an empty
  * MCP servers file. Ready is the first 200 from /health on the health port.
  */
-export async function startService({ name, main, dir, token, databaseUrl, nodeArgs = [] }) {
+export async function startService({
+  name,
+  main,
+  dir,
+  token,
+  databaseUrl,
+  nodeArgs = [],
+  env: extra = {},
+}) {
   const [port, healthPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const configDir = join(dir, 'config');
   mkdirSync(configDir, { recursive: true });
@@ -37,6 +45,7 @@ export async function startService({ name, main, dir, token, databaseUrl, nodeAr
     DATA_DIR: join(dir, 'data'),
     API_TOKENS: token,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...extra,
   });
   const proc = await startProcess({
     name,

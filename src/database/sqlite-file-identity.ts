@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import {
   isSuccessor,
   parseWalHeader,
@@ -31,6 +31,8 @@ export class SqliteFileIdentity {
   private readonly main: FileState;
   private readonly walState: FileState | undefined;
   private walHeader: WalHeader | undefined;
+  private walFd: number | undefined;
+  private readonly headerBytes = Buffer.alloc(WAL_HEADER_BYTES);
 
   constructor(readonly file: string) {
     this.wal = `${file}-wal`;
@@ -48,10 +50,40 @@ export class SqliteFileIdentity {
     return changeOf(this.wal, this.walState, 'the WAL file') ?? this.walHeaderProblem();
   }
 
+  /** Closes the WAL kept open for its header; the next check opens it again. */
+  close(): void {
+    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.walFd = undefined;
+  }
+
+  /**
+   * The WAL's first bytes through a descriptor kept open: this runs before and after every
+   * commit, and opening the file each time cost more than the check's stats and read. The
+   * path's inode was just compared, and the descriptor is only kept when it is that inode.
+   */
+  private readWalHeader(): Buffer {
+    if (this.walFd === undefined) {
+      const fd = openSync(this.wal, 'r');
+      const opened = fstatSync(fd);
+      if (opened.dev !== this.walState?.dev || opened.ino !== this.walState.ino) {
+        closeSync(fd);
+        return readWalHeaderBytes(this.wal);
+      }
+      this.walFd = fd;
+    }
+    return this.headerBytes.subarray(
+      0,
+      readSync(this.walFd, this.headerBytes, 0, WAL_HEADER_BYTES, 0),
+    );
+  }
+
   /** The WAL's header as SQLite left it: verifying, and following the last one seen. */
   private walHeaderProblem(): string | undefined {
     if (!this.walState || this.walState.size < WAL_HEADER_BYTES) return undefined;
-    const header = parseWalHeader(readWalHeaderBytes(this.wal));
+    const bytes = this.readWalHeader();
+    // The header last verified, unchanged: nothing to parse or checksum again.
+    if (this.walHeader?.bytes.equals(bytes)) return undefined;
+    const header = parseWalHeader(bytes);
     if (!header) {
       return `the WAL file ${this.wal} was overwritten while the service was using it (its header no longer verifies: a restart would lose every commit in it)`;
     }

@@ -36,7 +36,8 @@ export function openSqlite(file: string, dataDir: string): OpenedSqlite {
   }
   // int64 ids come back as bigint, never rounded to a JS number.
   database.defaultSafeIntegers(true);
-  const cached = new StatementCachingDatabase(database);
+  // Closed by Kysely's destroy, which can only come after `identity` below is set.
+  const cached = new StatementCachingDatabase(database, () => identity.close());
   try {
     // exec, not pragma(): pragma() makes a throwaway Statement (see statement-cache.ts).
     database.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA busy_timeout = 0;');
@@ -58,9 +59,10 @@ export function openSqlite(file: string, dataDir: string): OpenedSqlite {
       throw notUsable(file, dataDir, error);
     throw error;
   }
+  const identity = new SqliteFileIdentity(file);
   return {
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database: cached }) }),
-    identity: new SqliteFileIdentity(file),
+    identity,
   };
 }
 

@@ -10,7 +10,11 @@ import type { SqliteDatabase, SqliteStatement } from 'kysely';
 export class StatementCachingDatabase implements SqliteDatabase {
   readonly #statements = new Map<string, Statement>();
 
-  constructor(private readonly database: BetterSqlite3Database) {}
+  constructor(
+    private readonly database: BetterSqlite3Database,
+    /** Runs after the database is closed (Kysely's destroy). */
+    readonly afterClose: () => void = () => {},
+  ) {}
 
   prepare(sql: string): SqliteStatement {
     let statement = this.#statements.get(sql);
@@ -23,5 +27,6 @@ export class StatementCachingDatabase implements SqliteDatabase {
 
   close(): void {
     this.database.close();
+    this.afterClose();
   }
 }

@@ -9,6 +9,7 @@ import { runHttpApp } from '../common/bootstrap/run-http-app.js';
 import { LosslessExpressAdapter } from '../common/http/lossless-express.adapter.js';
 import { portScopeHandler } from '../common/http/port-scope.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
+import { PeerAuthenticator } from './auth/client-request.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
@@ -38,6 +39,8 @@ void runHttpApp<RelayConfig>({
     ),
   configure(app, _config, ports) {
     app.use(portScopeHandler(ports));
+    // Ahead of every controller's guards: what the replicas send each other (cluster/).
+    app.useGlobalGuards(app.get(PeerAuthenticator));
   },
   listeners: (config) => ({
     host: config.http.host,

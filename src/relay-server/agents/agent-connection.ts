@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
-import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 import {
   type ClientTag,
+  type ProtocolServer,
   RelayErrorCode,
   type TraceContext,
 } from '../../agent-protocol/relay-protocol.js';
@@ -154,8 +154,7 @@ export class AgentConnection {
 
   /** Ends a request the client cancelled: its waiter is answered, a late answer is dropped. */
   forget(id: number): void {
-    const pending = this.finish(id);
-    pending?.resolve(cancelledError(id));
+    this.finish(id)?.resolve(cancelledError(id));
   }
 
   /**
@@ -229,14 +228,10 @@ export class AgentConnection {
 
   /** Undefined when sent (or the socket is closed: its close answers what is pending). */
   private send(frame: unknown, onWritten: () => void = () => undefined): string | undefined {
-    if (this.closed) {
+    const encoded = this.closed ? undefined : encodeFrame(frame, this.limits);
+    if (!encoded?.ok) {
       onWritten();
-      return undefined;
-    }
-    const encoded = encodeFrame(frame, this.limits);
-    if (!encoded.ok) {
-      onWritten();
-      return encoded.reason;
+      return encoded?.reason;
     }
     // A failed send closes the socket, which answers what is pending.
     this.socket.send(encoded.text, () => onWritten());

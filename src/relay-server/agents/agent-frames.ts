@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 import { decodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
+import { isObject, type Message } from '../json-rpc/json-rpc.js';
 
 /**
  * The frames an agent sends (docs/agent-protocol.md), parsed and checked on the relay side.
@@ -38,30 +39,17 @@ const inventory = z.object({ type: z.literal('inventory'), servers });
  * the message (twice: the frame, then the id): `server` of 1 to 64 characters, a JSON-RPC 2.0
  * `message` object, `relatedRequestId` and the message's `id` a string or a number.
  */
-const isId = (value: unknown): value is string | number =>
+type Id = string | number;
+const isId = (value: unknown): value is Id =>
   typeof value === 'string' || typeof value === 'number';
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export type AgentFrame =
   | { kind: 'hello'; agentId: string; version: string; servers: ProtocolServer[] }
   | { kind: 'inventory'; servers: ProtocolServer[] }
-  | {
-      kind: 'response';
-      server: string;
-      id: string | number;
-      message: Record<string, unknown>;
-    }
-  | { kind: 'notification'; server: string; message: Record<string, unknown> }
+  | { kind: 'response'; server: string; id: Id; message: Message }
+  | { kind: 'notification'; server: string; message: Message }
   /** An MCP server's request for the client of the relay's request `relatedId`. */
-  | {
-      kind: 'request';
-      server: string;
-      id: string | number;
-      message: Record<string, unknown>;
-      relatedId: string | number | undefined;
-    }
+  | { kind: 'request'; server: string; id: Id; message: Message; relatedId: Id | undefined }
   /** A frame type this relay does not know: ignored, so agents can add frames later. */
   | { kind: 'unknown'; type: string }
   /** `tooBig`: over the frame size limit (closed with 1009 rather than 1008). */
@@ -80,10 +68,8 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
       : { kind: 'invalid', reason: decoded.reason };
   }
   const json = decoded.value;
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
-    return { kind: 'invalid', reason: 'frame is not a JSON object' };
-  }
-  const type = (json as { type?: unknown }).type;
+  if (!isObject(json)) return { kind: 'invalid', reason: 'frame is not a JSON object' };
+  const { type } = json;
   switch (type) {
     case 'hello': {
       const frame = hello.safeParse(json);
@@ -101,7 +87,7 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
       return { kind: 'inventory', servers: frame.data.servers as ProtocolServer[] };
     }
     case 'rpc':
-      return parseRpc(json as Record<string, unknown>);
+      return parseRpc(json);
     default:
       return typeof type === 'string'
         ? { kind: 'unknown', type: type.slice(0, 64) }
@@ -110,13 +96,13 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
 }
 
 /** An rpc frame: an MCP server's response, notification, or request for its client. */
-function parseRpc(json: Record<string, unknown>): AgentFrame {
+function parseRpc(json: Message): AgentFrame {
   const { server, message, relatedRequestId: relatedId } = json;
   const wellFormed =
     typeof server === 'string' &&
     server.length >= 1 &&
     server.length <= 64 &&
-    isRecord(message) &&
+    isObject(message) &&
     message.jsonrpc === '2.0' &&
     (relatedId === undefined || isId(relatedId));
   if (!wellFormed) return { kind: 'invalid', reason: 'malformed rpc frame' };

@@ -235,8 +235,11 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       case 'inventory':
         this.onInventory(state, frame, Buffer.byteLength(text));
         return false;
-      case 'response':
-        return this.onResponse(state, frame) === 'settled';
+      case 'response': {
+        const outcome = state.connection.settle(frame.server, frame.id, frame.message);
+        if (outcome === 'wrong-server') this.misdirected(state, frame.server);
+        return outcome === 'settled';
+      }
       case 'notification':
         // Progress goes to the waiting request of that server it is about; the rest to
         // the registry's listeners (ServerMessageRouter decides which sessions hear it).
@@ -291,18 +294,11 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     );
   }
 
-  private onResponse(
-    state: ConnectionState,
-    frame: Extract<AgentFrame, { kind: 'response' }>,
-  ): 'settled' | 'late' | 'wrong-server' {
-    const outcome = state.connection.settle(frame.server, frame.id, frame.message);
-    if (outcome === 'wrong-server') {
-      this.misdirectedLog.warn(
-        { agent: state.agent, connection: state.connection.id, server: frame.server.slice(0, 64) },
-        'dropping an answer from a server the request was not sent to',
-      );
-    }
-    return outcome;
+  private misdirected({ agent, connection }: ConnectionState, server: string): void {
+    this.misdirectedLog.warn(
+      { agent, connection: connection.id, server: server.slice(0, 64) },
+      'dropping an answer from a server the request was not sent to',
+    );
   }
 
   private onClose(state: ConnectionState, code: number): void {

@@ -9,8 +9,7 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Request } from 'express';
 import type { Counter } from 'prom-client';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+import { isLoopback } from '../config/secure-url.js';
 
 /**
  * A web page's request (`Origin`, a DNS-rebinding page's too) is served only from the relay's
@@ -41,6 +40,6 @@ export class OriginGuard implements CanActivate {
 
   private allows(origin: string): boolean {
     if (this.allowed === '*' || this.allowed.has(origin)) return true;
-    return URL.canParse(origin) && LOOPBACK.has(new URL(origin).hostname);
+    return URL.canParse(origin) && isLoopback(new URL(origin));
   }
 }

@@ -35,6 +35,21 @@ describe('peerClient', () => {
     });
   });
 
+  it("is null for a replica's own request, on no client's behalf (a ping)", () => {
+    const signed = { method: 'GET', path: '/relay-peer/ping', client: '', agents: '', session: '' };
+    const ping = {
+      method: 'GET',
+      originalUrl: '/relay-peer/ping',
+      headers: {
+        'x-relay-peer-signature': signPeerRequest(secret, signed),
+        'x-relay-peer-client': '',
+        'x-relay-peer-agents': '',
+      },
+    };
+    expect(peerClient(ping, isSigned)).toBeNull();
+    expect(peerClient({ ...ping, originalUrl: '/mcp/shop' }, isSigned)).toBe('refused');
+  });
+
   it.each([
     ['a guessed signature', { headers: { ...headers, 'x-relay-peer-signature': 'a-guess' } }],
     ['another method', { method: 'DELETE' }],

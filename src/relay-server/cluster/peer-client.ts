@@ -1,6 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { LOGGER } from '../../common/logging/logger.token.js';
@@ -12,20 +11,17 @@ import { PEER_AGENTS, PEER_CLIENT, PEER_SIGNATURE } from './peer-headers.js';
 import type { PeerSigned } from './peer-signature.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
-export interface PeerRequest {
-  method: string;
-  originalUrl: string;
-  headers: IncomingHttpHeaders;
-}
+type PeerRequest = Pick<ClientRequest, 'method' | 'originalUrl' | 'headers'>;
 
 /**
- * The client of a request another replica forwarded (authenticated there, signed with the
- * shared secret); undefined when it claims no peer, 'refused' when the signature does not hold.
+ * The client of a request another replica sent (authenticated there, signed with the shared
+ * secret), null for one on no client's behalf (a ping); undefined when it claims no peer,
+ * 'refused' when the signature does not hold.
  */
 export function peerClient(
   request: PeerRequest,
   isSigned: (signature: string, signed: PeerSigned) => boolean,
-): RelayClientConfig | 'refused' | undefined {
+): RelayClientConfig | null | 'refused' | undefined {
   const { headers } = request;
   const signature = headers[PEER_SIGNATURE];
   if (signature === undefined) return undefined;
@@ -42,11 +38,14 @@ export function peerClient(
   } catch {
     return 'refused';
   }
-  if (name === '') return 'refused';
+  if (name === '') return agents === '' ? null : 'refused';
   return { name, tokenDigests: [], agents: new Set(agents.split(',').filter(Boolean)) };
 }
 
-/** A forwarded request's client, when its signature holds; 401 when it claims a peer falsely. */
+/**
+ * Runs before every controller's guards (main.ts): a request signed by another replica is
+ * `fromPeer`, with the client it authenticated; 401 when it claims a peer falsely.
+ */
 @Injectable()
 export class SignedPeerAuthenticator extends PeerAuthenticator {
   readonly #log: RateLimitedLog;
@@ -61,9 +60,15 @@ export class SignedPeerAuthenticator extends PeerAuthenticator {
     this.#log = new RateLimitedLog(logger);
   }
 
-  clientOf(request: ClientRequest): RelayClientConfig | undefined {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<ClientRequest>();
     const client = peerClient(request, (sig, signed) => this.cluster.isPeerSigned(sig, signed));
-    if (client !== 'refused') return client;
+    if (client === undefined) return true;
+    if (client !== 'refused') {
+      request.fromPeer = true;
+      if (client) request.relayClient = client;
+      return true;
+    }
     this.failures.inc();
     this.#log.warn({}, 'refused a request claiming to come from another relay replica');
     throw unauthorized(this.config.oauth, String(request.params.agent ?? ''), 'invalid_token');

@@ -17,7 +17,7 @@ import {
   type Message,
   stringifyMessage,
 } from '../json-rpc/json-rpc.js';
-import { MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
+import { metaOf, MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
 import { nameHeader } from '../mcp/stateless/standard-headers.js';
 import { onPeer, peerCredentials } from './peer-headers.js';
 import { type PeerReply, postToPeer } from './peer-post.js';
@@ -97,8 +97,7 @@ export function withEnvelope(message: Message): Message {
     [PROTOCOL_VERSION_META_KEY]: MODERN_VERSION,
     [CLIENT_CAPABILITIES_META_KEY]: {},
   };
-  const meta = isObject(params._meta) ? params._meta : {};
-  return { ...message, params: { ...params, _meta: { ...meta, ...envelope } } };
+  return { ...message, params: { ...params, _meta: { ...metaOf(message), ...envelope } } };
 }
 
 /** The peer's JSON-RPC answer without its 2026 result fields, or an error saying what failed. */

@@ -1,4 +1,5 @@
 import { type Dispatcher, request } from 'undici';
+import { readAtMost } from '../auth/oauth/capped-fetch.js';
 import { parseJsonOrUndefined } from '../json-rpc/json-rpc.js';
 import { refusedConnection } from './peer-agents.js';
 
@@ -29,17 +30,9 @@ export async function postToPeer(post: PeerPost): Promise<PeerReply> {
       body: post.body,
       signal: AbortSignal.any([post.signal, timeout]),
     });
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    for await (const chunk of answer.body as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      if (bytes > post.maxBytes) return { failed: 'too_large' };
-      chunks.push(chunk);
-    }
-    return {
-      status: answer.statusCode,
-      body: parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8')),
-    };
+    const body = await readAtMost(answer.body, post.maxBytes);
+    if (!body) return { failed: 'too_large' };
+    return { status: answer.statusCode, body: parseJsonOrUndefined(body.toString('utf8')) };
   } catch (error) {
     if (post.signal.aborted) return { failed: 'aborted' };
     if (timeout.aborted) return { failed: 'timeout' };

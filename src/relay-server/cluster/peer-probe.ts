@@ -12,12 +12,6 @@ export interface PeerProbeOptions {
   onFrozen: (peer: string, cut: number) => void;
 }
 
-/** One forwarded request while it waits: cut through `signal`, `done` once it is over. */
-export interface WaitingRequest {
-  signal: AbortSignal;
-  done: () => void;
-}
-
 /**
  * Finds a peer that froze (its sockets stay open, nothing answers): a forwarded request still
  * unanswered at the request timeout gets its peer pinged, one ping per peer at a time; without
@@ -29,7 +23,8 @@ export class PeerProbe {
 
   constructor(private readonly options: PeerProbeOptions) {}
 
-  track(peer: string, answered: () => boolean): WaitingRequest {
+  /** One forwarded request while it waits: cut through `signal`, `done` once it is over. */
+  track(peer: string, answered: () => boolean) {
     const controller = new AbortController();
     const onPeer = this.waiting.get(peer) ?? new Set();
     this.waiting.set(peer, onPeer.add(controller));

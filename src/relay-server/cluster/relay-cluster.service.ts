@@ -17,7 +17,7 @@ import {
 } from './cluster-store.js';
 import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signature.js';
 import { connectRedis, failureCode, reasonOf } from './redis-client.js';
-import { SessionMover, type SessionPlacement } from './session-mover.js';
+import { pickOne, SessionMover, type SessionPlacement } from './session-mover.js';
 
 /** Where a client's request is served; `unavailable`: nowhere while Redis is down. */
 type Placement = SessionPlacement | { kind: 'unavailable' };
@@ -118,8 +118,11 @@ export class RelayCluster implements OnModuleDestroy {
     try {
       if (sessionId !== undefined) return await this.mover.place({ ...target, sessionId }, signal);
       // A request that opens no session yet: to a replica holding a connection that serves it.
-      const serving = await this.livePeers(this.store, target.agent, target.server);
-      const url = serving[Math.floor(Math.random() * serving.length)];
+      const { server } = target;
+      const peers = await this.livePeers(this.store, target.agent);
+      const url = pickOne(
+        peers.filter(([, e]) => server === undefined || e.servers.includes(server)),
+      )?.[0];
       return url === undefined ? { kind: 'here' } : { kind: 'peer', url };
     } catch {
       return { kind: 'unavailable' };
@@ -189,30 +192,21 @@ export class RelayCluster implements OnModuleDestroy {
    */
   async serversElsewhere(agent: string): Promise<Map<string, string>> {
     if (!this.store || !this.secret) return new Map();
-    const replicas = await this.store.replicas(agent).catch(() => new Map<string, ReplicaEntry>());
+    const peers = await this.livePeers(this.store, agent).catch(() => []);
     const elsewhere = new Map<string, string[]>();
-    for (const [url, { servers }] of replicas) {
-      if (url === this.replicaUrl || this.suspected(url)) continue;
+    for (const [url, { servers }] of peers) {
       for (const server of servers) {
         if (typeof server !== 'string' || this.holds({ agent, server })) continue;
         elsewhere.set(server, [...(elsewhere.get(server) ?? []), url]);
       }
     }
-    const pick = (urls: string[]) => urls[Math.floor(Math.random() * urls.length)] ?? '';
-    return new Map([...elsewhere].map(([server, urls]) => [server, pick(urls)]));
+    return new Map([...elsewhere].map(([server, urls]) => [server, pickOne(urls) ?? '']));
   }
 
-  /** Live, unsuspected peers with a connection of `agent` (that has `server` up, if given). */
-  private async livePeers(
-    store: ClusterStore,
-    agent: string,
-    server: string | undefined,
-  ): Promise<string[]> {
+  /** Live, unsuspected peers with a connection of `agent`, and the servers up there. */
+  private async livePeers(store: ClusterStore, agent: string): Promise<[string, ReplicaEntry][]> {
     const replicas = await store.replicas(agent);
-    return [...replicas]
-      .filter(([url]) => url !== this.replicaUrl && !this.suspected(url))
-      .filter(([, entry]) => server === undefined || entry.servers.includes(server))
-      .map(([url]) => url);
+    return [...replicas].filter(([url]) => url !== this.replicaUrl && !this.suspected(url));
   }
 
   private holds({ agent, server }: Pick<RelayTarget, 'agent' | 'server'>): boolean {

@@ -21,6 +21,9 @@ export interface SessionMoverDeps {
   suspected: (url: string) => boolean;
 }
 
+export const pickOne = <T>(items: readonly T[]): T | undefined =>
+  items[Math.floor(Math.random() * items.length)];
+
 /** How often a waiting request looks again for a connection of the session's agent. */
 const POLL_MS = 200;
 const HERE = { kind: 'here' } as const;
@@ -102,7 +105,7 @@ export class SessionMover {
       .filter(([url]) => !this.deps.suspected(url))
       .filter(([, entry]) => record.server === null || entry.servers.includes(record.server))
       .map(([url]) => url);
-    return homes[Math.floor(Math.random() * homes.length)];
+    return pickOne(homes);
   }
 
   private takeOver(id: string, record: SessionRecord): boolean {

@@ -8,8 +8,10 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
  * URL the relay fetches OAuth documents from, so none travels in clear over a network.
  */
 export function isHttpsOrLoopback(url: URL): boolean {
-  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url));
 }
+
+export const isLoopback = (url: URL) => LOOPBACK.has(url.hostname);
 
 /** A URL setting that passes `test`; the message never echoes the value (it may hold a password). */
 export const urlSetting = (test: (url: URL) => boolean, message: string) =>

@@ -39,7 +39,8 @@ function drop(body: Body): void {
   body.destroy();
 }
 
-async function readAtMost(stream: Body, maxBytes: number): Promise<Buffer | undefined> {
+/** The stream's bytes; undefined (the rest dropped unread) past `maxBytes`. */
+export async function readAtMost(stream: Body, maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {

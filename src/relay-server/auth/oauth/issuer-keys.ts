@@ -79,21 +79,14 @@ export class IssuerKeys {
   }
 
   /** Fetches the issuer's metadata now (at start), so a wrong setting shows before a client. */
-  async check(): Promise<boolean> {
-    return this.#discover().then(
-      () => true,
-      () => false,
-    );
+  check(): Promise<boolean> {
+    return this.#discover().then(Boolean, () => false);
   }
 
   /** Finds the jwks_uri once; a failure is retried after jwksRefreshMs, refused until then. */
   #discover(): Promise<RemoteJWKSet> {
     if (this.#backingOff()) return Promise.reject(this.#discoveryRefusal());
-    const { issuer, fetchTimeoutMs, maxDocumentBytes } = this.options;
-    this.#discovery ??= discoverJwksUri(issuer, {
-      timeoutMs: fetchTimeoutMs,
-      maxBytes: maxDocumentBytes,
-    }).then(
+    this.#discovery ??= discoverJwksUri(this.options).then(
       (jwksUri) => (this.#remote = this.#remoteKeys(jwksUri)),
       (error: unknown) => {
         this.#discovery = undefined;

@@ -1,4 +1,5 @@
 import { buildDiscoveryUrls } from '@modelcontextprotocol/client';
+import type { RelayOAuthConfig } from '../../config/relay-config.js';
 import { isHttpsOrLoopback } from '../../config/secure-url.js';
 import { isObject, parseJsonOrUndefined } from '../../json-rpc/json-rpc.js';
 import { cappedFetch } from './capped-fetch.js';
@@ -9,18 +10,16 @@ import { cappedFetch } from './capped-fetch.js';
  */
 export class IdpConfigurationError extends Error {}
 
-export interface FetchLimits {
-  timeoutMs: number;
-  maxBytes: number;
-}
-
 /**
  * The issuer's `jwks_uri`, from its metadata at the locations the MCP authorization spec lists
  * (RFC 8414, then OpenID Connect Discovery); a document counts only when its `issuer` is exactly
  * the configured one (RFC 8414 §3.3). Throws IdpConfigurationError when a document names another
  * issuer (and none this one) or an insecure `jwks_uri`; any other error when none answers (503).
  */
-export async function discoverJwksUri(issuer: string, limits: FetchLimits): Promise<URL> {
+export async function discoverJwksUri(
+  options: Pick<RelayOAuthConfig, 'issuer' | 'fetchTimeoutMs' | 'maxDocumentBytes'>,
+): Promise<URL> {
+  const { issuer, fetchTimeoutMs, maxDocumentBytes } = options;
   const unusable: string[] = [];
   let otherIssuer: string | undefined;
   for (const location of buildDiscoveryUrls(issuer).map(({ url }) => url.href)) {
@@ -29,9 +28,9 @@ export async function discoverJwksUri(issuer: string, limits: FetchLimits): Prom
       {
         headers: { Accept: 'application/json' },
         redirect: 'error',
-        signal: AbortSignal.timeout(limits.timeoutMs),
+        signal: AbortSignal.timeout(fetchTimeoutMs),
       },
-      limits.maxBytes,
+      maxDocumentBytes,
     );
     const parsed = response.ok ? parseJsonOrUndefined(await response.text()) : undefined;
     const metadata = isObject(parsed) ? parsed : {};

@@ -20,11 +20,6 @@ export interface ToolListFailure {
   reason: string;
 }
 
-export interface MergedToolList {
-  tools: Record<string, unknown>[];
-  failures: ToolListFailure[];
-}
-
 /**
  * Every server's whole list (following `nextCursor`), merged in the order of `servers` under
  * prefixed names. A server that fails is left out and reported: it hides no one else's tools.
@@ -33,7 +28,7 @@ export async function listAllTools(
   servers: readonly string[],
   fetchPage: FetchToolsPage,
   limits: ToolListLimits,
-): Promise<MergedToolList> {
+) {
   const failures: ToolListFailure[] = [];
   const lists = new Map<string, unknown[]>();
   const listed: ListedBytes = { bytes: 0 };
@@ -63,9 +58,7 @@ export async function listAllTools(
   return { tools: merged, failures };
 }
 
-interface ListedBytes {
-  bytes: number;
-}
+type ListedBytes = { bytes: number };
 
 /** One server's list up to the page limit; undefined (reason in `failures`) when left out. */
 async function listServerTools(
@@ -118,8 +111,8 @@ function readToolsPage(
   answer: JsonRpcResponse,
 ): { tools: unknown[]; nextCursor: string | undefined } | { reason: string } {
   if (answer.error !== undefined) return { reason: `tools/list failed: ${answer.error.message}` };
-  const result = answer.result as { tools?: unknown; nextCursor?: unknown } | undefined;
-  if (typeof result !== 'object' || result === null || !Array.isArray(result.tools)) {
+  const result = answer.result;
+  if (!isObject(result) || !Array.isArray(result.tools)) {
     return { reason: 'tools/list answer without a tools array' };
   }
   return {

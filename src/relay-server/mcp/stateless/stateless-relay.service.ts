@@ -25,6 +25,7 @@ import type { RelaySession } from '../session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
   discoverAnswer,
+  metaOf,
   MODERN_VERSION,
   refusal,
   statusOf,
@@ -149,8 +150,7 @@ export class StatelessRelay {
     if (!session.pinned) {
       return discoverAnswer(id, this.aggregate.initialize(id, undefined));
     }
-    const params = isObject(message.params) ? message.params : {};
-    const meta = isObject(params._meta) ? params._meta : {};
+    const meta = metaOf(message) ?? {};
     const initialize = {
       jsonrpc: '2.0',
       id,

@@ -9,6 +9,7 @@ import {
   idOf,
   isObject,
   JsonRpcCode,
+  jsonRpcError,
   type JsonRpcId,
   type JsonRpcResponse,
   type Message,
@@ -54,7 +55,7 @@ const MODERN_CAPABILITIES = [
   'extensions',
 ];
 
-function metaOf(message: unknown): Message | undefined {
+export function metaOf(message: unknown): Message | undefined {
   if (!isObject(message) || !isObject(message.params)) return undefined;
   return isObject(message.params._meta) ? message.params._meta : undefined;
 }
@@ -88,18 +89,18 @@ export function refusal(message: Message, headers: StandardHeaders): JsonRpcResp
   const meta = metaOf(message);
   const version = meta?.[PROTOCOL_VERSION_META_KEY];
   if (version === undefined || !isObject(meta?.[CLIENT_CAPABILITIES_META_KEY])) {
-    return errorWith(id, JsonRpcCode.InvalidParams, ENVELOPE_NEEDED);
+    return jsonRpcError(id, JsonRpcCode.InvalidParams, ENVELOPE_NEEDED);
   }
   const mismatch = headerMismatch(message, headers, version);
-  if (mismatch) return errorWith(id, HEADER_MISMATCH, mismatch);
+  if (mismatch) return jsonRpcError(id, HEADER_MISMATCH, mismatch);
   if (version !== MODERN_VERSION) {
-    return errorWith(id, UNSUPPORTED_VERSION, 'unsupported protocol version', {
+    return jsonRpcError(id, UNSUPPORTED_VERSION, 'unsupported protocol version', {
       supported: [MODERN_VERSION],
       requested: version,
     });
   }
   if (REMOVED_METHODS.has(message.method)) {
-    return errorWith(
+    return jsonRpcError(
       id,
       JsonRpcCode.MethodNotFound,
       `${message.method} is not a 2026-07-28 method`,
@@ -139,12 +140,10 @@ export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): Js
     if (!missing) return answer;
     const uri = isObject(request.params) ? request.params.uri : undefined;
     const data = isObject(answer.error.data) ? answer.error.data : {};
-    const error = {
-      ...answer.error,
-      code: JsonRpcCode.InvalidParams,
-      data: { uri, ...data },
+    return {
+      ...answer,
+      error: { ...answer.error, code: JsonRpcCode.InvalidParams, data: { uri, ...data } },
     };
-    return { ...answer, error };
   }
   if (!isObject(answer.result)) return answer;
   const result: Message = { resultType: 'complete', ...answer.result };
@@ -191,8 +190,4 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
 /** HTTP status of a stateless answer: 404 for a method it lacks (answerOf makes a cap 429). */
 export function statusOf(answer: JsonRpcResponse): number {
   return answer.error?.code === JsonRpcCode.MethodNotFound ? 404 : 200;
-}
-
-function errorWith(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } };
 }
