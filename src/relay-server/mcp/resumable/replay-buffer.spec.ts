@@ -102,6 +102,25 @@ describe('ReplayBuffer', () => {
     expect(again.ended).toBe(false);
   });
 
+  it("gives the session's first GET stream what came before it opened", () => {
+    // A client opens its GET stream while its next requests are already under way: a server's
+    // log message about one of them may come first.
+    const { buffer } = setUp();
+    buffer.send(buffer.listen, progress(1));
+    const get = connection();
+    buffer.open(asStream(get), true);
+    buffer.send(buffer.listen, progress(2));
+    expect(events(get.written)).toEqual([
+      `id: ${buffer.listen}.1 data: {"n":1}`,
+      `id: ${buffer.listen}.1\nretry: 1000\ndata: `,
+      `id: ${buffer.listen}.2 data: {"n":2}`,
+    ]);
+    // A later GET without Last-Event-ID is a new stream: nothing is replayed on it.
+    const later = connection();
+    buffer.open(asStream(later), false);
+    expect(later.written).toEqual([]);
+  });
+
   it('keeps at most its limit, counted in the budget, and counts what it drops', () => {
     const event = progress(1).length + `id: x.1\n`.length;
     const { buffer, budget, dropped } = setUp(2 * event + 40, 10_000);

@@ -10,8 +10,8 @@ export type ReplayDrop = 'bound' | 'budget' | 'resume';
 interface Stream {
   /** The last event's number; the priming event is 0. */
   n: number;
-  /** The connection it writes to now: its POST's, or a GET's that resumed it. */
-  writer: LazyEventStream;
+  /** Where it writes now: its POST's connection, or a GET's that resumed it (none before a GET). */
+  writer?: LazyEventStream;
   /** A priming event is due before its first event. */
   priming: boolean;
   /** A request's answer, kept: no connection took it. */
@@ -29,7 +29,11 @@ interface Stream {
 export class ReplayBuffer {
   private readonly tag = randomBytes(6).toString('base64url');
   readonly listen = `${this.tag}.0`;
-  private readonly streams = new Map<string, Stream>();
+  /**
+   * The GET stream is there before the client opens it: a client opens it while its next
+   * requests are under way, and what the server says about them first is kept for it.
+   */
+  private readonly streams = new Map<string, Stream>([[this.listen, { n: 0, priming: false }]]);
   private kept: { stream: string; n: number; event: Buffer }[] = [];
   private bytes = 0;
   private count = 0;
@@ -50,8 +54,11 @@ export class ReplayBuffer {
     const encoded = id === null ? '' : Buffer.from(stringifyMessage(id)).toString('base64url');
     if ((request && !encoded) || encoded.length > 256) return undefined;
     const key = request ? `${this.tag}.${++this.count}.${encoded}` : this.listen;
-    this.streams.set(key, { n: this.streams.get(key)?.n ?? 0, writer, priming });
-    if (!request) this.start(key);
+    const before = this.streams.get(key);
+    this.streams.set(key, { n: before?.n ?? 0, writer, priming });
+    if (request) return key;
+    if (before && !before.writer) this.resume(`${key}.0`, writer);
+    this.start(key);
     return key;
   }
 
@@ -61,7 +68,7 @@ export class ReplayBuffer {
     if (!stream?.priming) return;
     stream.priming = false;
     // `retry`: what a client waits before it resumes a stream.
-    stream.writer.send(Buffer.from(`id: ${key}.${stream.n}\nretry: 1000\ndata: \n\n`));
+    stream.writer?.send(Buffer.from(`id: ${key}.${stream.n}\nretry: 1000\ndata: \n\n`));
   }
 
   send(key: string, event: Buffer): void {
@@ -70,7 +77,7 @@ export class ReplayBuffer {
     this.start(key);
     const numbered = this.number(key, stream, event);
     this.keep(key, stream.n, numbered);
-    stream.writer.send(numbered);
+    stream.writer?.send(numbered);
   }
 
   /**
@@ -79,7 +86,7 @@ export class ReplayBuffer {
    */
   finish(key: string, body: unknown): boolean {
     const stream = this.streams.get(key);
-    if (!stream?.writer.started) {
+    if (!stream?.writer?.started) {
       this.forget(key);
       return false;
     }
