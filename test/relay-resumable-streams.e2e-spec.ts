@@ -1,4 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import {
@@ -147,12 +149,62 @@ describe('resumable event streams of 2025-11-25 sessions (e2e)', () => {
     expect(await relayMetric(refused)).toBe(refusedBefore + 3);
   });
 
+  it('stops a 1.x SDK client resuming a call answered with an error, keeping its GET stream', async () => {
+    // SDK 1.x counts only a result as a stream's answer: after an error it resumes the stream.
+    // GETs without Last-Event-ID (the GET stream), how many of them the relay ended; resumes.
+    const gets = { plain: 0, ended: 0, resumes: 0 };
+    const client = new ClientV1({ name: 'v1', version: '1.0.0' });
+    const transport = new TransportV1(new URL(url(path.relay.port)), {
+      fetch: async (input, init) => {
+        const answer = await path.tlsFetch(input, init);
+        if (init?.method !== 'GET') return answer;
+        if (new Headers(init.headers).has('last-event-id')) {
+          gets.resumes += 1;
+          return answer;
+        }
+        gets.plain += 1;
+        return answer.body ? withEnd(answer, () => (gets.ended += 1)) : answer;
+      },
+      requestInit: { headers: { Authorization: `Bearer ${clientToken}` } },
+    });
+    await client.connect(transport);
+    try {
+      await waitFor(() => gets.plain === 1, 'the GET stream');
+      const call = client.callTool({ name: 'no-such-tool', arguments: {} });
+      await expect(call).rejects.toMatchObject({ code: -32602 });
+      // The client waits `retry` (1 s) before each resume: a loop shows within 3 s.
+      await watch(3_000, () => {
+        expect(gets).toMatchObject({ plain: 1, ended: 0 });
+        expect(gets.resumes).toBeLessThanOrEqual(1);
+      });
+      const pid = (await client.callTool({ name: 'pid', arguments: {} })) as { content?: unknown };
+      expect(firstText(pid)).toMatch(/^\d+$/);
+      expect(gets).toMatchObject({ plain: 1, ended: 0 });
+    } finally {
+      await transport.terminateSession().catch(() => undefined);
+      await client.close();
+    }
+  });
+
   it('answers a session of a revision before 2025-11-25 as before: JSON, no event ids', async () => {
     const session = await initialize('2025-06-18');
     const answer = await post(session, { ...holdCall, params: { name: 'pid', arguments: {} } });
     expect(answer.headers.get('content-type')).toBe('application/json');
   });
 });
+
+/** Checks `expectations` every 50 ms for `ms`, failing at the first miss. */
+async function watch(ms: number, expectations: () => void): Promise<void> {
+  const end = Date.now() + ms;
+  for (; Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 50))) expectations();
+  expectations();
+}
+
+/** `answer` with `onEnd` called once its body ends (or breaks). */
+function withEnd(answer: Response, onEnd: () => void): Response {
+  const body = answer.body!.pipeThrough(new TransformStream({ flush: onEnd }));
+  return new Response(body, answer);
+}
 
 const holdCall = {
   jsonrpc: '2.0',

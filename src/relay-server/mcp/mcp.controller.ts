@@ -130,11 +130,16 @@ export class McpController {
     const lastEventId = header(request, 'last-event-id');
     const id = lastEventId === undefined ? undefined : requestOf(lastEventId);
     if (replay && lastEventId !== undefined && id !== undefined) {
+      // Nothing follows an answer: 204 holds no connection, and SDK clients stop on no body.
+      if (replay.complete(lastEventId)) {
+        response.status(204).end();
+        return;
+      }
       // A request's stream resumed: what it missed, then the rest; an error once it is gone.
       const events = this.eventStream(response, target, false);
       if (replay.resume(lastEventId, events)) return;
       this.replayDropped.inc({ agent: target.agent, reason: 'resume' });
-      events.finish(jsonRpcError(id, RelayErrorCode.ServerUnavailable, LOST));
+      replay.lost(lastEventId, events, jsonRpcError(id, RelayErrorCode.ServerUnavailable, LOST));
       return;
     }
     const events = this.eventStream(response, target, true);

@@ -70,6 +70,40 @@ describe('ReplayBuffer', () => {
     expect(dropped).toEqual([]);
   });
 
+  it('knows a resume from an answer has it all, and numbers the error of a lost stream', () => {
+    // SDK 1.x clients resume a stream that answered with an error, and resume that resume.
+    const { buffer } = setUp();
+    const post = connection();
+    const key = buffer.open(asStream(post), true, { id: 7 })!;
+    buffer.start(key);
+    expect(buffer.finish(key, { jsonrpc: '2.0', id: 7, error: { code: -32602 } })).toBe(true);
+    expect(buffer.complete(`${key}.1`)).toBe(true);
+    expect(buffer.complete(`${key}.0`)).toBe(false);
+    const get = connection();
+    expect(buffer.resume(`${key}.0`, asStream(get))).toBe(false);
+    buffer.lost(`${key}.0`, asStream(get), { jsonrpc: '2.0', id: 7, error: { code: -32001 } });
+    expect(events(get.written)).toEqual([
+      `id: ${key}.1 data: {"jsonrpc":"2.0","id":7,"error":{"code":-32001}}`,
+    ]);
+    expect(get.ended).toBe(true);
+    expect(buffer.complete(`${key}.1`)).toBe(true);
+    expect(buffer.complete('made-up')).toBe(false);
+  });
+
+  it('remembers the answers of its last 32 request streams only', () => {
+    const { buffer } = setUp();
+    const keys = Array.from({ length: 33 }, (_, id) => {
+      const key = buffer.open(asStream(connection()), true, { id })!;
+      buffer.start(key);
+      buffer.finish(key, { jsonrpc: '2.0', id, result: {} });
+      return key;
+    });
+    expect(keys.map((key) => buffer.complete(`${key}.1`))).toEqual([
+      false,
+      ...Array<boolean>(32).fill(true),
+    ]);
+  });
+
   it("gives a stream's events only to a resume of that stream", () => {
     const { buffer } = setUp();
     const first = buffer.open(asStream(connection()), true, { id: 1 })!;

@@ -7,6 +7,9 @@ import type { StreamBudget } from '../stream-budget.js';
 /** Why an event was not kept (`bound`, `budget`) or a resume missed some (`resume`). */
 export type ReplayDrop = 'bound' | 'budget' | 'resume';
 
+/** How many request streams' last event ids a session remembers once they are answered. */
+const ANSWERS_KEPT = 32;
+
 interface Stream {
   /** The last event's number; the priming event is 0. */
   n: number;
@@ -35,6 +38,8 @@ export class ReplayBuffer {
    */
   private readonly streams = new Map<string, Stream>([[this.listen, { n: 0, priming: false }]]);
   private kept: { stream: string; n: number; event: Buffer }[] = [];
+  /** Answered request streams: the number of the event that answered each. */
+  private readonly answers = new Map<string, number>();
   private bytes = 0;
   private count = 0;
   private cleared = false;
@@ -91,7 +96,7 @@ export class ReplayBuffer {
       return false;
     }
     const event = this.number(key, stream, encodeEvent(body));
-    if (stream.writer.end(event)) this.forget(key);
+    if (stream.writer.end(event)) this.answered(key, stream.n);
     else {
       stream.done = true;
       this.keep(key, stream.n, event);
@@ -118,8 +123,29 @@ export class ReplayBuffer {
     stream.writer = writer;
     writer.start();
     for (const { event } of missed) writer.send(event);
-    if (answer && writer.end(answer.event)) this.forget(key);
+    if (answer && writer.end(answer.event)) this.answered(key, answer.n);
     return true;
+  }
+
+  /**
+   * Whether `lastEventId` is the answer of a request stream: the client has all it sent. SDK 1.x
+   * clients resume a stream that answered with an error, and again whenever a resume ends
+   * without a result: such a resume gets no stream (204), which they stop on.
+   */
+  complete(lastEventId: string): boolean {
+    const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
+    return digits !== '' && this.answers.get(key) === Number(digits);
+  }
+
+  /**
+   * Ends `writer` with `body`, the answer to a request stream no longer kept, as that stream's
+   * next event: a client resuming from it then learns it has it all (see `complete`).
+   */
+  lost(lastEventId: string, writer: LazyEventStream, body: unknown): void {
+    const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
+    const n = Number(digits) + 1;
+    this.answered(key, n);
+    writer.end(Buffer.concat([Buffer.from(`id: ${key}.${n}\n`), encodeEvent(body)]));
   }
 
   /** The session ended: what it kept goes; streams under way still reach their connections. */
@@ -143,6 +169,17 @@ export class ReplayBuffer {
     this.kept.push({ stream, n, event });
     this.bytes += event.length;
     while (this.bytes > limit) this.drop(0, 'bound');
+  }
+
+  /** `key`'s stream answered with its event `n`: what it kept goes, its answer's id stays. */
+  private answered(key: string, n: number): void {
+    this.forget(key);
+    this.answers.delete(key);
+    this.answers.set(key, n);
+    for (const old of this.answers.keys()) {
+      if (this.answers.size <= ANSWERS_KEPT) break;
+      this.answers.delete(old);
+    }
   }
 
   private forget(key: string): void {
