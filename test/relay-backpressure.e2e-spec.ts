@@ -2,6 +2,7 @@ import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
+import { answerIn } from './support/mcp-answer.js';
 import { newToken } from './support/app-process.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 
@@ -121,7 +122,7 @@ async function start(perClient: number): Promise<{
     const text = await response.text();
     return {
       status: response.status,
-      json: (text === '' ? {} : JSON.parse(text)) as Record<string, unknown>,
+      json: answerIn(text, response.headers.get('content-type')) ?? {},
       session: response.headers.get('mcp-session-id'),
       retryAfter: response.headers.get('retry-after'),
     };

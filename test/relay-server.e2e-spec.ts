@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
 import { echoServer, metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { ScriptedAgent } from './fixtures/relay-server/scripted-agent.js';
+import { answerIn } from './support/mcp-answer.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 import { fetchTrusting } from './support/tls-fetch.js';
@@ -74,7 +75,7 @@ async function post(
   return {
     status: response.status,
     session: response.headers.get('mcp-session-id'),
-    json: text === '' ? null : (JSON.parse(text) as Record<string, unknown>),
+    json: answerIn(text, response.headers.get('content-type')),
     headers: response.headers,
   };
 }
@@ -582,7 +583,7 @@ describe('relay server failures, with a scripted agent (e2e)', () => {
     const messages = Buffer.concat(chunks)
       .toString('utf8')
       .split('\n')
-      .filter((line) => line.startsWith('data: '))
+      .filter((line) => line.startsWith('data: {'))
       .map((line) => JSON.parse(line.slice(6)) as { params?: { progressToken?: unknown } });
     expect(messages.length).toBeLessThan(events);
     expect(messages[0]?.params?.progressToken).toBe('mine');
@@ -900,7 +901,7 @@ describe('relay server lifecycle (e2e)', () => {
           method: 'POST',
           headers: { ...headers, 'Mcp-Session-Id': init },
           body: JSON.stringify({ jsonrpc: '2.0', id: 'held', method: 'tools/call' }),
-        }).then((r) => r.json() as Promise<Record<string, unknown>>);
+        }).then(async (r) => answerIn(await r.text(), r.headers.get('content-type')));
         await waitFor(() => lab.requests.length === 1, 'the request at the agent');
 
         await own.stop(signal);

@@ -230,6 +230,12 @@ describe('event stream buffer budgets under the pod limit (e2e)', () => {
           );
         }
         await Promise.all(answered);
+        // A call answers on an event stream at once; its answer counts once it is at the relay.
+        await waitFor(
+          async () =>
+            (await metric(relay.metricsUrl, 'relay_mcp_requests_in_flight{agent="shop"}')) === 0,
+          'the round answered at the relay',
+        );
       }
       expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(200);
       expect(firstText(await alice.client.callTool({ name: 'pid', arguments: {} }))).toMatch(

@@ -43,6 +43,7 @@ describe('loadRelayConfig', () => {
       maxNewSessionsPerClientPerMinute: 120,
       maxStreamBufferBytesPerClient: 16 * 1024 * 1024,
       maxStreamBufferBytes: 128 * 1024 * 1024,
+      streamReplayBytes: 64 * 1024,
       connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },
       tlsHandshakeTimeoutMs: 5_000,
       agentBudgets: { maxConnectionsPerAgent: 16, maxInventoryBytesPerAgent: 16 * 1024 * 1024 },

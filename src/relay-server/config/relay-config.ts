@@ -58,6 +58,7 @@ export function buildRelayConfig(
     maxNewSessionsPerClientPerMinute: env.RELAY_MAX_NEW_SESSIONS_PER_CLIENT_PER_MINUTE,
     maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,
     maxStreamBufferBytes: env.RELAY_MAX_STREAM_BUFFER_BYTES,
+    streamReplayBytes: env.RELAY_STREAM_REPLAY_BYTES,
     connections: {
       maxConnections: env.RELAY_MAX_CONNECTIONS,
       maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,

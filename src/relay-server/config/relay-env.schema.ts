@@ -156,6 +156,8 @@ const limitFields = wholeNumberSettings({
   // 128 MiB in all fit the chart's 512Mi pod beside the relay's own ~130 MiB.
   RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT: [1024, 8 * GiB, 16 * MiB, 'Bytes unsent to one client'],
   RELAY_MAX_STREAM_BUFFER_BYTES: [1024, 8 * GiB, 128 * MiB, 'The same for all clients together'],
+  // Kept events count in the client's budget above: 100 sessions' 64 KiB stay well inside it.
+  RELAY_STREAM_REPLAY_BYTES: [0, 64 * MiB, 64 * 1024, 'Events a session keeps for SSE resumes'],
   // About 33 KB each while a TLS handshake is under way: 2,048 stay well inside the pod.
   RELAY_MAX_CONNECTIONS: [0, 1e6, 2048, 'Open connections per listener (`0`: no cap)'],
   RELAY_MAX_CONNECTIONS_PER_ADDRESS: [0, 1e6, 256, 'The same from one address (`0`: no cap)'],

@@ -83,12 +83,18 @@ export class LazyEventStream {
 
   /** Ends the stream with the answer, if any: it is always written, and counted. */
   finish(body: unknown): void {
-    if (this.response.destroyed) return;
-    if (body !== undefined) {
-      const event = encodeEvent(body);
+    this.end(body === undefined ? undefined : encodeEvent(body));
+  }
+
+  /** `finish` with the answer's event encoded; false when the connection is gone. */
+  end(event?: Buffer): boolean {
+    if (this.response.destroyed) return false;
+    this.start();
+    if (event) {
       this.options.budget.charge(this.options.client, event.length);
       this.write(event);
     }
     this.response.end();
+    return true;
   }
 }

@@ -21,16 +21,20 @@ import type { ClientRequest } from '../auth/client-request.js';
 import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { INEXACT_ID } from './exact-ids.js';
+import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { isObject, JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
 import { McpRelayService } from './mcp-relay.service.js';
 import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { ReplicaRouting } from './other-replicas.js';
-import { acceptsEventStream, LazyEventStream } from './lazy-event-stream.js';
+import { acceptsEventStream, encodeEvent, LazyEventStream } from './lazy-event-stream.js';
+import { ReplayBuffer, type ReplayDrop, requestOf } from './resumable/replay-buffer.js';
+import { SessionStore } from './session-store.service.js';
 import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
 import { StatelessRelay } from './stateless/stateless-relay.service.js';
 import { isStateless } from './stateless/stateless-wire.js';
 import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
 
+const LOST = 'the answer to this request is no longer kept (delivered, or pushed out): retry';
 /** `mcp/<agent>/<server>` (one MCP server) and `mcp/<agent>` (the aggregate endpoint). */
 const ROUTES = [':server', '/'];
 
@@ -50,12 +54,15 @@ export class McpController {
     private readonly stateless: StatelessRelay,
     private readonly budget: StreamBudget,
     private readonly peers: ReplicaRouting,
+    private readonly sessions: SessionStore,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,
     @InjectMetric('relay_event_streams_closed_total')
     private readonly closed: Counter<'agent' | 'budget'>,
     @InjectMetric('relay_unread_refusals_total')
     private readonly refused: Counter<'agent' | 'budget'>,
+    @InjectMetric('relay_replay_dropped_total')
+    private readonly replayDropped: Counter<'agent' | 'reason'>,
   ) {
     this.overLog = new RateLimitedLog(logger);
   }
@@ -71,10 +78,6 @@ export class McpController {
       return;
     }
     if (await this.peers.handled(request, response, target, message)) return;
-    const hungUp = new AbortController();
-    response.once('close', () => {
-      if (!response.writableFinished) hungUp.abort();
-    });
     // A listen stream only carries notifications, like GET; a request's carries its answer.
     const listens = isObject(message) && message.method === 'subscriptions/listen';
     const stream = acceptsEventStream(request)
@@ -82,7 +85,16 @@ export class McpController {
       : undefined;
     // MCP 2026-07-28 (no session; an envelope in `_meta`) is translated; 2025 is forwarded.
     const protocolVersion = header(request, 'mcp-protocol-version');
-    const answer = isStateless(message, protocolVersion)
+    const modern = isStateless(message, protocolVersion);
+    const resumable =
+      stream && !modern ? this.resumable(target, request, message, stream) : undefined;
+    const hungUp = new AbortController();
+    // Hanging up cancels the request, unless its client holds an event id to resume it with.
+    response.once('close', () => {
+      if (!response.writableFinished && !(resumable && stream?.started)) hungUp.abort();
+    });
+    const sink = resumable?.sink ?? stream?.sink;
+    const answer = modern
       ? await this.stateless.post(
           target,
           message,
@@ -92,15 +104,16 @@ export class McpController {
             name: header(request, 'mcp-name'),
           },
           hungUp.signal,
-          stream?.sink,
+          sink,
         )
-      : await this.relay.post(target, message, hungUp.signal, stream?.sink);
+      : await this.relay.post(target, message, hungUp.signal, sink);
     // A session other replicas cannot find would get 404 there: it is not handed out.
     if (answer.sessionId !== undefined && !(await this.peers.recorded(answer.sessionId, target))) {
       this.relay.end({ ...target, sessionId: answer.sessionId });
       write(response, this.peers.unavailable(message));
       return;
     }
+    if (resumable?.finish(answer.body)) return;
     if (stream?.started) stream.finish(answer.body);
     else write(response, answer, { budget: this.budget, client: target.client });
   }
@@ -113,9 +126,25 @@ export class McpController {
     if (!acceptsEventStream(request)) {
       throw new NotAcceptableException('the event stream needs Accept: text/event-stream');
     }
+    const replay = this.replayOf(target);
+    const lastEventId = header(request, 'last-event-id');
+    const id = lastEventId === undefined ? undefined : requestOf(lastEventId);
+    if (replay && lastEventId !== undefined && id !== undefined) {
+      // Nothing follows an answer: 204 holds no connection, and SDK clients stop on no body.
+      if (replay.complete(lastEventId)) {
+        response.status(204).end();
+        return;
+      }
+      // A request's stream resumed: what it missed, then the rest; an error once it is gone.
+      const events = this.eventStream(response, target, false);
+      if (replay.resume(lastEventId, events)) return;
+      this.replayDropped.inc({ agent: target.agent, reason: 'resume' });
+      replay.lost(lastEventId, events, jsonRpcError(id, RelayErrorCode.ServerUnavailable, LOST));
+      return;
+    }
     const events = this.eventStream(response, target, true);
     const opened = this.relay.openStream(target, {
-      send: (event) => events.send(event),
+      send: (event) => (replay ? replay.send(replay.listen, event) : events.send(event)),
       end: () => events.finish(undefined),
     });
     if (opened.answer) {
@@ -123,6 +152,9 @@ export class McpController {
       return;
     }
     events.start();
+    if (replay && !(lastEventId !== undefined && replay.resume(lastEventId, events))) {
+      replay.open(events, primes(request));
+    }
     this.streams.inc({ agent: target.agent });
     response.once('close', () => {
       this.streams.dec({ agent: target.agent });
@@ -136,6 +168,40 @@ export class McpController {
     if (await this.peers.handled(request, response, target)) return;
     // Ending the session also ends its record in Redis (the session store's end hook).
     write(response, this.relay.end(target));
+  }
+
+  /**
+   * A 2025 session's request stream with event ids. A call may run long: its stream opens
+   * with its priming event once the call is on its way (refusals keep their HTTP status).
+   */
+  private resumable(
+    target: RelayTarget,
+    request: ClientRequest,
+    message: unknown,
+    stream: LazyEventStream,
+  ) {
+    const replay = this.replayOf(target);
+    const key = replay?.open(stream, primes(request), message);
+    if (!replay || key === undefined) return undefined;
+    if (isObject(message) && message.method === 'tools/call') {
+      // Answered by then (as JSON, or a refusal with its status), the stream is gone: no-op.
+      setImmediate(() => replay.start(key));
+    }
+    return {
+      sink: (notification: unknown) => replay.send(key, encodeEvent(notification)),
+      finish: (body: unknown) => replay.finish(key, body),
+    };
+  }
+
+  /** The session's buffer of what its streams sent, for resumes; undefined without one. */
+  private replayOf({ sessionId, client, agent, server }: RelayTarget): ReplayBuffer | undefined {
+    const session =
+      sessionId === undefined ? undefined : this.sessions.find(sessionId, client, agent, server);
+    if (!session) return undefined;
+    const onDropped = (reason: ReplayDrop) => this.replayDropped.inc({ agent, reason });
+    const limit = this.config.streamReplayBytes;
+    session.replay ??= new ReplayBuffer({ limit, budget: this.budget, client, onDropped });
+    return session.replay;
   }
 
   /** Past a StreamBudget a notification stream is closed, a request's progress dropped. */
@@ -192,6 +258,11 @@ function invalidBodyAnswer(message: unknown): RelayAnswer | undefined {
     );
   }
   return undefined;
+}
+
+/** Priming events carry an empty `data`, which clients before 2025-11-25 cannot read. */
+function primes(request: ClientRequest): boolean {
+  return (header(request, 'mcp-protocol-version') ?? '') >= '2025-11-25';
 }
 
 function header(request: ClientRequest, name: string): string | undefined {

@@ -4,6 +4,7 @@ import type { AgentConnection } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { Message } from '../json-rpc/json-rpc.js';
 import { encodeEvent } from './lazy-event-stream.js';
+import type { ReplayBuffer } from './resumable/replay-buffer.js';
 
 /**
  * One MCP session (`Mcp-Session-Id`): pinned to the agent connection that initialized it, or,
@@ -23,6 +24,8 @@ export interface RelaySession {
   wantsLogging?: boolean;
   /** The client's GET event stream; `send` takes an event encoded once for every stream. */
   stream?: { send: (event: Buffer) => void; end: () => void };
+  /** What its event streams sent, for a client that resumes one (2025 clients' streams). */
+  replay?: ReplayBuffer;
 }
 
 /**
@@ -139,6 +142,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     const session = this.sessions.get(id);
     this.sessions.delete(id);
     session?.stream?.end();
+    session?.replay?.clear();
   }
 
   dropConnection(connection: AgentConnection): void {
@@ -184,7 +188,12 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
 
   private sendWhere(to: (session: RelaySession) => boolean, message: Message): void {
     const event = encodeEvent(message);
-    for (const session of this.sessions.values()) if (to(session)) session.stream?.send(event);
+    for (const session of this.sessions.values()) {
+      // With no GET stream open, the one that was keeps what it misses for a resume.
+      if (!to(session)) continue;
+      if (session.stream) session.stream.send(event);
+      else session.replay?.send(session.replay.listen, event);
+    }
   }
 
   /** Ends sessions idle past the limit; a request in flight or an open event stream is use. */

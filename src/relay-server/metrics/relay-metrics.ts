@@ -47,6 +47,11 @@ export const relayMetricProviders = [
     labelNames: ['agent'],
   }),
   makeCounterProvider({
+    name: 'relay_replay_dropped_total',
+    help: "Events of a session's streams not kept for a resume, by agent and reason: past RELAY_STREAM_REPLAY_BYTES (bound) or a stream buffer budget (budget); resumes that missed some (resume).",
+    labelNames: ['agent', 'reason'],
+  }),
+  makeCounterProvider({
     name: 'relay_event_streams_closed_total',
     help: 'GET and subscriptions/listen event streams closed because a message would pass a buffer budget: the stream (one frame), its client or the relay, by agent and budget.',
     labelNames: ['agent', 'budget'],

@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { parseJson } from '../../../common/json/lossless-json.js';
+import { idOf, type JsonRpcId, stringifyMessage } from '../../json-rpc/json-rpc.js';
+import { encodeEvent, type LazyEventStream } from '../lazy-event-stream.js';
+import type { StreamBudget } from '../stream-budget.js';
+
+/** Why an event was not kept (`bound`, `budget`) or a resume missed some (`resume`). */
+export type ReplayDrop = 'bound' | 'budget' | 'resume';
+
+/** How many request streams' last event ids a session remembers once they are answered. */
+const ANSWERS_KEPT = 32;
+
+interface Stream {
+  /** The last event's number; the priming event is 0. */
+  n: number;
+  /** Where it writes now: its POST's connection, or a GET's that resumed it (none before a GET). */
+  writer?: LazyEventStream;
+  /** A priming event is due before its first event. */
+  priming: boolean;
+  /** A request's answer, kept: no connection took it. */
+  done?: true;
+}
+
+/**
+ * One session's event streams (Streamable HTTP, "Resumability and Redelivery"): each event gets
+ * the id `<stream>.<n>` and is kept, so that a GET with `Last-Event-ID` gets what that stream
+ * sent after it. A request's stream is `<tag>.<count>.<its id>` (the id answers it when its
+ * events are gone), the GET stream `<tag>.0`; the random tag keeps other sessions' ids out.
+ * At most `limit` bytes are kept, the oldest going first, and they count in the client's
+ * StreamBudget; a request's events go once its answer is written to a connection.
+ */
+export class ReplayBuffer {
+  private readonly tag = randomBytes(6).toString('base64url');
+  readonly listen = `${this.tag}.0`;
+  /**
+   * The GET stream is there before the client opens it: a client opens it while its next
+   * requests are under way, and what the server says about them first is kept for it.
+   */
+  private readonly streams = new Map<string, Stream>([[this.listen, { n: 0, priming: false }]]);
+  private kept: { stream: string; n: number; event: Buffer }[] = [];
+  /** Answered request streams: the number of the event that answered each. */
+  private readonly answers = new Map<string, number>();
+  private bytes = 0;
+  private count = 0;
+  private cleared = false;
+
+  constructor(
+    private readonly options: {
+      limit: number;
+      budget: StreamBudget;
+      client: string;
+      onDropped: (why: ReplayDrop) => void;
+    },
+  ) {}
+
+  /** A stream on `writer`: `request`'s, or without one the GET stream (it goes on). */
+  open(writer: LazyEventStream, priming: boolean, request?: unknown): string | undefined {
+    const id = idOf(request);
+    const encoded = id === null ? '' : Buffer.from(stringifyMessage(id)).toString('base64url');
+    if ((request && !encoded) || encoded.length > 256) return undefined;
+    const key = request ? `${this.tag}.${++this.count}.${encoded}` : this.listen;
+    const before = this.streams.get(key);
+    this.streams.set(key, { n: before?.n ?? 0, writer, priming });
+    if (request) return key;
+    if (before && !before.writer) this.resume(`${key}.0`, writer);
+    this.start(key);
+    return key;
+  }
+
+  /** Writes the priming event, if due: the client may resume from it. */
+  start(key: string): void {
+    const stream = this.streams.get(key);
+    if (!stream?.priming) return;
+    stream.priming = false;
+    // `retry`: what a client waits before it resumes a stream.
+    stream.writer?.send(Buffer.from(`id: ${key}.${stream.n}\nretry: 1000\ndata: \n\n`));
+  }
+
+  send(key: string, event: Buffer): void {
+    const stream = this.streams.get(key);
+    if (!stream) return;
+    this.start(key);
+    const numbered = this.number(key, stream, event);
+    this.keep(key, stream.n, numbered);
+    stream.writer?.send(numbered);
+  }
+
+  /**
+   * A request's answer, on its stream once that has started (else false: it goes as JSON). Kept
+   * only when no connection took it.
+   */
+  finish(key: string, body: unknown): boolean {
+    const stream = this.streams.get(key);
+    if (!stream?.writer?.started) {
+      this.forget(key);
+      return false;
+    }
+    const event = this.number(key, stream, encodeEvent(body));
+    if (stream.writer.end(event)) this.answered(key, stream.n);
+    else {
+      stream.done = true;
+      this.keep(key, stream.n, event);
+    }
+    return true;
+  }
+
+  /**
+   * Replays what stream `<key>.<n>` sent after n on `writer`, which it then goes on writing to;
+   * false when this session has no such stream (or no longer has it).
+   */
+  resume(lastEventId: string, writer: LazyEventStream): boolean {
+    const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
+    const stream = this.streams.get(key);
+    const after = Number(digits);
+    if (!stream || !digits || after > stream.n) return false;
+    const missed = this.kept.filter((kept) => kept.stream === key && kept.n > after);
+    const answer = stream.done ? missed.pop() : undefined;
+    if (stream.done && answer?.n !== stream.n) {
+      this.forget(key);
+      return false;
+    }
+    if ((missed[0]?.n ?? answer?.n ?? stream.n + 1) !== after + 1) this.options.onDropped('resume');
+    stream.writer = writer;
+    writer.start();
+    for (const { event } of missed) writer.send(event);
+    if (answer && writer.end(answer.event)) this.answered(key, answer.n);
+    return true;
+  }
+
+  /**
+   * Whether `lastEventId` is the answer of a request stream: the client has all it sent. SDK 1.x
+   * clients resume a stream that answered with an error, and again whenever a resume ends
+   * without a result: such a resume gets no stream (204), which they stop on.
+   */
+  complete(lastEventId: string): boolean {
+    const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
+    return digits !== '' && this.answers.get(key) === Number(digits);
+  }
+
+  /**
+   * Ends `writer` with `body`, the answer to a request stream no longer kept, as that stream's
+   * next event: a client resuming from it then learns it has it all (see `complete`).
+   */
+  lost(lastEventId: string, writer: LazyEventStream, body: unknown): void {
+    const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
+    const n = Number(digits) + 1;
+    this.answered(key, n);
+    writer.end(Buffer.concat([Buffer.from(`id: ${key}.${n}\n`), encodeEvent(body)]));
+  }
+
+  /** The session ended: what it kept goes; streams under way still reach their connections. */
+  clear(): void {
+    this.cleared = true;
+    this.options.budget.release(this.options.client, this.bytes);
+    this.kept = [];
+    this.bytes = 0;
+  }
+
+  private number(key: string, stream: Stream, event: Buffer): Buffer {
+    stream.n += 1;
+    return Buffer.concat([Buffer.from(`id: ${key}.${stream.n}\n`), event]);
+  }
+
+  private keep(stream: string, n: number, event: Buffer): void {
+    const { limit, budget, client, onDropped } = this.options;
+    if (this.cleared) return;
+    if (event.length > limit) return onDropped('bound');
+    if (budget.take(client, 0, event.length) !== undefined) return onDropped('budget');
+    this.kept.push({ stream, n, event });
+    this.bytes += event.length;
+    while (this.bytes > limit) this.drop(0, 'bound');
+  }
+
+  /** `key`'s stream answered with its event `n`: what it kept goes, its answer's id stays. */
+  private answered(key: string, n: number): void {
+    this.forget(key);
+    this.answers.delete(key);
+    this.answers.set(key, n);
+    for (const old of this.answers.keys()) {
+      if (this.answers.size <= ANSWERS_KEPT) break;
+      this.answers.delete(old);
+    }
+  }
+
+  private forget(key: string): void {
+    this.streams.delete(key);
+    for (let i = this.kept.length - 1; i >= 0; i -= 1) {
+      if (this.kept[i]?.stream === key) this.drop(i);
+    }
+  }
+
+  private drop(index: number, why?: ReplayDrop): void {
+    const [gone] = this.kept.splice(index, 1);
+    if (!gone) return;
+    this.bytes -= gone.event.length;
+    this.options.budget.release(this.options.client, gone.event.length);
+    if (why) this.options.onDropped(why);
+  }
+}
+
+/** The request a stream's `Last-Event-ID` names; undefined for the GET stream or another id. */
+export function requestOf(lastEventId: string): JsonRpcId | undefined {
+  const [, encoded] = /^[\w-]+\.\d+\.([\w-]{1,256})\.\d+$/.exec(lastEventId) ?? [];
+  if (encoded === undefined) return undefined;
+  try {
+    return idOf({ id: parseJson(Buffer.from(encoded, 'base64url').toString()) }) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
