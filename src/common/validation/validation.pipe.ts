@@ -5,7 +5,6 @@ import {
   ValidationPipe,
   type ValidationError,
 } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage } from 'class-validator';
 import { type CompiledCheck, compileCheck } from './compiled-check.js';
 
@@ -76,16 +75,14 @@ export class ApiValidationPipe extends ValidationPipe {
     return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
   }
 
-  /** The instance class-transformer makes of `value`, if the compiled check accepts it. */
+  /** The instance class-transformer would make of `value`, if the compiled check accepts it. */
   private checkedInstance(metatype: object, value: object): object | undefined {
     let check = this.checks.get(metatype);
     if (check === undefined) {
       check = compileCheck(metatype as new () => object) ?? null;
       this.checks.set(metatype, check);
     }
-    if (!check) return undefined;
-    const instance = plainToInstance(metatype as new () => object, value, TRANSFORM_OPTIONS);
-    return check(instance) ? instance : undefined;
+    return check?.(value);
   }
 
   private knownProperties(metatype: object): Set<string> {

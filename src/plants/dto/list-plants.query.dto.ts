@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString } from 'class-validator';
+import { ConvertPlain } from '../../common/validation/convert-plain.decorator.js';
 import { CURSOR_PATTERN } from '../plant-cursor.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -24,7 +24,7 @@ export class ListPlantsQueryDto {
   // fails @IsInt. The range is checked here, not with @Min/@Max, which the swagger plugin would
   // write into the document as bounds the upstream's `limit` does not have (a breaking change
   // for oasdiff); `format: int32` already says it.
-  @Transform(({ value }: { value: unknown }) => parseInt32(value) ?? value)
+  @ConvertPlain((value) => parseInt32(value) ?? value)
   @IsInt({ message: LIMIT_MESSAGE })
   limit?: number;
 

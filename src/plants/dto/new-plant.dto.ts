@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsDefined, IsString, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { ConvertPlain } from '../../common/validation/convert-plain.decorator.js';
 import { IsWellFormedText } from '../../common/validation/is-well-formed.decorator.js';
 import { IsInt64 } from '../../common/validation/is-int64.decorator.js';
 import { toInt64 } from '../../common/json/int64.js';
@@ -15,9 +15,9 @@ export class NewPlantDto {
   @ApiProperty({ type: 'integer', format: 'int64', example: 10 })
   @IsInt64()
   @IsDefined({ message: 'id is required' })
-  // class-transformer runs before validation: an int64 becomes a bigint, anything else is
-  // left as it came for @IsInt64 to refuse.
-  @Transform(({ value }: { value: unknown }) => toInt64(value) ?? value, { toClassOnly: true })
+  // Converted before validation: an int64 becomes a bigint, anything else is left as it came
+  // for @IsInt64 to refuse.
+  @ConvertPlain((value) => toInt64(value) ?? value)
   id!: bigint;
 
   /**
