@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { aggregate, inspector, table, where } from './lib/heap-sampling.mjs';
+import { allocationTables, inspector, sampleAllocations } from './lib/heap-sampling.mjs';
 import { RUN_BASE, SEED_BASE } from './lib/ids.mjs';
 import { startLoadWorker } from './lib/load.mjs';
 import { chartPod, enablePod } from './lib/pod.mjs';
@@ -53,45 +53,21 @@ async function main() {
   const load = startLoadWorker({ url: service.url, token, connections: 16 });
   try {
     await load.run({ kind: 'post', amount: SEED, runBase: SEED_BASE });
-    await session.call('HeapProfiler.enable');
-    await session.call('HeapProfiler.startSampling', {
-      samplingInterval: 1024,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
+    let requests = 0;
+    const profile = await sampleAllocations(session, async () => {
+      const run = { kind, duration: SECONDS, runBase: RUN_BASE, readBase: SEED_BASE };
+      requests = (await load.run({ ...run, readCount: SEED })).responses;
     });
-    const result = await load.run({
-      kind,
-      duration: SECONDS,
-      runBase: RUN_BASE,
-      readBase: SEED_BASE,
-      readCount: SEED,
-    });
-    const { profile } = await session.call('HeapProfiler.stopSampling');
-    const requests = result.responses;
-    const byPackage = aggregate(profile.head, (frame) => where(frame.url));
-    const byFunction = aggregate(
-      profile.head,
-      (frame) =>
-        `${frame.functionName || '(anonymous)'} ${where(frame.url, true)}:${frame.lineNumber + 1}`,
-    );
-    const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
     const text = [
       `# Allocations of the service, ${kind === 'get' ? 'GET /plants/{id}' : 'POST /plants'} at 16 connections, ${store}`,
       '',
       `${SECONDS} s, ${requests} requests after ${SEED} warm-up requests; V8's sampling heap profiler ` +
-        'every 1 KiB, objects already collected included: **' +
-        `${(total / requests / 1024).toFixed(1)} KiB allocated per request**. ` +
+        'every 1 KiB, objects already collected included. ' +
         (why
           ? `No pod memory limit (${why}).`
           : `As in the pod (${chart.memory}, ${chart.nodeOptions}).`),
       '',
-      '## By package or part of the program',
-      '',
-      table(byPackage, requests, 25),
-      '',
-      '## By function',
-      '',
-      table(byFunction, requests, 30),
+      allocationTables(profile, requests, 'request'),
       '',
     ].join('\n');
     const output = join(

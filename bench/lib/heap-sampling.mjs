@@ -35,7 +35,7 @@ export async function inspector(logFile) {
 }
 
 /** Self bytes per key over the profile's tree. */
-export function aggregate(head, keyOf) {
+function aggregate(head, keyOf) {
   const totals = new Map();
   const walk = (node) => {
     const key = keyOf(node.callFrame);
@@ -47,7 +47,7 @@ export function aggregate(head, keyOf) {
 }
 
 /** A package, a node: module or a file of the service; with `file`, the file in the package. */
-export function where(url, file = false) {
+function where(url, file = false) {
   if (!url) return '(V8 and native)';
   if (url.startsWith('node:')) return url;
   const inModules = url.split('node_modules/').at(-1);
@@ -59,7 +59,7 @@ export function where(url, file = false) {
   return url.includes('/dist/') ? `service ${url.split('/dist/')[1].replace(/\.js$/, '')}` : url;
 }
 
-export function table(totals, requests, top) {
+function table(totals, requests, top) {
   return [
     '| | bytes per request | share |',
     '| --- | ---: | ---: |',
@@ -85,8 +85,8 @@ export async function sampleAllocations(session, run) {
   return (await session.call('HeapProfiler.stopSampling')).profile;
 }
 
-/** Bytes allocated per call over a profile, by package and by function. */
-export function allocationTables(profile, calls) {
+/** Bytes allocated per call (or per `unit`) over a profile, by package and by function. */
+export function allocationTables(profile, calls, unit = 'call') {
   const byPackage = aggregate(profile.head, (frame) => where(frame.url));
   const byFunction = aggregate(
     profile.head,
@@ -95,7 +95,7 @@ export function allocationTables(profile, calls) {
   );
   const total = [...byPackage.values()].reduce((a, b) => a + b, 0);
   return [
-    `${(total / calls / 1024).toFixed(1)} KiB allocated per call`,
+    `**${(total / calls / 1024).toFixed(1)} KiB allocated per ${unit}**`,
     table(byPackage, calls, 15),
     table(byFunction, calls, 30),
   ].join('\n\n');
