@@ -1,16 +1,22 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestCa, type TestCa } from '../test/fixtures/agent-server/test-ca.js';
-import { TestAgentServer } from '../test/fixtures/agent-server/test-agent-server.js';
-import { hostileServer, logLines, metric, waitFor } from '../test/fixtures/mcp-e2e-support.js';
-import { newToken, type RunningApp, startApp } from '../test/support/app-process.js';
+import type { TestAgentServer } from '../test/fixtures/agent-server/test-agent-server.js';
+import { waitFor } from '../test/fixtures/mcp-e2e-support.js';
+import {
+  dropped,
+  type FloodedAgent,
+  floodDeafChild,
+  floodStalledServer,
+  startFloodedAgent,
+} from '../test/support/agent-floods.js';
+import type { RunningApp } from '../test/support/app-process.js';
 import { call } from '../test/support/http.js';
 
 /**
- * One round of `agent-memory.mjs`: the two floods of test/agent-relay-budgets.e2e-spec.ts on
- * the build AGENT_MEMORY_MAIN, in the same order and with the same settings, measured instead
- * of bounded. Peaks are VmHWM, reset between phases (clear_refs), so each phase has its own;
+ * One round of `agent-memory.mjs`: the two floods of test/agent-relay-budgets.e2e-spec.ts
+ * (test/support/agent-floods.ts) on the build AGENT_MEMORY_MAIN, in the same order and with the
+ * same settings, measured instead of bounded. Peaks are VmHWM, reset between phases (clear_refs), so each phase has its own;
  * the test's bound applies to the largest of them. Appends one JSON line to AGENT_MEMORY_OUT.
  */
 const MIB = 1024 * 1024;
@@ -20,11 +26,9 @@ const env = (name: string): string => {
   return value;
 };
 const SAMPLES = process.env.AGENT_MEMORY_SAMPLER ? `${env('AGENT_MEMORY_OUT')}.samples` : '';
-const SERVERS = ['deaf', 'chatty', 'bystander'] as const;
-const agentToken = newToken();
 const result: Record<string, unknown> = { label: env('AGENT_MEMORY_LABEL') };
 const phases: Record<string, { from: number; to: number }> = {};
-let ca: TestCa;
+let agent: FloodedAgent;
 let server: TestAgentServer;
 let app: RunningApp;
 
@@ -53,32 +57,16 @@ async function stillServes(): Promise<void> {
   ]);
 }
 
-const dropped = (name: string, mcpServer: string, kind: string) =>
-  metric(app.metricsUrl, `${name}{server="${mcpServer}",kind="${kind}"}`);
-
 beforeAll(async () => {
-  ca = createTestCa();
-  server = new TestAgentServer(ca, agentToken);
-  await server.start();
   const sampler = process.env.AGENT_MEMORY_SAMPLER;
-  app = await startApp({
-    main: env('AGENT_MEMORY_MAIN'),
-    env: {
-      SERVICE_AGENT_TOKEN: agentToken,
-      SERVICE_SERVER_URL: server.url,
-      NODE_EXTRA_CA_CERTS: ca.caFile,
+  agent = await startFloodedAgent(
+    {
       NODE_OPTIONS: `--max-old-space-size=256 --max-semi-space-size=16${sampler ? ` --import ${sampler}` : ''}`,
       AGENT_MEMORY_SAMPLES: SAMPLES || undefined,
     },
-    mcpServers: {
-      mcpServers: Object.fromEntries(SERVERS.map((name) => [name, hostileServer()])),
-    },
-  });
-  await waitFor(
-    () =>
-      SERVERS.every((name) => server.inventory().some((s) => s.name === name && s.state === 'up')),
-    'the MCP servers up in the inventory',
+    env('AGENT_MEMORY_MAIN'),
   );
+  ({ server, app } = agent);
   await sleep(3_000);
   result.idle = statusMiB('VmRSS');
   endPhase('start', 0);
@@ -116,17 +104,7 @@ function breakdown(): Record<string, unknown> {
 
 it('floods a deaf child with 4 MB notifications', async () => {
   const from = Date.now();
-  await server.call('deaf', 'tools/call', { name: 'deaf', arguments: { ms: 600_000 } });
-  const padding = 'x'.repeat(4_000_000);
-  for (let i = 0; i < 40; i++) {
-    const params = { n: i, padding };
-    await server.notifyFlushed('deaf', { jsonrpc: '2.0', method: 'notifications/padding', params });
-    if (i === 20) await stillServes();
-  }
-  await waitFor(async () => {
-    const value = await dropped('agent_mcp_stdin_dropped_total', 'deaf', 'notification');
-    return value !== undefined && value >= 35;
-  }, 'the dropped notifications counted');
+  const { padding } = await floodDeafChild(agent, stillServes);
   const refused = await server.call('deaf', 'tools/call', {
     name: 'echo',
     arguments: { text: padding },
@@ -137,27 +115,14 @@ it('floods a deaf child with 4 MB notifications', async () => {
 
 it('floods a server that stopped reading with 3 MB log notifications', async () => {
   const from = Date.now();
-  await server.nextPing();
-  server.pauseReading();
-  const answer = server.call(
-    'chatty',
-    'tools/call',
-    { name: 'log-flood', arguments: { count: 60, bytes: 3_000_000, answerBytes: 3_000_000 } },
-    'log-flood',
-    60_000,
-  );
-  await waitFor(
-    () => logLines(app.output(), (l) => l.msg === 'log flood done').at(0),
-    'the MCP server done logging',
-    60_000,
-  );
+  const { answer } = await floodStalledServer(agent);
   const id = Date.now();
   const body = JSON.stringify({ id, name: `survivor ${id}` });
   await call(`${app.apiUrl}/plants`, { method: 'POST', token: app.token, body });
   endPhase('send', from);
   // The answer follows the notifications on stdout, maybe after the line on stderr.
   await waitFor(
-    async () => (await dropped('agent_server_send_dropped_total', 'chatty', 'answer')) === 1,
+    async () => (await dropped(app, 'agent_server_send_dropped_total', 'chatty', 'answer')) === 1,
     'the answer replaced by an error',
   );
   server.resumeReading();

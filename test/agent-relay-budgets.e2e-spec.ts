@@ -1,9 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestCa, type TestCa } from './fixtures/agent-server/test-ca.js';
-import { TestAgentServer } from './fixtures/agent-server/test-agent-server.js';
-import { hostileServer, logLines, metric, waitFor } from './fixtures/mcp-e2e-support.js';
-import { newToken, type RunningApp, startApp } from './support/app-process.js';
+import type { TestAgentServer } from './fixtures/agent-server/test-agent-server.js';
+import { logLines, waitFor } from './fixtures/mcp-e2e-support.js';
+import {
+  dropped,
+  type FloodedAgent,
+  floodDeafChild,
+  floodStalledServer,
+  startFloodedAgent,
+} from './support/agent-floods.js';
+import type { RunningApp } from './support/app-process.js';
 import { call } from './support/http.js';
 
 /**
@@ -18,12 +24,10 @@ const MIB = 1024 * 1024;
 /** Peak RSS allowed: the app alone idles near 130 MiB; the pod's limit is 512 MiB. */
 const PEAK_RSS_MIB = 350;
 
-let ca: TestCa;
+let agent: FloodedAgent;
 let server: TestAgentServer;
 let app: RunningApp;
 let nextPlant = 1;
-const agentToken = newToken();
-const SERVERS = ['deaf', 'chatty', 'bystander'] as const;
 
 /** The process's peak resident memory so far (VmHWM), in MiB. */
 function peakRssMiB(pid: number): number {
@@ -54,33 +58,12 @@ async function bystanderEchoes(text: string): Promise<void> {
   expect(answer.result).toMatchObject({ content: [{ text }] });
 }
 
-/** A drop counter of the agent for `server:kind`. */
-function dropped(name: string, series: string): Promise<number | undefined> {
-  const [mcpServer, kind] = series.split(':');
-  return metric(app.metricsUrl, `${name}{server="${mcpServer}",kind="${kind}"}`);
-}
-
 beforeAll(async () => {
-  ca = createTestCa();
-  server = new TestAgentServer(ca, agentToken);
-  await server.start();
-  app = await startApp({
-    env: {
-      SERVICE_AGENT_TOKEN: agentToken,
-      SERVICE_SERVER_URL: server.url,
-      NODE_EXTRA_CA_CERTS: ca.caFile,
-      // A small pod's heap: without byte budgets the attacks below exhaust it.
-      NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=16',
-    },
-    mcpServers: {
-      mcpServers: Object.fromEntries(SERVERS.map((name) => [name, hostileServer()])),
-    },
+  // A small pod's heap: without byte budgets the attacks below exhaust it.
+  agent = await startFloodedAgent({
+    NODE_OPTIONS: '--max-old-space-size=256 --max-semi-space-size=16',
   });
-  await waitFor(
-    () =>
-      SERVERS.every((name) => server.inventory().some((s) => s.name === name && s.state === 'up')),
-    'the MCP servers up in the inventory',
-  );
+  ({ server, app } = agent);
 });
 
 afterAll(async () => {
@@ -91,31 +74,11 @@ afterAll(async () => {
 describe("the agent's byte budgets (e2e, memory-bound)", () => {
   it("drops the server's notifications past 16 MiB waiting for a child's stdin, counted", async () => {
     const started = Date.now();
-    const deaf = await server.call('deaf', 'tools/call', {
-      name: 'deaf',
-      arguments: { ms: 600_000 },
+    const { deaf, padding, count } = await floodDeafChild(agent, async () => {
+      await storeStillServes();
+      await bystanderEchoes('during the notifications');
     });
     expect(deaf.result).toMatchObject({ content: [{ text: 'not listening' }] });
-    const padding = 'x'.repeat(4_000_000);
-    // 40 x 4 MB: 160 MB, 10 times the budget. Sent as the socket takes them (the relay
-    // server's own backpressure), so only the agent can hold what the child does not read.
-    // Kept short: the deaf child fails its first ping (40 s after it came up) and restarts.
-    for (let i = 0; i < 40; i++) {
-      await server.notifyFlushed('deaf', {
-        jsonrpc: '2.0',
-        method: 'notifications/padding',
-        params: { n: i, padding },
-      });
-      if (i === 20) {
-        await storeStillServes();
-        await bystanderEchoes('during the notifications');
-      }
-    }
-    // At most 16 MiB (4 of them) wait for the child; the 64 KiB pipe takes none whole.
-    const count = await waitFor(async () => {
-      const value = await dropped('agent_mcp_stdin_dropped_total', 'deaf:notification');
-      return value !== undefined && value >= 35 && value;
-    }, 'the dropped notifications counted');
     expect(count).toBeLessThanOrEqual(40);
     // A large request to the deaf server is refused at once, not queued behind them.
     const refused = await server.call('deaf', 'tools/call', {
@@ -144,32 +107,20 @@ describe("the agent's byte budgets (e2e, memory-bound)", () => {
         .filter((f) => (f.message as { method?: string }).method === 'notifications/message')
         .length;
     const before = delivered();
-    // Right after a ping: the pause ends long before a missing pong could end the connection.
-    await server.nextPing();
-    server.pauseReading();
-    // 60 x 3 MB: 180 MB, 11 times the budget of the connection's send queue; then a 3 MB
-    // answer, which has no room either. Short: a pause past the agent's pong timeout (10 s)
-    // after one of its pings would end the connection.
-    const answer = server.call(
-      'chatty',
-      'tools/call',
-      { name: 'log-flood', arguments: { count: 60, bytes: 3_000_000, answerBytes: 3_000_000 } },
-      'log-flood',
-      60_000,
-    );
-    await waitFor(
-      () => logLines(app.output(), (l) => l.msg === 'log flood done').at(0),
-      'the MCP server done logging',
-      60_000,
-    );
+    const { answer } = await floodStalledServer(agent);
     await storeStillServes();
     expect(peakRssMiB(app.child.pid!)).toBeLessThan(PEAK_RSS_MIB);
     // The answer follows the notifications on stdout: the log line may come first.
     await waitFor(
-      async () => (await dropped('agent_server_send_dropped_total', 'chatty:answer')) === 1,
+      async () => (await dropped(app, 'agent_server_send_dropped_total', 'chatty', 'answer')) === 1,
       'the answer replaced by an error',
     );
-    const notifications = await dropped('agent_server_send_dropped_total', 'chatty:notification');
+    const notifications = await dropped(
+      app,
+      'agent_server_send_dropped_total',
+      'chatty',
+      'notification',
+    );
     expect(notifications).toBeGreaterThanOrEqual(50);
 
     server.resumeReading();
