@@ -13,7 +13,7 @@ import { idOf, jsonRpcError, type JsonRpcId, stringifyMessage } from '../json-rp
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/relay-target.js';
 import type { ReplicaRouting } from '../mcp/other-replicas.js';
-import { onPeer, passedHeaders, peerCredentials } from './peer-headers.js';
+import { onPeer, passedHeaders } from './peer-headers.js';
 import { PEER_PING_PATH } from './peer-ping.controller.js';
 import { PeerProbe } from './peer-probe.js';
 import { type PeerOutcome, requestPeer } from './peer-request.js';
@@ -53,7 +53,7 @@ export class PeerForwarder implements ReplicaRouting {
       requestTimeoutMs: config.requestTimeoutMs,
       pingTimeoutMs: config.agentProbeTimeoutMs,
       pingUrl: (peer) => onPeer(peer, `${config.basePath}/${PEER_PING_PATH}`),
-      pingHeaders: (url) => this.credentials('GET', url),
+      pingHeaders: (url) => this.cluster.peerCredentials('GET', url),
       dispatcher,
       onFrozen: (peer, cut) => {
         this.cluster.suspect(peer);
@@ -122,7 +122,7 @@ export class PeerForwarder implements ReplicaRouting {
     const session = request.headers['mcp-session-id'];
     const headers = {
       ...passedHeaders(request.headers),
-      ...this.credentials(request.method, url, {
+      ...this.cluster.peerCredentials(request.method, url, {
         client: encodeURIComponent(client?.name ?? ''),
         agents: [...(client?.agents ?? [])].join(','),
         session: typeof session === 'string' ? session : '',
@@ -156,15 +156,6 @@ export class PeerForwarder implements ReplicaRouting {
     this.refusals.inc();
     this.log.warn({}, 'refusing a request: Redis is unreachable');
     return retryLater('unavailable', message);
-  }
-
-  private credentials(
-    method: string,
-    url: URL,
-    who = { client: '', agents: '', session: '' },
-  ): Record<string, string> {
-    const signed = { method, path: url.pathname + url.search, ...who };
-    return peerCredentials((s) => this.cluster.signPeer(s), signed);
   }
 }
 

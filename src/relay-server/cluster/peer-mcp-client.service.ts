@@ -19,7 +19,7 @@ import {
 } from '../json-rpc/json-rpc.js';
 import { metaOf, MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
 import { nameHeader } from '../mcp/stateless/standard-headers.js';
-import { onPeer, peerCredentials } from './peer-headers.js';
+import { onPeer } from './peer-headers.js';
 import { type PeerReply, postToPeer } from './peer-post.js';
 import { RelayCluster } from './relay-cluster.service.js';
 
@@ -72,20 +72,14 @@ export class PeerMcpClient implements OtherReplicas {
   private headers({ message, client, agent }: ReplicaRequest, url: URL): Record<string, string> {
     const name = nameHeader(message);
     // Only the agent asked for: the peer needs no more of the client's rights.
-    const signed = {
-      method: 'POST',
-      path: url.pathname + url.search,
-      client: encodeURIComponent(client),
-      agents: agent,
-      session: '',
-    };
+    const who = { client: encodeURIComponent(client), agents: agent, session: '' };
     return {
       'content-type': 'application/json',
       accept: 'application/json',
       'mcp-protocol-version': MODERN_VERSION,
       'mcp-method': String(message.method),
       ...(name !== undefined && { 'mcp-name': name }),
-      ...peerCredentials((s) => this.cluster.signPeer(s), signed),
+      ...this.cluster.peerCredentials('POST', url, who),
     };
   }
 }
