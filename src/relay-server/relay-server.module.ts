@@ -22,7 +22,6 @@ import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
 import { PeerDispatcher } from './cluster/peer-agents.js';
 import { SignedPeerAuthenticator } from './cluster/peer-client.js';
 import { PeerForwarder } from './cluster/peer-forwarder.service.js';
-import { PeerMcpClient } from './cluster/peer-mcp-client.service.js';
 import { PeerPingController } from './cluster/peer-ping.controller.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
@@ -56,8 +55,7 @@ import { relayMetricProviders } from './metrics/relay-metrics.js';
     RelayCluster,
     PeerDispatcher,
     PeerForwarder,
-    PeerMcpClient,
-    { provide: OtherReplicas, useExisting: PeerMcpClient },
+    { provide: OtherReplicas, useExisting: PeerForwarder },
     { provide: ReplicaRouting, useExisting: PeerForwarder },
     SignedPeerAuthenticator,
   ],
