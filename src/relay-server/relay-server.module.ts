@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { APP_FILTER, RouterModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
+import { PrometheusModule } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
 import { AllExceptionsFilter } from '../common/errors/all-exceptions.filter.js';
 import { CoreModule } from '../common/core/core.module.js';
@@ -21,11 +22,8 @@ import { RELAY_CONFIG, type RelayConfig } from './config/relay-config.js';
 import { PeerDispatcher } from './cluster/peer-agents.js';
 import { SignedPeerAuthenticator } from './cluster/peer-client.js';
 import { PeerForwarder } from './cluster/peer-forwarder.service.js';
-import { PeerMcpClient } from './cluster/peer-mcp-client.service.js';
 import { PeerPingController } from './cluster/peer-ping.controller.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
-import { AgentsHealthIndicator } from './health/agents.health.js';
-import { RedisHealthIndicator } from './health/redis.health.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
 import { OtherReplicas, ReplicaRouting } from './mcp/other-replicas.js';
@@ -34,11 +32,10 @@ import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { ServerMessageRouter } from './mcp/server-message-router.service.js';
-import { ServerTenants } from './mcp/server-tenants.js';
 import { StreamBudget } from './mcp/stream-budget.js';
 import { sessionMetricProviders } from './mcp/session-metrics.js';
 import { SessionStore } from './mcp/session-store.service.js';
-import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
+import { relayMetricProviders } from './metrics/relay-metrics.js';
 
 @Module({
   controllers: [McpController, PeerPingController],
@@ -48,7 +45,6 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     ListenStore,
     RelayForwarder,
     ServerMessageRouter,
-    ServerTenants,
     StreamBudget,
     AggregateService,
     SessionStore,
@@ -59,8 +55,7 @@ import { RelayMetricsModule } from './metrics/relay-metrics.module.js';
     RelayCluster,
     PeerDispatcher,
     PeerForwarder,
-    PeerMcpClient,
-    { provide: OtherReplicas, useExisting: PeerMcpClient },
+    { provide: OtherReplicas, useExisting: PeerForwarder },
     { provide: ReplicaRouting, useExisting: PeerForwarder },
     SignedPeerAuthenticator,
   ],
@@ -80,7 +75,8 @@ export class RelayServerModule implements NestModule {
       global: true,
       imports: [
         CoreModule.forRoot(RELAY_CONFIG, config, logger),
-        RelayMetricsModule,
+        // GET /metrics (served on RELAY_METRICS_PORT only): process metrics plus the relay's own.
+        PrometheusModule.register({ path: '/metrics', defaultMetrics: { enabled: true } }),
         TerminusModule,
         McpEndpointModule,
         RouterModule.register([{ path: config.basePath || '/', module: McpEndpointModule }]),
@@ -89,11 +85,10 @@ export class RelayServerModule implements NestModule {
       providers: [
         AgentRegistry,
         AgentGateway,
-        AgentsHealthIndicator,
-        RedisHealthIndicator,
+        ...relayMetricProviders,
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],
-      exports: [AgentRegistry],
+      exports: [AgentRegistry, ...relayMetricProviders],
     };
   }
 

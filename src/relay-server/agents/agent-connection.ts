@@ -52,6 +52,11 @@ export class AgentConnection {
   /** The relay's progress tokens of the waiting requests, to their request ids. */
   private readonly progressIds = new Map<string, number>();
   private closed = false;
+  /**
+   * The clients each MCP server has served on this connection: a message that names no
+   * request may be about any of them (docs/relay-server.md, Security).
+   */
+  private readonly tenants = new Map<string, Set<string>>();
   /** Called when a request timed out: the connection may be frozen (the gateway probes it). */
   onRequestTimeout: () => void = () => undefined;
 
@@ -150,6 +155,17 @@ export class AgentConnection {
     });
     const message = `agent "${this.agent}" did not answer within ${timeoutMs} ms`;
     resolve(jsonRpcError(id, RelayErrorCode.RequestTimeout, message));
+  }
+
+  /** Remembers that `client` sent `server` something on this connection. */
+  served(server: string, client: string): void {
+    this.tenants.set(server, (this.tenants.get(server) ?? new Set<string>()).add(client));
+  }
+
+  /** The one client `server` has served here; undefined for none or several. */
+  soleClient(server: string): string | undefined {
+    const clients = this.tenants.get(server);
+    return clients?.size === 1 ? clients.values().next().value : undefined;
   }
 
   /** Ends a request the client cancelled: its waiter is answered, a late answer is dropped. */

@@ -9,12 +9,19 @@ import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import type { ClientRequest } from '../auth/client-request.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { PeerDispatcher } from './peer-agents.js';
-import { idOf, jsonRpcError, type JsonRpcId, stringifyMessage } from '../json-rpc/json-rpc.js';
+import {
+  idOf,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  stringifyMessage,
+} from '../json-rpc/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import type { RelayAnswer, RelayTarget } from '../mcp/relay-target.js';
-import type { ReplicaRouting } from '../mcp/other-replicas.js';
-import { onPeer, passedHeaders, peerCredentials } from './peer-headers.js';
+import type { OtherReplicas, ReplicaRequest, ReplicaRouting } from '../mcp/other-replicas.js';
+import { onPeer, passedHeaders } from './peer-headers.js';
 import { PEER_PING_PATH } from './peer-ping.controller.js';
+import { answerOf, outcomeOf, postToPeer, statelessHeaders, withEnvelope } from './peer-post.js';
 import { PeerProbe } from './peer-probe.js';
 import { type PeerOutcome, requestPeer } from './peer-request.js';
 import { RelayCluster } from './relay-cluster.service.js';
@@ -32,10 +39,11 @@ const PEER_LOST = 'the relay replica serving this request went away; retry';
  * Serves a client request that belongs to another replica by passing it there (a reverse
  * proxy over RELAY_PORT), or answers 503 + Retry-After while the shared state is unreachable.
  * The peer sees the client already authenticated here, signed for this one request; it serves
- * such a request itself, never passing it on.
+ * such a request itself, never passing it on. The aggregate endpoint asks servers up only on
+ * other replicas through it too (OtherReplicas).
  */
 @Injectable()
-export class PeerForwarder implements ReplicaRouting {
+export class PeerForwarder implements ReplicaRouting, OtherReplicas {
   private readonly log: RateLimitedLog;
   private readonly probe: PeerProbe;
 
@@ -53,7 +61,7 @@ export class PeerForwarder implements ReplicaRouting {
       requestTimeoutMs: config.requestTimeoutMs,
       pingTimeoutMs: config.agentProbeTimeoutMs,
       pingUrl: (peer) => onPeer(peer, `${config.basePath}/${PEER_PING_PATH}`),
-      pingHeaders: (url) => this.credentials('GET', url),
+      pingHeaders: (url) => this.cluster.peerCredentials('GET', url),
       dispatcher,
       onFrozen: (peer, cut) => {
         this.cluster.suspect(peer);
@@ -122,7 +130,7 @@ export class PeerForwarder implements ReplicaRouting {
     const session = request.headers['mcp-session-id'];
     const headers = {
       ...passedHeaders(request.headers),
-      ...this.credentials(request.method, url, {
+      ...this.cluster.peerCredentials(request.method, url, {
         client: encodeURIComponent(client?.name ?? ''),
         agents: [...(client?.agents ?? [])].join(','),
         session: typeof session === 'string' ? session : '',
@@ -151,20 +159,45 @@ export class PeerForwarder implements ReplicaRouting {
     return this.cluster.recordSession(sessionId, { client, agent, server: server ?? null });
   }
 
+  serversElsewhere(agent: string): Promise<Map<string, string>> {
+    return this.cluster.serversElsewhere(agent);
+  }
+
+  /**
+   * One request to `<base>/mcp/<agent>/<server>` of the replica where that server is up, signed
+   * for the client authenticated here, so the peer serves it itself; closing it cancels it there.
+   */
+  async send(request: ReplicaRequest): Promise<JsonRpcResponse> {
+    const { peer, agent, server, message, signal } = request;
+    const id = (message.id ?? null) as JsonRpcResponse['id'];
+    const path = `${this.config.basePath}/mcp/${encodeURIComponent(agent)}/${encodeURIComponent(server)}`;
+    const url = onPeer(peer, path);
+    // Only the agent asked for: the peer needs no more of the client's rights.
+    const who = { client: encodeURIComponent(request.client), agents: agent, session: '' };
+    const reply = await postToPeer({
+      url,
+      headers: { ...statelessHeaders(message), ...this.cluster.peerCredentials('POST', url, who) },
+      body: stringifyMessage(withEnvelope(message)),
+      dispatcher: this.dispatcher,
+      // The peer answers -32003 itself at the request timeout; this bounds a peer that froze.
+      timeoutMs: this.config.requestTimeoutMs + 5000,
+      // The peer's answer came to it in one agent frame; twice that leaves room for re-encoding.
+      maxBytes: 2 * this.config.maxFrameBytes,
+      signal,
+    });
+    // Only a refused connection proves the peer gone: a slow tool times out on a live peer, and
+    // a frozen one stops refreshing its entries, so it leaves the listings within seconds.
+    if ('failed' in reply && reply.failed === 'refused') this.cluster.suspect(peer);
+    const outcome = outcomeOf(reply);
+    if (outcome !== undefined) this.forwarded.inc({ outcome });
+    return { ...answerOf(reply, server), id };
+  }
+
   /** 503 + Retry-After: the shared state is unreachable (counted, logged at a limited rate). */
   unavailable(message: unknown): RelayAnswer & { headers: Record<string, string> } {
     this.refusals.inc();
     this.log.warn({}, 'refusing a request: Redis is unreachable');
     return retryLater('unavailable', message);
-  }
-
-  private credentials(
-    method: string,
-    url: URL,
-    who = { client: '', agents: '', session: '' },
-  ): Record<string, string> {
-    const signed = { method, path: url.pathname + url.search, ...who };
-    return peerCredentials((s) => this.cluster.signPeer(s), signed);
   }
 }
 

@@ -50,7 +50,7 @@ async function closedPort(): Promise<string> {
 function forwarder(peer: string, suspects: string[]): PeerForwarder {
   const cluster = {
     enabled: true,
-    signPeer: () => 'signed',
+    peerCredentials: () => ({ 'x-relay-peer-signature': 'signed' }),
     place: () => Promise.resolve({ kind: 'peer', url: peer }),
     suspect: (url: string) => suspects.push(url),
   } as unknown as RelayCluster;

@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { PeerSigned } from './peer-signature.js';
 
 export const PEER_SIGNATURE = 'x-relay-peer-signature';
 export const PEER_CLIENT = 'x-relay-peer-client';
@@ -39,15 +38,4 @@ export function onPeer(peer: string, target: string): URL {
   url.pathname = pathname;
   url.search = search;
   return url;
-}
-
-export function peerCredentials(
-  sign: (signed: PeerSigned) => string,
-  signed: PeerSigned,
-): Record<string, string> {
-  return {
-    [PEER_SIGNATURE]: sign(signed),
-    [PEER_CLIENT]: signed.client,
-    [PEER_AGENTS]: signed.agents,
-  };
 }

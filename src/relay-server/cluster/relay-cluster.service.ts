@@ -15,6 +15,7 @@ import {
   type ReplicaEntry,
   type SessionRecord,
 } from './cluster-store.js';
+import { PEER_AGENTS, PEER_CLIENT, PEER_SIGNATURE } from './peer-headers.js';
 import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signature.js';
 import { connectRedis, failureCode, reasonOf } from './redis-client.js';
 import { pickOne, SessionMover, type SessionPlacement } from './session-mover.js';
@@ -175,9 +176,18 @@ export class RelayCluster implements OnModuleDestroy {
     return this.peerAddresses.has(address.replace(/^::ffff:/, ''));
   }
 
-  /** The signature of a request to a peer ('' before Redis gave the shared secret). */
-  signPeer(signed: PeerSigned): string {
-    return this.secret ? signPeerRequest(this.secret, signed, this.store?.now()) : '';
+  /**
+   * The headers that vouch for a request to a peer, for `who` (no client: a ping); signed ''
+   * before Redis gave the shared secret.
+   */
+  peerCredentials(
+    method: string,
+    url: URL,
+    who = { client: '', agents: '', session: '' },
+  ): Record<string, string> {
+    const signed = { method, path: url.pathname + url.search, ...who };
+    const signature = this.secret ? signPeerRequest(this.secret, signed, this.store?.now()) : '';
+    return { [PEER_SIGNATURE]: signature, [PEER_CLIENT]: who.client, [PEER_AGENTS]: who.agents };
   }
 
   /** A request from a peer: signed with the shared secret, for this very request, lately. */

@@ -29,7 +29,7 @@ export function loadRelayConfig(
       : undefined;
 
   if (!env || problems.length > 0) throw new ConfigError(problems);
-  return buildRelayConfig(env, environment, { tls, agents, clients });
+  return buildRelayConfig(env, { tls, agents, clients });
 }
 
 /** Checked field by field, so a bad port elsewhere does not hide a bad token entry. */

@@ -28,11 +28,7 @@ interface CheckedSettings {
  * The relay server's one typed configuration, from the validated environment (relay-env.schema.ts
  * says what each setting means). Code reads this, never process.env.
  */
-export function buildRelayConfig(
-  env: RelayEnv,
-  environment: Readonly<Record<string, string | undefined>>,
-  checked: CheckedSettings,
-) {
+export function buildRelayConfig(env: RelayEnv, checked: CheckedSettings) {
   return {
     ...checked,
     http: { host: env.RELAY_HOST, port: env.RELAY_PORT },
@@ -44,7 +40,7 @@ export function buildRelayConfig(
         : (env.RELAY_ALLOWED_ORIGINS ?? []),
     basePath: env.RELAY_BASE_PATH,
     logLevel: env.RELAY_LOG_LEVEL,
-    noColor: noColorRequested(environment.NO_COLOR),
+    noColor: noColorRequested(env.NO_COLOR),
     oauth: oauthConfig(env),
     cluster: clusterConfig(env),
     maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,

@@ -78,7 +78,7 @@ export class McpRelayService {
       const missing = 'Mcp-Session-Id header is required: start a session with initialize';
       return invalidRequest(id, missing);
     }
-    const session = this.find(target);
+    const session = this.sessions.find(target);
     if (!session) {
       const gone = 'session not found: initialize a new one';
       return { status: 404, body: jsonRpcError(id, RelayErrorCode.ServerUnavailable, gone) };
@@ -98,7 +98,7 @@ export class McpRelayService {
       const missing = 'Mcp-Session-Id header is required for the event stream';
       return { answer: invalidRequest(null, missing) };
     }
-    const session = this.find(target);
+    const session = this.sessions.find(target);
     if (!session) return { answer: { status: 404 } };
     session.stream?.end();
     session.stream = stream;
@@ -110,16 +110,10 @@ export class McpRelayService {
 
   end(target: RelayTarget): RelayAnswer {
     if (target.sessionId === undefined) return { status: 400 };
-    const session = this.find(target);
+    const session = this.sessions.find(target);
     if (!session) return { status: 404 };
     this.sessions.delete(session.id);
     return { status: 204 };
-  }
-
-  private find({ sessionId, client, agent, server }: RelayTarget): RelaySession | undefined {
-    return sessionId === undefined
-      ? undefined
-      : this.sessions.find(sessionId, client, agent, server);
   }
 
   /** `initialize`: a new session, within the client's rate of them (429 past it). */

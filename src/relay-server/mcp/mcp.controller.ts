@@ -194,10 +194,10 @@ export class McpController {
   }
 
   /** The session's buffer of what its streams sent, for resumes; undefined without one. */
-  private replayOf({ sessionId, client, agent, server }: RelayTarget): ReplayBuffer | undefined {
-    const session =
-      sessionId === undefined ? undefined : this.sessions.find(sessionId, client, agent, server);
+  private replayOf(target: RelayTarget): ReplayBuffer | undefined {
+    const session = this.sessions.find(target);
     if (!session) return undefined;
+    const { agent, client } = target;
     const onDropped = (reason: ReplayDrop) => this.replayDropped.inc({ agent, reason });
     const limit = this.config.streamReplayBytes;
     session.replay ??= new ReplayBuffer({ limit, budget: this.budget, client, onDropped });

@@ -3,7 +3,6 @@ import type { Counter, Gauge, Histogram } from 'prom-client';
 import type { AgentConnection } from '../agents/agent-connection.js';
 import type { RelayConfig } from '../config/relay-config.js';
 import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
-import { ServerTenants } from './server-tenants.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
 import type { RelaySession } from './session-store.service.js';
 
@@ -20,7 +19,6 @@ const forwarder = new RelayForwarder(
   >,
   { startTimer: () => () => 0 } as unknown as Histogram<'agent'>,
   { inc: () => undefined, dec: () => undefined } as unknown as Gauge<'agent'>,
-  new ServerTenants(),
 );
 
 /** An agent connection that records what it is sent and answers only when told. */
@@ -37,6 +35,7 @@ function fakeConnection() {
         response: new Promise<JsonRpcResponse>((resolve) => waiting.set(id, resolve)),
       };
     },
+    served: () => undefined,
     notify(server: string, message: Record<string, unknown>) {
       sent.push({ server, message });
       return undefined;

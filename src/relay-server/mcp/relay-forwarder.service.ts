@@ -21,7 +21,6 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
-import { ServerTenants } from './server-tenants.js';
 import type { RelaySession } from './session-store.service.js';
 
 /**
@@ -44,7 +43,6 @@ export class RelayForwarder {
     @InjectMetric('relay_mcp_request_duration_seconds')
     private readonly duration: Histogram<'agent'>,
     @InjectMetric('relay_mcp_requests_in_flight') private readonly inFlight: Gauge<'agent'>,
-    private readonly tenants: ServerTenants,
   ) {
     this.perAgent = new InFlightLimiter(config.maxInFlightPerAgent);
     this.perClient = new InFlightLimiter(config.maxInFlightPerClient);
@@ -107,7 +105,7 @@ export class RelayForwarder {
   ): Promise<JsonRpcResponse> {
     // Cancelled before it was sent (a later page of a cancelled listing): nothing to send.
     if (signal.aborted) return cancelledError(null);
-    this.tenants.record(connection, server, client);
+    connection.served(server, client);
     const span = this.startSpan(connection.agent, server, message);
     const { id, response } = connection.request(server, withoutId(message), {
       timeoutMs: this.config.requestTimeoutMs,
@@ -181,7 +179,7 @@ export class RelayForwarder {
     }
     const release = this.admit(session, null);
     if (typeof release !== 'function') return release;
-    this.tenants.record(connection, server, session.client);
+    connection.served(server, session.client);
     const rejected = connection.notify(server, message, release, tag);
     return rejected === undefined ? undefined : { rejected };
   }

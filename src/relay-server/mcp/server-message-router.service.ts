@@ -3,7 +3,6 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import type { AgentConnection } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
-import { ServerTenants } from './server-tenants.js';
 import { SessionStore } from './session-store.service.js';
 
 /** Notifications about the server itself: the same for every client, so every session hears them. */
@@ -23,7 +22,6 @@ export class ServerMessageRouter {
   constructor(
     registry: AgentRegistry,
     private readonly sessions: SessionStore,
-    private readonly tenants: ServerTenants,
     @InjectMetric('relay_server_notifications_dropped_total')
     private readonly dropped: Counter<'agent' | 'reason'>,
   ) {
@@ -43,7 +41,7 @@ export class ServerMessageRouter {
       this.dropped.inc({ agent, reason: 'no_request' });
       return;
     }
-    const client = this.tenants.soleClient(connection, server);
+    const client = connection.soleClient(server);
     if (client === undefined) {
       this.dropped.inc({ agent, reason: 'unattributed' });
       return;

@@ -5,6 +5,12 @@ import { SessionStore } from './session-store.service.js';
 
 const pin = { server: 'echo', connection: { open: true } as AgentConnection };
 const config = { sessionIdleMs: 60_000, maxSessionsPerClient: 2 } as RelayConfig;
+const at = (sessionId: string, client: string, agent: string, server: string | undefined) => ({
+  sessionId,
+  client,
+  agent,
+  server,
+});
 
 describe('SessionStore', () => {
   let store: SessionStore;
@@ -16,11 +22,11 @@ describe('SessionStore', () => {
 
   it('finds a session only for its own client, agent and server', () => {
     const session = store.create('alice', 'shop', pin);
-    expect(store.find(session.id, 'alice', 'shop', 'echo')).toBe(session);
-    expect(store.find(session.id, 'bob', 'shop', 'echo')).toBeUndefined();
-    expect(store.find(session.id, 'alice', 'lab', 'echo')).toBeUndefined();
-    expect(store.find(session.id, 'alice', 'shop', 'other')).toBeUndefined();
-    expect(store.find(session.id, 'alice', 'shop', undefined)).toBeUndefined();
+    expect(store.find(at(session.id, 'alice', 'shop', 'echo'))).toBe(session);
+    expect(store.find(at(session.id, 'bob', 'shop', 'echo'))).toBeUndefined();
+    expect(store.find(at(session.id, 'alice', 'lab', 'echo'))).toBeUndefined();
+    expect(store.find(at(session.id, 'alice', 'shop', 'other'))).toBeUndefined();
+    expect(store.find(at(session.id, 'alice', 'shop', undefined))).toBeUndefined();
   });
 
   it('tells only of sessions ended for good, not of those that merely left this replica', () => {
@@ -41,7 +47,7 @@ describe('SessionStore', () => {
       { client: 'alice', agent: 'shop', wantsLogging: true },
       pin,
     );
-    expect(store.find('a-moved-id', 'alice', 'shop', 'echo')).toBe(taken);
+    expect(store.find(at('a-moved-id', 'alice', 'shop', 'echo'))).toBe(taken);
     expect(taken.wantsLogging).toBe(true);
     expect(store.adopt('a-moved-id', { client: 'alice', agent: 'shop' }, pin)).toBe(taken);
     expect(store.size).toBe(1);
@@ -64,9 +70,9 @@ describe('SessionStore', () => {
 
   it("keeps an aggregate session apart from the agent's per-server ones", () => {
     const aggregate = store.create('alice', 'shop');
-    expect(store.find(aggregate.id, 'alice', 'shop', undefined)).toBe(aggregate);
-    expect(store.find(aggregate.id, 'alice', 'shop', 'echo')).toBeUndefined();
-    expect(store.find(aggregate.id, 'alice', 'lab', undefined)).toBeUndefined();
+    expect(store.find(at(aggregate.id, 'alice', 'shop', undefined))).toBe(aggregate);
+    expect(store.find(at(aggregate.id, 'alice', 'shop', 'echo'))).toBeUndefined();
+    expect(store.find(at(aggregate.id, 'alice', 'lab', undefined))).toBeUndefined();
   });
 
   it("sends an aggregate notification to the streams of that agent's aggregate sessions only", () => {
@@ -86,7 +92,7 @@ describe('SessionStore', () => {
       connection: connection as AgentConnection,
     });
     connection.open = false;
-    expect(store.find(session.id, 'alice', 'shop', 'echo')).toBeUndefined();
+    expect(store.find(at(session.id, 'alice', 'shop', 'echo'))).toBeUndefined();
     expect(store.size).toBe(0);
   });
 
@@ -96,23 +102,23 @@ describe('SessionStore', () => {
     busy.inFlight.set('1', new AbortController());
     const used = store.create('carol', 'shop', pin);
     vi.advanceTimersByTime(50_000);
-    store.find(used.id, 'carol', 'shop', 'echo');
+    store.find(at(used.id, 'carol', 'shop', 'echo'));
     vi.advanceTimersByTime(20_000);
     store.sweep();
-    expect(store.find(idle.id, 'alice', 'shop', 'echo')).toBeUndefined();
-    expect(store.find(busy.id, 'bob', 'shop', 'echo')).toBe(busy);
-    expect(store.find(used.id, 'carol', 'shop', 'echo')).toBe(used);
+    expect(store.find(at(idle.id, 'alice', 'shop', 'echo'))).toBeUndefined();
+    expect(store.find(at(busy.id, 'bob', 'shop', 'echo'))).toBe(busy);
+    expect(store.find(at(used.id, 'carol', 'shop', 'echo'))).toBe(used);
   });
 
   it("ends a client's least recently used session past its cap, and only that client's", () => {
     const other = store.create('bob', 'shop', pin);
     const first = store.create('alice', 'shop', pin);
     const second = store.create('alice', 'shop', pin);
-    store.find(first.id, 'alice', 'shop', 'echo'); // first is now the most recently used
+    store.find(at(first.id, 'alice', 'shop', 'echo')); // first is now the most recently used
     const third = store.create('alice', 'shop', pin);
-    expect(store.find(second.id, 'alice', 'shop', 'echo')).toBeUndefined();
-    expect(store.find(first.id, 'alice', 'shop', 'echo')).toBe(first);
-    expect(store.find(third.id, 'alice', 'shop', 'echo')).toBe(third);
-    expect(store.find(other.id, 'bob', 'shop', 'echo')).toBe(other);
+    expect(store.find(at(second.id, 'alice', 'shop', 'echo'))).toBeUndefined();
+    expect(store.find(at(first.id, 'alice', 'shop', 'echo'))).toBe(first);
+    expect(store.find(at(third.id, 'alice', 'shop', 'echo'))).toBe(third);
+    expect(store.find(at(other.id, 'bob', 'shop', 'echo'))).toBe(other);
   });
 });

@@ -3,6 +3,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import type { AgentConnection } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { Message } from '../json-rpc/json-rpc.js';
+import type { RelayTarget } from './relay-target.js';
 import { encodeEvent } from './lazy-event-stream.js';
 import type { ReplayBuffer } from './resumable/replay-buffer.js';
 
@@ -103,22 +104,17 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
    * The session, only for the client, agent and server (undefined: aggregate) it was made for:
    * another client holding the id gets the same 404 as for an unknown one. Finding it is use.
    */
-  find(
-    id: string,
-    client: string,
-    agent: string,
-    server: string | undefined,
-  ): RelaySession | undefined {
-    const session = this.sessions.get(id);
+  find({ sessionId: id, client, agent, server }: RelayTarget): RelaySession | undefined {
+    const session = id === undefined ? undefined : this.sessions.get(id);
     if (!session || session.client !== client || session.agent !== agent) return undefined;
     if (session.pinned?.server !== server) return undefined;
     if (session.pinned && !session.pinned.connection.open) {
-      this.drop(id);
+      this.drop(session.id);
       return undefined;
     }
     session.lastUsed = Date.now();
-    this.sessions.delete(id);
-    this.sessions.set(id, session);
+    this.sessions.delete(session.id);
+    this.sessions.set(session.id, session);
     return session;
   }
 

@@ -10,8 +10,14 @@ import {
   type RelayConfig,
   type RelayOAuthConfig,
 } from '../../config/relay-config.js';
+import type { RelayClientConfig } from '../../config/relay-config.js';
 import { DocumentTooLargeError } from './capped-fetch.js';
-import type { RefusalReason } from './challenges.js';
+import {
+  idpMisconfigured,
+  idpUnavailable,
+  insufficientScope,
+  type RefusalReason,
+} from './challenges.js';
 import { IdpUnavailableError, IssuerKeys } from './issuer-keys.js';
 import { IdpConfigurationError } from './issuer-metadata.js';
 import { grantedAgents, subjectOf } from './token-grants.js';
@@ -31,11 +37,6 @@ const ALGORITHMS = [
   'Ed25519',
 ];
 
-export interface OAuthPrincipal {
-  subject: string;
-  agents: ReadonlySet<string>;
-}
-
 export class TokenRefusedError extends Error {
   constructor(readonly reason: RefusalReason) {
     super(reason);
@@ -45,6 +46,7 @@ export class TokenRefusedError extends Error {
 /**
  * Verifies the issuer's JWT access tokens locally (RFC 9068): signature, `typ` (unless switched
  * off), `iss`, `aud` naming this relay, `sub`, times with the leeway. Opaque tokens are refused.
+ * 403 (step-up) without the agent's scope, 503 while the IdP is unreachable.
  */
 @Injectable()
 export class AccessTokenVerifier implements OnApplicationBootstrap {
@@ -52,16 +54,20 @@ export class AccessTokenVerifier implements OnApplicationBootstrap {
   readonly #keys: IssuerKeys | undefined;
   readonly #knownAgents: ReadonlySet<string>;
   readonly #log: RateLimitedLog;
+  /** Refused clients apart, so that they do not hide an IdP failure. */
+  readonly #refusalLog: RateLimitedLog;
 
   constructor(
     @Inject(RELAY_CONFIG) config: RelayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     @InjectMetric('relay_oauth_jwks_fetch_failures_total') private readonly fetchFailures: Counter,
     @InjectMetric('relay_oauth_documents_too_large_total') private readonly tooLarge: Counter,
+    @InjectMetric('relay_oauth_refusals_total') private readonly refusals: Counter<'reason'>,
   ) {
     this.oauth = config.oauth;
     this.#knownAgents = new Set(config.agents.map((a) => a.name));
     this.#log = new RateLimitedLog(logger);
+    this.#refusalLog = new RateLimitedLog(logger);
     const onFetchFailure = (error: unknown) => this.#fetchFailed(error);
     this.#keys = config.oauth && new IssuerKeys({ ...config.oauth, onFetchFailure });
   }
@@ -86,7 +92,44 @@ export class AccessTokenVerifier implements OnApplicationBootstrap {
     }
   }
 
-  async verify(token: string): Promise<OAuthPrincipal> {
+  /**
+   * The token's client: its subject as a client of its own, `oauth:<sub>`, which cannot collide
+   * with a RELAY_CLIENTS name. Throws the refusal (counted, logged) when it is refused.
+   */
+  async clientOf(token: string | undefined, agent: string): Promise<RelayClientConfig> {
+    const { oauth } = this;
+    if (!oauth) throw new TokenRefusedError('invalid_token');
+    // A missing token is how every OAuth client starts: counted, not worth a line.
+    if (token === undefined) {
+      throw this.#refused('missing_token', new TokenRefusedError('missing_token'), false);
+    }
+    try {
+      const { subject, agents } = await this.#verify(token);
+      if (!agents.has(agent)) {
+        const refusal = insufficientScope(oauth, agent);
+        throw this.#refused('insufficient_scope', refusal, { subject });
+      }
+      return { name: `oauth:${subject}`, tokenDigests: [], agents };
+    } catch (error) {
+      if (error instanceof TokenRefusedError) throw this.#refused(error.reason, error);
+      if (error instanceof IdpUnavailableError) {
+        throw this.#refused('idp_unavailable', idpUnavailable(oauth));
+      }
+      // Logged loudly already (#fetchFailed).
+      if (error instanceof IdpConfigurationError) {
+        throw this.#refused('idp_misconfigured', idpMisconfigured(), false);
+      }
+      throw error;
+    }
+  }
+
+  #refused<E>(reason: RefusalReason, error: E, fields: object | false = {}): E {
+    this.refusals.inc({ reason });
+    if (fields) this.#refusalLog.warn({ reason, ...fields }, 'MCP client refused');
+    return error;
+  }
+
+  async #verify(token: string): Promise<{ subject: string; agents: Set<string> }> {
     if (!this.oauth || !this.#keys) throw new TokenRefusedError('invalid_token');
     const { oauth } = this;
     try {
