@@ -14,7 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Secret } from '../../config/secret.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
-import type { McpServerView, McpSessions } from '../mcp/mcp-supervisor.js';
+import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
+import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
 import {
   AgentRelayClient,
   DEFAULT_RELAY_LIMITS,
@@ -37,7 +38,7 @@ const FAST: RelayTimings = {
 const FAST_NO_PING: RelayTimings = { ...FAST, pingIntervalMs: 60_000 };
 
 class FakeSessions implements McpSessions {
-  views: McpServerView[] = [
+  views: AgentServerView[] = [
     { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
   ];
   change = () => {};

@@ -4,7 +4,7 @@ import type { Gauge } from 'prom-client';
 import WebSocket, { type ClientOptions, type RawData } from 'ws';
 import type { Secret } from '../../config/secret.js';
 import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
-import type { McpSessions } from '../mcp/mcp-supervisor.js';
+import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import {
