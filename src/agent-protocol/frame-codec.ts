@@ -3,17 +3,14 @@
  * on a value 6,000 deep (an MCP server's answer took the process down) and JSON.parse builds
  * one, so both ways check the size and the depth (iteratively) and say why they refuse.
  */
-export interface FrameLimits {
+export const DEFAULT_FRAME_LIMITS = {
   /** Bytes of one frame's UTF-8 text, both directions. */
-  maxFrameBytes: number;
-  /** Nesting of arrays and objects in one frame, the frame object itself being level 1. */
-  maxDepth: number;
-}
-
-export const DEFAULT_FRAME_LIMITS: FrameLimits = {
   maxFrameBytes: 4 * 1024 * 1024,
+  /** Nesting of arrays and objects in one frame, the frame object itself being level 1. */
   maxDepth: 100,
 };
+
+export type FrameLimits = typeof DEFAULT_FRAME_LIMITS;
 
 export type Encoded = { ok: true; text: string } | { ok: false; reason: string };
 

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { makeCounterProvider } from '@willsoto/nestjs-prometheus';
 import { JsonBodyGuard } from '../common/http/json-body.guard.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
-import { authMetricProviders } from './auth.metrics.js';
 import { ACCEPTED_TOKEN_DIGESTS, DEV_TOKEN, type DevToken } from './accepted-tokens.js';
 import { sha256 } from '../config/shared/api-tokens.js';
 import { BearerGuard } from './bearer.guard.js';
@@ -26,7 +26,10 @@ import { loadOrCreateDevToken } from './dev-token.js';
         dev.token ? [sha256(dev.token)] : config.apiTokenDigests,
     },
     BearerStrategy,
-    ...authMetricProviders,
+    makeCounterProvider({
+      name: 'auth_failures_total',
+      help: 'API requests refused for a missing or invalid bearer token.',
+    }),
     { provide: APP_GUARD, useClass: BearerGuard },
     // Global guards run in this order: the body is read only once the token has passed.
     { provide: APP_GUARD, useClass: JsonBodyGuard },

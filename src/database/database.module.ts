@@ -1,12 +1,11 @@
 import { Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { getToken } from '@willsoto/nestjs-prometheus';
+import { getToken, makeCounterProvider } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { LOGGER } from '../common/logging/logger.token.js';
 import { DatabasePingService } from './database-ping.service.js';
-import { POOL_REFUSALS, databaseMetricProviders } from './database-metrics.js';
 import type { Database } from './database.types.js';
 import { KYSELY } from './database.tokens.js';
 import { migrateToLatest } from './migrate.js';
@@ -15,6 +14,9 @@ import { type OpenedSqlite, openSqlite } from './sqlite.connection.js';
 import { keyReceiverIds } from './receiver-ids.js';
 import { StoreIntegrityService } from './store-integrity.service.js';
 import { STORE_PROBE, postgresProbe, sqliteProbe } from './store-probe.js';
+
+/** Requests refused a PostgreSQL connection: the pool full, or the server not answering. */
+const POOL_REFUSALS = 'db_pool_acquire_failures_total';
 
 /** What the store factory opened: the Kysely instance and, for SQLite, its files' identity. */
 const OPENED_STORE = Symbol('OPENED_STORE');
@@ -73,7 +75,11 @@ type OpenedStore = Pick<OpenedSqlite, 'db'> & Partial<OpenedSqlite>;
         config.database.kind === 'sqlite' ? sqliteProbe : postgresProbe,
     },
     DatabasePingService,
-    ...databaseMetricProviders,
+    makeCounterProvider({
+      name: POOL_REFUSALS,
+      help: 'PostgreSQL connections not obtained within 3 s, by reason (pool_full, connect_failed).',
+      labelNames: ['reason'],
+    }),
   ],
   exports: [KYSELY, DatabasePingService, StoreIntegrityService],
 })

@@ -15,15 +15,13 @@ export interface PostgresOptions {
   logger: Logger;
 }
 
-/** The pool's budget (DATABASE_POOL_*): what this process may hold of `max_connections`. */
-export interface PoolSettings {
-  max: number;
-  idleTimeoutMs: number;
-  maxLifetimeMs: number;
-}
+/**
+ * The pool's budget (DATABASE_POOL_*): what this process may hold of `max_connections`. The
+ * defaults are for tests that open a store directly.
+ */
+const DEFAULT_POOL = { max: 5, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 };
 
-/** The settings' defaults; tests that open a store directly use them. */
-const DEFAULT_POOL: PoolSettings = { max: 5, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 };
+type PoolSettings = typeof DEFAULT_POOL;
 
 export interface OpenPostgresOptions {
   url: string;

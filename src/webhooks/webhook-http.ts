@@ -1,5 +1,4 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { isIP } from 'node:net';
 import { buildConnector, Pool } from 'undici';
 import { isPrivateAddress } from '../config/private-addresses.js';
 
@@ -105,9 +104,9 @@ function connector(limits: PosterLimits): buildConnector.connector {
   const timeout = limits.timeoutMs;
   if (limits.allowPrivateAddresses) return buildConnector({ timeout });
   const connect = buildConnector({ timeout, lookup: publicOnlyLookup });
+  // An IP literal ("[::1]" as a URL writes it counts) is checked here, as no lookup is made.
   return (options, callback) => {
-    const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (isIP(host) !== 0 && isPrivateAddress(host)) callback(privateAddress(), null);
+    if (isPrivateAddress(options.hostname)) callback(privateAddress(), null);
     else connect(options, callback);
   };
 }

@@ -3,11 +3,8 @@ import { Writable } from 'node:stream';
 import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_RUNNER_TIMINGS,
-  McpServerRunner,
-  type RunnerTimings,
-} from './mcp-server-runner.js';
+import { McpServerRunner } from './mcp-server-runner.js';
+import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-echo-server.mjs');
 const HOSTILE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-hostile-server.mjs');

@@ -22,8 +22,6 @@ import { StderrLog } from './stderr-log.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 
-export { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
-
 export type McpServerState = 'starting' | 'up' | 'down' | 'crash-looping';
 export type McpServerStatus = ReturnType<McpServerRunner['status']>;
 
@@ -223,16 +221,7 @@ export class McpServerRunner {
   /** Stray stdout lines and unasked answers are counted; a flood of either restarts the child. */
   #stdoutHandlers(
     ownAttempt: () => Attempt,
-  ): Pick<
-    ProcessGroupTransportOptions,
-    'onGarbage' | 'onGarbageFlood' | 'onUnknownAnswer' | 'onUnsolicitedFlood'
-  > {
-    const restart = (count: () => void) => (reason: string) => {
-      if (this.#stopped || this.#attempt !== ownAttempt()) return;
-      count();
-      this.#logger.warn(`MCP server ${reason}; restarting it`);
-      void this.#failed(ownAttempt(), reason);
-    };
+  ): Pick<ProcessGroupTransportOptions, 'onGarbage' | 'onUnknownAnswer' | 'onFlood'> {
     return {
       onGarbage: (line) => {
         this.#garbageLines++;
@@ -241,7 +230,6 @@ export class McpServerRunner {
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
-      onGarbageFlood: restart(() => this.#garbageRestarts++),
       onUnknownAnswer: (id) => {
         this.#unknownAnswers++;
         this.#unknownAnswerLog.warn(
@@ -249,7 +237,13 @@ export class McpServerRunner {
           'dropped an answer of the MCP server to a request id nobody waits for',
         );
       },
-      onUnsolicitedFlood: restart(() => this.#unsolicitedRestarts++),
+      onFlood: (budget, reason) => {
+        if (this.#stopped || this.#attempt !== ownAttempt()) return;
+        if (budget === 'garbage') this.#garbageRestarts++;
+        else this.#unsolicitedRestarts++;
+        this.#logger.warn(`MCP server ${reason}; restarting it`);
+        void this.#failed(ownAttempt(), reason);
+      },
     };
   }
 

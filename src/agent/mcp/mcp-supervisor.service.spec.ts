@@ -6,7 +6,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../../config/app-config.js';
 import { Secret } from '../../config/secret.js';
-import { DEFAULT_RUNNER_TIMINGS } from './mcp-server-runner.js';
+import { DEFAULT_RUNNER_TIMINGS } from './runner-timings.js';
 import { McpSupervisorService } from './mcp-supervisor.service.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-echo-server.mjs');

@@ -7,55 +7,72 @@ import {
   type OnApplicationShutdown,
   Optional,
 } from '@nestjs/common';
+import type { JSONRPCMessage } from '@modelcontextprotocol/client';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Logger } from 'pino';
 import { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { loadMcpServers } from '../../config/mcp-servers.loader.js';
+import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
+import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
 import { ConfigWatcher } from './config-watcher.js';
 import { installExitSafetyNet } from './exit-safety-net.js';
 import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
-import type { McpServerStatus } from './mcp-server-runner.js';
-import { McpSupervisor } from './mcp-supervisor.js';
+import type { McpServerRunner, McpServerStatus, McpSession } from './mcp-server-runner.js';
+import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
 /** Optional override of the supervision timings (tests); the defaults are the issue's. */
 export const MCP_RUNNER_TIMINGS = Symbol('MCP_RUNNER_TIMINGS');
 
 const RELOAD_DEBOUNCE_MS = 500;
 
-/** The MCP servers in the app's lifecycle: started after bootstrap, reloaded, stopped whole. */
+/** What the relay needs from the supervisor. */
+export type McpSessions = Pick<
+  McpSupervisorService,
+  'servers' | 'session' | 'onChange' | 'onRelayMessage' | 'onSessionClosed'
+>;
+
+type Unsubscribe = () => void;
+
+/**
+ * The MCP servers in the app's lifecycle: started after bootstrap, applied by difference on a
+ * reload of the file, stopped whole.
+ */
 @Injectable()
 export class McpSupervisorService
   implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown
 {
-  readonly supervisor: McpSupervisor;
+  readonly #runners = new Map<string, McpServerRunner>();
+  readonly #stopping = new Set<McpServerRunner>();
+  #runnerClass: typeof McpServerRunner | undefined;
+  readonly #changeListeners = new Set<() => void>();
+  readonly #messageListeners = new Set<(server: string, message: JSONRPCMessage) => void>();
+  readonly #closedListeners = new Set<(server: string) => void>();
+  #queue: Promise<unknown> = Promise.resolve();
+  #stopped = false;
   readonly #watcher: ConfigWatcher;
   readonly #logger: Logger;
   readonly #parentEnv: Readonly<Record<string, string | undefined>>;
+  readonly #cwd: string;
+  readonly #timings: RunnerTimings;
   #reloadProblems: string[] = [];
   #removeSafetyNet: (() => void) | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) logger: Logger,
-    @InjectMetric('mcp_server_up') up: Gauge<string>,
-    @InjectMetric('mcp_server_restarts_total') restarts: Counter<string>,
-    @InjectMetric('mcp_server_tools') tools: Gauge<string>,
+    @Inject(LOGGER) private readonly baseLogger: Logger,
+    @InjectMetric('mcp_server_up') private readonly up: Gauge<string>,
+    @InjectMetric('mcp_server_restarts_total') private readonly restarts: Counter<string>,
+    @InjectMetric('mcp_server_tools') private readonly tools: Gauge<string>,
     @Optional() @Inject(MCP_RUNNER_TIMINGS) timings?: RunnerTimings,
   ) {
-    this.#logger = logger.child({ context: 'McpSupervisor' });
+    this.#logger = baseLogger.child({ context: 'McpSupervisor' });
     // Children inherit a filtered copy of the agent's real environment, and a reloaded file
     // expands `${VAR}` from it as start-up did.
     this.#parentEnv = config.mcp.parentEnv.reveal();
-    this.supervisor = new McpSupervisor({
-      logger,
-      metrics: { up, restarts, tools },
-      parentEnv: this.#parentEnv,
-      cwd: existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd(),
-      timings: timings ?? DEFAULT_RUNNER_TIMINGS,
-      clientInfo: { name: 'plant-store-agent', version: config.version },
-    });
+    this.#cwd = existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd();
+    this.#timings = timings ?? DEFAULT_RUNNER_TIMINGS;
     this.#watcher = new ConfigWatcher({
       dir: config.mcp.configDir,
       debounceMs: RELOAD_DEBOUNCE_MS,
@@ -72,12 +89,12 @@ export class McpSupervisorService
 
   /** With servers configured, the SDK is loaded before bootstrap, so `hello` lists them. */
   async onModuleInit(): Promise<void> {
-    if (this.config.mcp.servers.length > 0) await this.supervisor.preload();
+    if (this.config.mcp.servers.length > 0) await this.#loadRunner();
   }
 
   onApplicationBootstrap(): void {
     // Before the first child starts: no signal Node can catch leaves a process group behind.
-    this.#removeSafetyNet = installExitSafetyNet(() => this.supervisor.killAllNow());
+    this.#removeSafetyNet = installExitSafetyNet(() => this.#killAllNow());
     if (this.config.mcp.absent) {
       this.#logger.info(`${this.config.mcp.file} does not exist: no MCP servers`);
     }
@@ -87,25 +104,57 @@ export class McpSupervisorService
       { servers: names },
       `starting ${names.length} MCP server(s)`,
     );
-    void this.supervisor.apply(this.config.mcp.servers);
+    void this.#applyInTurn(this.config.mcp.servers);
     this.#watcher.start();
   }
 
+  /** Stops every server (SIGTERM to each process group, SIGKILL after the grace period). */
   async onApplicationShutdown(): Promise<void> {
     this.#watcher.stop();
     this.#logger.info('stopping MCP servers');
-    await this.supervisor.stopAll();
+    this.#stopped = true;
+    await this.#queue;
+    await Promise.all([...this.#runners.keys()].map((name) => this.#remove(name)));
     this.#removeSafetyNet?.();
   }
 
   /** For `/health` details. */
   snapshot(): McpServerStatus[] {
-    return this.supervisor.snapshot();
+    return [...this.#runners.values()].map((runner) => runner.status());
   }
 
   /** The errors of the last rejected reload; empty when the running set matches the file. */
   reloadProblems(): string[] {
     return [...this.#reloadProblems];
+  }
+
+  /** One server each, as the relay's inventory shows it. */
+  servers(): AgentServerView[] {
+    return [...this.#runners.values()].map((runner) => ({
+      name: runner.name,
+      state: runner.state,
+      tools: runner.tools,
+    }));
+  }
+
+  /** The session of a server that is up; undefined for an unknown or stopped one. */
+  session(name: string): McpSession | undefined {
+    return this.#runners.get(name)?.session;
+  }
+
+  /** A server was added or removed, or its state or tools changed. */
+  onChange(listener: () => void): Unsubscribe {
+    return subscribe(this.#changeListeners, listener);
+  }
+
+  /** A relayed response or a notification from a server's child. */
+  onRelayMessage(listener: (server: string, message: JSONRPCMessage) => void): Unsubscribe {
+    return subscribe(this.#messageListeners, listener);
+  }
+
+  /** A server's session ended (exit, failed ping, stop, reload). */
+  onSessionClosed(listener: (server: string) => void): Unsubscribe {
+    return subscribe(this.#closedListeners, listener);
   }
 
   /** Re-reads `mcp-servers.json`; a bad file keeps the running servers as they are. */
@@ -124,7 +173,7 @@ export class McpSupervisorService
       return;
     }
     this.#reloadProblems = [];
-    const diff = await this.supervisor.apply(load.specs);
+    const diff = await this.#applyInTurn(load.specs);
     const names = {
       added: diff.added.map((spec) => spec.name),
       removed: diff.removed,
@@ -134,4 +183,102 @@ export class McpSupervisorService
       this.#logger.info(names, `${load.file} reloaded`);
     }
   }
+
+  /** Synchronous SIGKILL of every process group: the `process.on('exit')` safety net. */
+  #killAllNow(): void {
+    this.#stopped = true;
+    for (const runner of [...this.#runners.values(), ...this.#stopping]) runner.killNow();
+  }
+
+  /** Starts added, stops removed and restarts changed servers; calls run one after another. */
+  #applyInTurn(specs: readonly McpServerSpec[]): Promise<SpecDiff> {
+    const next = this.#queue.then(() => this.#apply(specs));
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #apply(specs: readonly McpServerSpec[]): Promise<SpecDiff> {
+    const diff = diffSpecs(
+      [...this.#runners.values()].map((runner) => runner.spec),
+      specs,
+    );
+    if (this.#stopped) return diff;
+    const starts = diff.added.length + diff.changed.length > 0;
+    const Runner = starts ? await this.#loadRunner() : undefined;
+    await Promise.all([
+      ...diff.removed.map((name) => this.#remove(name)),
+      ...(Runner ? diff.changed.map((spec) => this.#replace(Runner, spec)) : []),
+    ]);
+    if (Runner) for (const spec of diff.added) this.#add(Runner, spec);
+    return diff;
+  }
+
+  /** The MCP SDK loads with the first server: a service without MCP servers never loads it. */
+  async #loadRunner(): Promise<typeof McpServerRunner> {
+    this.#runnerClass ??= (await import('./mcp-server-runner.js')).McpServerRunner;
+    return this.#runnerClass;
+  }
+
+  #add(Runner: typeof McpServerRunner, spec: McpServerSpec): void {
+    const labels = { server: spec.name };
+    const runner = new Runner(spec, {
+      cwd: this.#cwd,
+      parentEnv: this.#parentEnv,
+      logger: this.baseLogger,
+      timings: this.#timings,
+      clientInfo: { name: 'plant-store-agent', version: this.config.version },
+      hooks: {
+        changed: (changed) => {
+          // A stopped runner's last "down" must not recreate the series of a removed server.
+          if (this.#runners.get(spec.name) !== changed) return;
+          this.up.set(labels, changed.state === 'up' ? 1 : 0);
+          this.tools.set(labels, changed.tools.length);
+          for (const listener of this.#changeListeners) listener();
+        },
+        restarted: () => this.restarts.inc(labels),
+        relayMessage: (server, message) => {
+          for (const listener of this.#messageListeners) listener(server, message);
+        },
+        sessionClosed: (server) => {
+          for (const listener of this.#closedListeners) listener(server);
+        },
+      },
+    });
+    this.#runners.set(spec.name, runner);
+    // Present from the start, so a dashboard sees 0 rather than no series.
+    this.restarts.inc(labels, 0);
+    runner.start();
+  }
+
+  async #remove(name: string): Promise<void> {
+    const runner = this.#runners.get(name);
+    if (!runner) return;
+    this.#runners.delete(name);
+    const labels = { server: name };
+    for (const metric of [this.up, this.tools, this.restarts]) metric.remove(labels);
+    for (const listener of this.#changeListeners) listener();
+    await this.#stop(runner);
+  }
+
+  async #replace(Runner: typeof McpServerRunner, spec: McpServerSpec): Promise<void> {
+    const old = this.#runners.get(spec.name);
+    this.#runners.delete(spec.name);
+    if (old) await this.#stop(old);
+    this.#add(Runner, spec);
+  }
+
+  /** Out of the map at once, but still reachable by the safety net until its group is gone. */
+  async #stop(runner: McpServerRunner): Promise<void> {
+    this.#stopping.add(runner);
+    try {
+      await runner.stop();
+    } finally {
+      this.#stopping.delete(runner);
+    }
+  }
+}
+
+function subscribe<T>(set: Set<T>, listener: T): Unsubscribe {
+  set.add(listener);
+  return () => set.delete(listener);
 }

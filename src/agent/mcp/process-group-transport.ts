@@ -29,13 +29,11 @@ export interface ProcessGroupTransportOptions {
   stdout?: Partial<StdoutLimits>;
   /** A stdout line that is not a JSON-RPC message (dropped). */
   onGarbage?: (line: GarbageLine) => void;
-  /** The child spent its garbage budget; its stdout is paused from now on. */
-  onGarbageFlood?: (reason: string) => void;
   unsolicited?: Partial<UnsolicitedLimits>;
   /** An answer to an id nobody waits for (dropped). */
   onUnknownAnswer?: (id: unknown) => void;
-  /** The child sent too many messages nobody asked for; its stdout is paused from now on. */
-  onUnsolicitedFlood?: (reason: string) => void;
+  /** The child spent its garbage or unsolicited budget; its stdout is paused from now on. */
+  onFlood?: (budget: 'garbage' | 'unsolicited', reason: string) => void;
 }
 
 export interface ChildExit {
@@ -85,10 +83,7 @@ export class ProcessGroupTransport implements Transport {
     this.#unsolicited = new UnsolicitedBudget(
       {
         unknownAnswer: (id) => this.options.onUnknownAnswer?.(id),
-        flood: (reason) => {
-          this.#child?.stdout.pause();
-          this.options.onUnsolicitedFlood?.(reason);
-        },
+        flood: (reason) => this.#flood('unsolicited', reason),
       },
       options.unsolicited,
     );
@@ -106,10 +101,7 @@ export class ProcessGroupTransport implements Transport {
           }
         },
         garbage: (line) => this.options.onGarbage?.(line),
-        flood: (reason) => {
-          this.#child?.stdout.pause();
-          this.options.onGarbageFlood?.(reason);
-        },
+        flood: (reason) => this.#flood('garbage', reason),
       },
       options.stdout,
     );
@@ -201,6 +193,11 @@ export class ProcessGroupTransport implements Transport {
   #onStdout(chunk: Buffer): void {
     if (this.#stdout.flooded || this.#unsolicited.flooded) return;
     this.#stdout.write(chunk);
+  }
+
+  #flood(budget: 'garbage' | 'unsolicited', reason: string): void {
+    this.#child?.stdout.pause();
+    this.options.onFlood?.(budget, reason);
   }
 
   #onExit(exit: ChildExit): void {

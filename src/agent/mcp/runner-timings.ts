@@ -1,4 +1,4 @@
-import { type BackoffOptions, DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
+import { DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
 import type { StderrLogOptions } from './stderr-log.js';
 import type { StdoutLimits } from './stdout-reader.js';
 import type { UnsolicitedLimits } from './unsolicited-budget.js';
@@ -7,20 +7,7 @@ import type { UnsolicitedLimits } from './unsolicited-budget.js';
  * How one MCP server runs: initialize, list, ping, restart with backoff. After `crashLoopAfter`
  * failures in a row it is `crash-looping` at the longest delay, until up for `stableUpMs`.
  */
-export interface RunnerTimings {
-  initializeTimeoutMs: number;
-  pingIntervalMs: number;
-  pingTimeoutMs: number;
-  stableUpMs: number;
-  crashLoopAfter: number;
-  killGraceMs: number;
-  backoff: BackoffOptions;
-  stderr?: Partial<StderrLogOptions>;
-  stdout?: Partial<StdoutLimits>;
-  unsolicited?: Partial<UnsolicitedLimits>;
-}
-
-export const DEFAULT_RUNNER_TIMINGS: RunnerTimings = {
+export const DEFAULT_RUNNER_TIMINGS = {
   initializeTimeoutMs: 30_000,
   pingIntervalMs: 30_000,
   pingTimeoutMs: 10_000,
@@ -28,4 +15,10 @@ export const DEFAULT_RUNNER_TIMINGS: RunnerTimings = {
   crashLoopAfter: 5,
   killGraceMs: 5_000,
   backoff: DEFAULT_BACKOFF,
+};
+
+export type RunnerTimings = typeof DEFAULT_RUNNER_TIMINGS & {
+  stderr?: Partial<StderrLogOptions>;
+  stdout?: Partial<StdoutLimits>;
+  unsolicited?: Partial<UnsolicitedLimits>;
 };

@@ -4,22 +4,16 @@ import { TokenBucket } from '../../common/logging/token-bucket.js';
  * A child's stderr, as rate-limited log lines and the last few lines for crash reports. The
  * pipe is always drained: a full one blocks the child mid-write, like a hung MCP session.
  */
-export interface StderrLogOptions {
-  ratePerSecond: number;
-  /** Lines that may pass at once after a quiet spell (a stack trace). */
-  burst: number;
-  keepLines: number;
-  /** A longer line is cut: a child without newlines must not grow our memory. */
-  maxLineLength: number;
-  now?: () => number;
-}
-
-const DEFAULT_STDERR_LOG: StderrLogOptions = {
+const DEFAULT_STDERR_LOG = {
   ratePerSecond: 20,
+  /** Lines that may pass at once after a quiet spell (a stack trace). */
   burst: 100,
   keepLines: 20,
+  /** A longer line is cut: a child without newlines must not grow our memory. */
   maxLineLength: 4_096,
 };
+
+export type StderrLogOptions = typeof DEFAULT_STDERR_LOG & { now?: () => number };
 
 export interface StderrSink {
   line(text: string): void;

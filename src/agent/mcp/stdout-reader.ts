@@ -10,31 +10,27 @@ import { RelayErrorCode, rpcError } from '../../agent-protocol/relay-protocol.js
  * dropped as it arrives, and garbage is charged to token buckets (lines and bytes, an endless
  * line too): a flood empties them and `flood` fires once.
  */
-export interface StdoutLimits {
-  /** A longer line is dropped while it arrives (never buffered whole). */
-  maxLineBytes: number;
-  /** Deeper messages are dropped (answered -32004): 6,000 levels overflow the SDK's stack. */
-  maxDepth: number;
-  /** Garbage lines allowed at once, and per second after that. */
-  garbageBurstLines: number;
-  garbageLinesPerSecond: number;
-  /** Garbage bytes (oversized lines included) allowed at once, and per second after that. */
-  garbageBurstBytes: number;
-  garbageBytesPerSecond: number;
-  now?: () => number;
-}
-
-export const DEFAULT_STDOUT_LIMITS: StdoutLimits = {
-  // Over the relay's 4 MiB frame limit on purpose: a 4-8 MiB answer is still read, so the relay
-  // can answer its request with a clear -32004 rather than the timeout.
+const DEFAULT_STDOUT_LIMITS = {
+  /**
+   * A longer line is dropped while it arrives (never buffered whole). Over the relay's 4 MiB
+   * frame limit on purpose: a 4-8 MiB answer is still read, so the relay can answer its
+   * request with a clear -32004 rather than the timeout.
+   */
   maxLineBytes: 8 * 1024 * 1024,
-  // One level under the relay's frame limit (100): the frame wraps the message.
+  /**
+   * Deeper messages are dropped (answered -32004): 6,000 levels overflow the SDK's stack. One
+   * level under the relay's frame limit (100): the frame wraps the message.
+   */
   maxDepth: 99,
+  /** Garbage lines allowed at once, and per second after that. */
   garbageBurstLines: 200,
   garbageLinesPerSecond: 20,
+  /** Garbage bytes (oversized lines included) allowed at once, and per second after that. */
   garbageBurstBytes: 16 * 1024 * 1024,
   garbageBytesPerSecond: 256 * 1024,
 };
+
+export type StdoutLimits = typeof DEFAULT_STDOUT_LIMITS & { now?: () => number };
 
 export interface GarbageLine {
   bytes: number;

@@ -7,25 +7,18 @@ import { TokenBucket } from '../../common/logging/token-bucket.js';
  * the child's requests) get a generous budget, unknown answers a small one and are dropped;
  * either spent, `flood` fires once. The ids waited for are capped at `maxOutstanding`.
  */
-export interface UnsolicitedLimits {
+const DEFAULT_UNSOLICITED_LIMITS = {
   /** Notifications and requests from the child allowed at once, and per second after that. */
-  notificationBurst: number;
-  notificationsPerSecond: number;
-  /** Answers to ids nobody waits for allowed at once, and per second after that. */
-  unknownAnswerBurst: number;
-  unknownAnswersPerSecond: number;
-  /** Request ids remembered at most. */
-  maxOutstanding: number;
-  now?: () => number;
-}
-
-export const DEFAULT_UNSOLICITED_LIMITS: UnsolicitedLimits = {
   notificationBurst: 2_000,
   notificationsPerSecond: 200,
+  /** Answers to ids nobody waits for allowed at once, and per second after that. */
   unknownAnswerBurst: 100,
   unknownAnswersPerSecond: 10,
+  /** Request ids remembered at most. */
   maxOutstanding: 10_000,
 };
+
+export type UnsolicitedLimits = typeof DEFAULT_UNSOLICITED_LIMITS & { now?: () => number };
 
 export interface UnsolicitedSink {
   /** An answer to an id nobody waits for (dropped). */

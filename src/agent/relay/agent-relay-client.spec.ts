@@ -14,7 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { Secret } from '../../config/secret.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
-import type { McpServerView, McpSessions } from '../mcp/mcp-supervisor.js';
+import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
+import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
 import {
   AgentRelayClient,
   DEFAULT_RELAY_LIMITS,
@@ -37,7 +38,7 @@ const FAST: RelayTimings = {
 const FAST_NO_PING: RelayTimings = { ...FAST, pingIntervalMs: 60_000 };
 
 class FakeSessions implements McpSessions {
-  views: McpServerView[] = [
+  views: AgentServerView[] = [
     { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
   ];
   change = () => {};
@@ -382,7 +383,41 @@ describe('AgentRelayClient', () => {
     expect(logs.join('')).toContain('dropped a notification from an MCP server');
   });
 
-  it('drops notifications past the send queue limit while the server does not read, counted', async () => {
+  // Both with the server not reading and a 4 MiB send queue.
+  it.each<[string, (sessions: FakeSessions, server: TestServer, dropped: string[]) => unknown]>([
+    [
+      'drops notifications past the send queue limit while the server does not read, counted',
+      async (sessions, server, dropped) => {
+        // 100 MB: far past the 4 MiB limit and whatever the kernel's socket buffers take.
+        const data = 'x'.repeat(1024 * 1024);
+        for (let i = 0; i < 100; i++) {
+          sessions.relay('echo', {
+            jsonrpc: '2.0',
+            method: 'notifications/message',
+            params: { data },
+          });
+        }
+        expect(dropped.length).toBeGreaterThan(50);
+        expect(new Set(dropped)).toEqual(new Set(['relay-send:echo:notification']));
+        server.sockets[0]!.resume();
+        const notifications = () =>
+          server.frames.filter((f) => (f as { type: string }).type === 'rpc');
+        await waitFor(() => notifications().length + dropped.length === 100);
+      },
+    ],
+    [
+      'keeps a notification waiting in the send queue as its encoded bytes only',
+      async (sessions, _server, dropped) => {
+        // Past what the kernel's buffers take and the queue's 4 MiB: some wait, the rest drop.
+        const sent = relayPadding(sessions, 40);
+        expect(dropped.length).toBeGreaterThan(0);
+        // A WeakRef's target is held to the end of the job that made it.
+        await new Promise((resolve) => setImmediate(resolve));
+        gc();
+        expect(sent.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+      },
+    ],
+  ])('%s', async (_name, check) => {
     const server = await startServer();
     const limits = { ...DEFAULT_RELAY_LIMITS, maxQueuedBytes: 4 * 1024 * 1024 };
     const dropped: string[] = [];
@@ -391,34 +426,7 @@ describe('AgentRelayClient', () => {
     );
     await waitFor(() => server.frames.length > 0);
     server.sockets[0]!.pause();
-    // 100 MB: far past the 4 MiB limit and whatever the kernel's socket buffers take.
-    const data = 'x'.repeat(1024 * 1024);
-    for (let i = 0; i < 100; i++) {
-      sessions.relay('echo', { jsonrpc: '2.0', method: 'notifications/message', params: { data } });
-    }
-    expect(dropped.length).toBeGreaterThan(50);
-    expect(new Set(dropped)).toEqual(new Set(['relay-send:echo:notification']));
-    server.sockets[0]!.resume();
-    const notifications = () => server.frames.filter((f) => (f as { type: string }).type === 'rpc');
-    await waitFor(() => notifications().length + dropped.length === 100);
-  });
-
-  it('keeps a notification waiting in the send queue as its encoded bytes only', async () => {
-    const server = await startServer();
-    const limits = { ...DEFAULT_RELAY_LIMITS, maxQueuedBytes: 4 * 1024 * 1024 };
-    const dropped: string[] = [];
-    const { sessions } = startClient(server.url, 'secret-token', limits, FAST_NO_PING, (...a) =>
-      dropped.push(a.join(':')),
-    );
-    await waitFor(() => server.frames.length > 0);
-    server.sockets[0]!.pause();
-    // Past what the kernel's buffers take and the queue's 4 MiB: some wait, the rest drop.
-    const sent = relayPadding(sessions, 40);
-    expect(dropped.length).toBeGreaterThan(0);
-    // A WeakRef's target is held to the end of the job that made it.
-    await new Promise((resolve) => setImmediate(resolve));
-    gc();
-    expect(sent.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    await check(sessions, server, dropped);
   });
 
   it('closes the connection on a frame over the size limit (1009) and reconnects', async () => {

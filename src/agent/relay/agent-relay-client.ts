@@ -3,15 +3,11 @@ import type { Logger } from 'pino';
 import type { Gauge } from 'prom-client';
 import WebSocket, { type ClientOptions, type RawData } from 'ws';
 import type { Secret } from '../../config/secret.js';
-import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
-import type { McpSessions } from '../mcp/mcp-supervisor.js';
+import { Backoff, DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
+import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
-import {
-  DEFAULT_FRAME_LIMITS,
-  encodeFrame,
-  type FrameLimits,
-} from '../../agent-protocol/frame-codec.js';
+import { DEFAULT_FRAME_LIMITS, encodeFrame } from '../../agent-protocol/frame-codec.js';
 import {
   type AgentFrame,
   parseServerFrame,
@@ -26,44 +22,31 @@ import {
 } from './request-router.js';
 import type { ClientRequestOutcome } from './client-requests.js';
 
-export interface RelayTimings {
-  pingIntervalMs: number;
-  pongTimeoutMs: number;
-  requestTimeoutMs: number;
-  /** An MCP server's request for its client waits this long for the client's answer. */
-  clientAnswerTimeoutMs: number;
-  handshakeTimeoutMs: number;
-  /** A connection that lasted this long resets the backoff. */
-  stableMs: number;
-  backoff: BackoffOptions;
-}
-
-export const DEFAULT_RELAY_TIMINGS: RelayTimings = {
+export const DEFAULT_RELAY_TIMINGS = {
   pingIntervalMs: 30_000,
   pongTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
+  /** An MCP server's request for its client waits this long for the client's answer. */
   clientAnswerTimeoutMs: 30_000,
   handshakeTimeoutMs: 15_000,
+  /** A connection that lasted this long resets the backoff. */
   stableMs: 10_000,
   backoff: DEFAULT_BACKOFF,
 };
 
-export interface RelayLimits {
-  frame: FrameLimits;
-  /** Relayed requests waiting for an MCP server's answer, at most (over it: -32005). */
-  maxInFlight: number;
-  /** Bytes waiting to be written to one MCP server's stdin, past which relayed messages are refused. */
-  maxStdinBytes: number;
-  /** Bytes waiting in the connection's send queue before MCP servers' messages are dropped. */
-  maxQueuedBytes: number;
-}
+export type RelayTimings = typeof DEFAULT_RELAY_TIMINGS;
 
-export const DEFAULT_RELAY_LIMITS: RelayLimits = {
+export const DEFAULT_RELAY_LIMITS = {
   frame: DEFAULT_FRAME_LIMITS,
+  /** Relayed requests waiting for an MCP server's answer, at most (over it: -32005). */
   maxInFlight: 1_000,
+  /** Bytes waiting to be written to one MCP server's stdin, past which relayed messages are refused. */
   maxStdinBytes: 16 * 1024 * 1024,
+  /** Bytes waiting in the connection's send queue before MCP servers' messages are dropped. */
   maxQueuedBytes: 16 * 1024 * 1024,
 };
+
+export type RelayLimits = typeof DEFAULT_RELAY_LIMITS;
 
 /** How often a held-back connection checks whether its send queue has drained. */
 const DRAIN_POLL_MS = 50;

@@ -45,7 +45,7 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
       // The pod name in Kubernetes: tells the replicas of one deployment apart.
       agentId: hostname(),
       version: config.version,
-      sessions: mcp.supervisor,
+      sessions: mcp,
       logger,
       connectedGauge: connected,
       timings: { ...DEFAULT_RELAY_TIMINGS, clientAnswerTimeoutMs: budgets.clientAnswerTimeoutMs },

@@ -6,7 +6,7 @@ import type {
 } from '@modelcontextprotocol/client';
 import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
-import type { McpSessions } from '../mcp/mcp-supervisor.js';
+import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import {
   type ClientTag,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { unsetIfEmpty } from './env-fields.js';
 
 /**
  * Tracing is on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true. The SDK reads
@@ -18,7 +19,7 @@ export interface TracingConfig {
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
-const text = z.preprocess((v) => (v === '' ? undefined : v), z.string().trim().optional());
+const text = unsetIfEmpty(z.string().trim());
 
 export const tracingEnvShape = {
   OTEL_SDK_DISABLED: text,
@@ -28,20 +29,16 @@ export const tracingEnvShape = {
   OTEL_EXPORTER_OTLP_PROTOCOL: text,
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: text,
   // Ours, not OpenTelemetry's: the exporter's own timeout (10 s) would hold SIGTERM that long.
-  TRACING_SHUTDOWN_TIMEOUT_SECONDS: z
-    .preprocess(
-      (v) => (v === '' ? undefined : v),
-      z
-        .string()
-        .trim()
-        .regex(
-          /^(\d|[1-5]\d|60)$/,
-          'TRACING_SHUTDOWN_TIMEOUT_SECONDS must be a whole number of seconds from 0 to 60',
-        )
-        .transform(Number)
-        .optional(),
-    )
-    .default(2),
+  TRACING_SHUTDOWN_TIMEOUT_SECONDS: unsetIfEmpty(
+    z
+      .string()
+      .trim()
+      .regex(
+        /^(\d|[1-5]\d|60)$/,
+        'TRACING_SHUTDOWN_TIMEOUT_SECONDS must be a whole number of seconds from 0 to 60',
+      )
+      .transform(Number),
+  ).default(2),
 };
 
 type TracingEnv = z.infer<z.ZodObject<typeof tracingEnvShape>>;
