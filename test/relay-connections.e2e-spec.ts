@@ -155,6 +155,35 @@ describe('relay server: connections that carry no request', () => {
     expect(await refused('tls_handshake_timeout')).toBe(40);
   });
 
+  it('takes TLS handshakes in turns past RELAY_TLS_MAX_HANDSHAKES_PER_SECOND', async () => {
+    relay = await start({
+      RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '1',
+      RELAY_TLS_HANDSHAKE_WAIT_SECONDS: '30',
+      RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: '30',
+    });
+    // Three connections ahead of it take the turns of seconds 0, 1 and 2.
+    await new SilentPeers(relay.port).add(3);
+    const started = performance.now();
+    expect(await initialize(relay.port, '127.0.0.2')).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(2_500);
+    expect(await refused('tls_handshake_wait')).toBe(0);
+  });
+
+  it('closes a connection that waits for its handshake past RELAY_TLS_HANDSHAKE_WAIT_SECONDS', async () => {
+    relay = await start({
+      RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '1',
+      RELAY_TLS_HANDSHAKE_WAIT_SECONDS: '1',
+      RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: '120',
+    });
+    // The first starts at once and stays; the second may get the next turn; the others cannot.
+    const peers = new SilentPeers(relay.port);
+    await peers.add(5);
+    await waitFor(() => peers.closed >= 3, 'three waiting connections closed');
+    await waitFor(() => peers.open <= 2 && peers.open + peers.closed === 5, 'the rest settled');
+    expect(await refused('tls_handshake_wait')).toBe(peers.closed);
+    expect(await initialize(relay.port, '127.0.0.2')).toBe(200);
+  });
+
   it('caps connections per source address and in total on every listener', async () => {
     relay = await start({
       // Long enough that the held connections stay for the whole test.

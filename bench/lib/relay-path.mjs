@@ -70,6 +70,7 @@ export async function startRelay({
   env = {},
   launcher,
   tenants = 1,
+  inPod = false,
 }) {
   const [port, health, metrics] = [await freePort(), await freePort(), await freePort()];
   const args = [...nodeArgs, join(dist, entry)];
@@ -78,6 +79,7 @@ export async function startRelay({
     ...(launcher && { command: launcher.command, args: [...launcher.args, ...args] }),
     ...(!launcher && { args }),
     readyWithinS: launcher ? 600 : 60,
+    inPod,
     env: {
       PATH: process.env.PATH,
       ...AS_THE_IMAGE,
@@ -96,7 +98,11 @@ export async function startRelay({
     logFile: join(dir, `${name}.log`),
     readyUrl: `http://127.0.0.1:${health}/health`,
   });
-  return { ...proc, port, healthUrl: `http://127.0.0.1:${health}/health` };
+  const urls = {
+    healthUrl: `http://127.0.0.1:${health}/health`,
+    metricsUrl: `http://127.0.0.1:${metrics}/metrics`,
+  };
+  return { ...proc, port, ...urls };
 }
 
 /** The built service as agent `lab` of `relay`, with MCP server `echo`. */

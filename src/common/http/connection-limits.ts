@@ -1,5 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
+import { gateTlsHandshakes, type TlsHandshakeGate } from './tls-handshake-gate.js';
 
 /** Caps on the open connections of one listener (0 turns a cap off). */
 export interface ConnectionLimits {
@@ -11,6 +13,8 @@ export interface ConnectionLimits {
   headersTimeoutMs?: number;
   /** Idle keep-alive connections are closed after this (Node's default, 5 s, races clients). */
   keepAliveTimeoutMs?: number;
+  /** TLS handshakes taken in turns (a TLS listener only). */
+  tlsHandshakes?: TlsHandshakeGate;
 }
 
 /** Why a connection was refused or closed before it carried a request. */
@@ -19,6 +23,7 @@ export type ConnectionRefusal =
   | 'too_many_from_address'
   | 'headers_timeout'
   | 'tls_handshake_timeout'
+  | 'tls_handshake_wait'
   | 'tls_handshake_failed';
 
 /**
@@ -34,6 +39,11 @@ export function limitConnections(
   server.on('drop', (data?: { remoteAddress?: string }) =>
     refused('too_many', data?.remoteAddress),
   );
+  // First, while TLS's own listener is the only one it could take for its own.
+  if (limits.tlsHandshakes && limits.tlsHandshakes.perSecond > 0 && server instanceof TlsServer)
+    gateTlsHandshakes(server, limits.tlsHandshakes, (socket) =>
+      refused('tls_handshake_wait', socket.remoteAddress),
+    );
   if (limits.maxConnectionsPerAddress > 0) capPerAddress(server, limits, refused);
   if (limits.headersTimeoutMs !== undefined) {
     // Node's timeout check closes a connection whose headers are late (idle ones included).

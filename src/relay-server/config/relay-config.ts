@@ -55,11 +55,7 @@ export function buildRelayConfig(env: RelayEnv, checked: CheckedSettings) {
     maxStreamBufferBytesPerClient: env.RELAY_MAX_STREAM_BUFFER_BYTES_PER_CLIENT,
     maxStreamBufferBytes: env.RELAY_MAX_STREAM_BUFFER_BYTES,
     streamReplayBytes: env.RELAY_STREAM_REPLAY_BYTES,
-    connections: {
-      maxConnections: env.RELAY_MAX_CONNECTIONS,
-      maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,
-      keepAliveTimeoutMs: env.RELAY_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
-    },
+    connections: connectionsConfig(env),
     tlsHandshakeTimeoutMs: env.RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS * 1000,
     agentBudgets: {
       maxConnectionsPerAgent: env.RELAY_MAX_CONNECTIONS_PER_AGENT,
@@ -72,6 +68,19 @@ export function buildRelayConfig(env: RelayEnv, checked: CheckedSettings) {
     },
     tracing: tracingConfigOf(env, 'plant-store-relay'),
     version: APP_VERSION,
+  };
+}
+
+/** Each listener's connection caps (connection-limits.ts), TLS handshakes taken in turns. */
+function connectionsConfig(env: RelayEnv) {
+  return {
+    maxConnections: env.RELAY_MAX_CONNECTIONS,
+    maxConnectionsPerAddress: env.RELAY_MAX_CONNECTIONS_PER_ADDRESS,
+    keepAliveTimeoutMs: env.RELAY_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+    tlsHandshakes: {
+      perSecond: env.RELAY_TLS_MAX_HANDSHAKES_PER_SECOND,
+      maxWaitMs: env.RELAY_TLS_HANDSHAKE_WAIT_SECONDS * 1000,
+    },
   };
 }
 

@@ -1,0 +1,181 @@
+/**
+ * A reconnect storm: `--agents` simulated agents (bench/lib/storm-agents.mjs: TLS, the agent's
+ * headers, handshake timeout and backoff) hold connections to relay A; A is killed (-9) and
+ * every agent reconnects to relay B, which runs as the chart's pod (500m CPU quota and 512Mi,
+ * when this machine lets us make cgroups), as a Service would send them to a surviving replica.
+ * Reported: the time from the kill until all agents are back, B's refusals by reason (its
+ * TLS handshake timeouts among them), the agents' failed attempts, B's CPU and peak RSS.
+ *
+ *   npm run build && node bench/relay-storm.mjs [--agents 5000] [--cpu 0.5] [--dist dist]
+ */
+import { fork } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { makeCa, startRelay } from './lib/relay-path.mjs';
+import { ROOT } from './lib/paths.mjs';
+import { cpuMicros } from './lib/process-cpu.mjs';
+import { chartPod, enablePod } from './lib/pod.mjs';
+
+const { values } = parseArgs({
+  options: {
+    agents: { type: 'string', default: '5000' },
+    names: { type: 'string', default: '1000' },
+    workers: { type: 'string', default: '2' },
+    cpu: { type: 'string', default: '0.5' },
+    dist: { type: 'string', default: 'dist' },
+    profile: { type: 'boolean', default: false },
+    'relay-env': { type: 'string', multiple: true, default: [] },
+  },
+});
+const AGENTS = Number(values.agents);
+const DIST = resolve(values.dist);
+const dir = mkdtempSync(join(tmpdir(), 'relay-storm-'));
+const ca = makeCa(join(dir, 'ca'));
+// `--names` agents (deployments), each with its own token and AGENTS / NAMES connections (pods).
+const NAMES = Math.min(Number(values.names), AGENTS);
+const TOKENS = Array.from({ length: NAMES }, () => randomBytes(24).toString('base64url'));
+const digest = (t) => `sha256:${createHash('sha256').update(t).digest('hex')}`;
+const FLEET_ENV = {
+  RELAY_AGENTS: JSON.stringify(Object.fromEntries(TOKENS.map((t, i) => [`a${i}`, digest(t)]))),
+  RELAY_CLIENTS: JSON.stringify({
+    me: { tokens: digest(randomBytes(24).toString('hex')), agents: ['a0'] },
+  }),
+  RELAY_MAX_CONNECTIONS: String(AGENTS + 1000),
+  RELAY_MAX_CONNECTIONS_PER_ADDRESS: '0',
+  RELAY_MAX_CONNECTIONS_PER_AGENT: String(Math.ceil(AGENTS / NAMES) + 16),
+  RELAY_LOG_LEVEL: 'warn',
+  ...Object.fromEntries(values['relay-env'].map((pair) => pair.split(/=(.*)/s, 2))),
+};
+
+/** A cgroup v1 CPU quota for `pid` (the pod's `resources.limits.cpu`), when we may make one. */
+function limitCpu(pid, cpus) {
+  if (!(cpus > 0)) return 'none';
+  const group = `/sys/fs/cgroup/cpu/plant-store-storm-${process.pid}`;
+  try {
+    mkdirSync(group, { recursive: true });
+    writeFileSync(join(group, 'cpu.cfs_period_us'), '100000');
+    writeFileSync(join(group, 'cpu.cfs_quota_us'), String(Math.round(cpus * 100_000)));
+    writeFileSync(join(group, 'cgroup.procs'), String(pid));
+    return `${cpus} CPU`;
+  } catch (error) {
+    return `none (${error.code ?? error.message})`;
+  }
+}
+
+/** Agent workers; `state()` sums their latest reports. */
+function startFleet() {
+  const workers = Number(values.workers);
+  const reports = new Array(workers).fill({ connected: 0, opens: 0, failures: {} });
+  const children = reports.map((_, i) => {
+    // Agent k is a pod of deployment k % NAMES; worker i runs every agent k with k % workers == i.
+    const mine = Array.from({ length: AGENTS }, (_, k) => k).filter((k) => k % workers === i);
+    const tokensFile = join(dir, `tokens-${i}.json`);
+    writeFileSync(tokensFile, JSON.stringify(mine.map((k) => TOKENS[k % NAMES])));
+    const child = fork(join(ROOT, 'bench/lib/storm-agents.mjs'), [tokensFile, ca.caFile, DIST]);
+    child.on('message', (report) => (reports[i] = report));
+    return child;
+  });
+  let target;
+  const send = (message) => {
+    target = message.url;
+    children.forEach((child) => child.send(message));
+  };
+  const state = () => {
+    const failures = {};
+    for (const r of reports)
+      for (const [k, n] of Object.entries(r.failures)) failures[k] = (failures[k] ?? 0) + n;
+    const sum = (key) => reports.reduce((s, r) => s + (r[key] ?? 0), 0);
+    const onTarget = reports.reduce((s, r) => s + (r.target === target ? r.onTarget : 0), 0);
+    return { connected: sum('connected'), onTarget, failures };
+  };
+  return { send, state, stop: () => children.forEach((child) => child.kill()) };
+}
+
+async function until(condition, timeoutMs, what, progress) {
+  const deadline = Date.now() + timeoutMs;
+  for (let polls = 1; !condition(); polls++) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    if (polls % 100 === 0) console.log(`waiting for ${what}: ${JSON.stringify(progress())}`);
+    await sleep(50);
+  }
+}
+
+async function refusals(relay) {
+  const text = await fetch(relay.metricsUrl).then((r) => r.text());
+  const counts = {};
+  for (const m of text.matchAll(/^relay_connections_refused_total\{reason="([^"]+)"\} (\d+)/gm))
+    counts[m[1]] = Number(m[2]);
+  return counts;
+}
+
+async function main() {
+  const pod = chartPod(ROOT);
+  const a = await startRelay({
+    name: 'relay-a',
+    dist: DIST,
+    entry: 'bundle/relay-server.js',
+    ca,
+    dir,
+    env: FLEET_ENV,
+  });
+  const podNote = enablePod(pod);
+  const b = await startRelay({
+    name: 'relay-b',
+    dist: DIST,
+    entry: 'bundle/relay-server.js',
+    ca,
+    dir,
+    env: FLEET_ENV,
+    inPod: true,
+    // A CPU profile of B (written where B runs, `dir`, when it stops): summarize it with
+    // bench/profile-summary.mjs.
+    nodeArgs: values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [],
+  });
+  const cpuNote = limitCpu(b.pid, Number(values.cpu));
+  const fleet = startFleet();
+  fleet.send({ type: 'connect', url: `wss://localhost:${a.port}/agent/v1/connect` });
+  await until(
+    () => fleet.state().onTarget === AGENTS,
+    300_000,
+    `${AGENTS} agents on relay A`,
+    fleet.state,
+  );
+  console.log(`${AGENTS} agents connected to relay A; killing it`);
+  fleet.send({ type: 'target', url: `wss://localhost:${b.port}/agent/v1/connect` });
+  const before = { failures: fleet.state().failures, cpuMs: cpuMicros(b.pid) / 1000 };
+  const killedAt = Date.now();
+  process.kill(a.pid, 'SIGKILL');
+  await until(
+    () => fleet.state().onTarget === AGENTS,
+    600_000,
+    `${AGENTS} agents back on B`,
+    fleet.state,
+  );
+  const backS = (Date.now() - killedAt) / 1000;
+  const failures = Object.fromEntries(
+    Object.entries(fleet.state().failures).map(([k, n]) => [k, n - (before.failures[k] ?? 0)]),
+  );
+  const result = {
+    agents: AGENTS,
+    backS,
+    relayB: {
+      cpu: cpuNote,
+      memory: podNote ?? pod.memory,
+      cpuS: (cpuMicros(b.pid) / 1000 - before.cpuMs) / 1000,
+      peakRssMiB: Math.round(b.peakRss() / 2 ** 20),
+    },
+    refusedByB: await refusals(b),
+    agentFailures: failures,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  if (values.profile) console.log(`B's CPU profile: ${dir}/*.cpuprofile`);
+  fleet.stop();
+  await b.stop();
+}
+
+await main();
+process.exit(0);
