@@ -16,6 +16,8 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.spec.ts', 'test/*.spec.ts'],
           environment: 'node',
+          // Some specs run child processes and sockets: on a loaded CI machine 5 s was not enough.
+          testTimeout: 20_000,
         },
       },
       {
