@@ -54,22 +54,27 @@ export class PlantNotices {
     const arrays = columns.map(([, type]) => sql`cast(${[]} as ${sql.raw(type)}[])`);
     const names = sql.join(columns.map(([column]) => sql.ref(column)));
     const notices = sql<Notice>`unnest(${sql.join(arrays)})`.as<'n'>(sql`n(${names})`);
-    return this.db
-      .with('created', () => insert)
-      .with('notices', (db) =>
-        db
-          .insertInto('webhook_outbox')
-          .columns(NOTICE_COLUMNS)
-          .expression((eb) =>
-            eb
-              .selectFrom(notices)
-              .innerJoin('created', 'created.id', 'n.plant_id')
-              .select(PASSED_COLUMNS.map((column) => `n.${column}` as const))
-              .select([databaseNowMs.as('created_at'), databaseNowMs.as('next_attempt_at')]),
-          ),
-      )
-      .selectFrom('created')
-      .select('id');
+    return (
+      this.db
+        .with('created', () => insert)
+        // Read once: clock_timestamp() read twice may fall on two milliseconds.
+        .with('clock', (db) => db.selectNoFrom(databaseNowMs.as('ms')))
+        .with('notices', (db) =>
+          db
+            .insertInto('webhook_outbox')
+            .columns(NOTICE_COLUMNS)
+            .expression((eb) =>
+              eb
+                .selectFrom(notices)
+                .innerJoin('created', 'created.id', 'n.plant_id')
+                .innerJoin('clock', (join) => join.onTrue())
+                .select(PASSED_COLUMNS.map((column) => `n.${column}` as const))
+                .select(['clock.ms as created_at', 'clock.ms as next_attempt_at']),
+            ),
+        )
+        .selectFrom('created')
+        .select('id')
+    );
   }
 
   /** One row per plant and receiver (one event id per plant). */
