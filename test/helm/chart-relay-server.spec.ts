@@ -193,6 +193,25 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       expect(allOfKind(render({ set: minimal }), 'Deployment')).toHaveLength(2);
     });
 
+    it("passes on the connection caps of the chart README's many-agents example", () => {
+      const settings = {
+        RELAY_MAX_CONNECTIONS: '6000',
+        RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '200',
+      };
+      const tuned = render({
+        set: {
+          ...minimal,
+          ...Object.fromEntries(
+            Object.entries(settings).map(([name, value]) => [
+              `relayServer.settings.${name}`,
+              value,
+            ]),
+          ),
+        },
+      });
+      expect(named(tuned, 'ConfigMap', RELAY)[0]!.data).toMatchObject(settings);
+    });
+
     it('refuses relay values the schema does not allow', () => {
       expect(renderError({ set: { ...minimal, 'relayServer.agents.shop[0]': 'short' } })).toContain(
         '/relayServer/agents/shop/0',
