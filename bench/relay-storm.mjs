@@ -114,27 +114,21 @@ async function refusals(relay) {
 
 async function main() {
   const pod = chartPod(ROOT);
-  const a = await startRelay({
-    name: 'relay-a',
-    dist: DIST,
-    entry: 'bundle/relay-server.js',
-    ca,
-    dir,
-    env: FLEET_ENV,
-  });
+  const relay = (name, more = {}) =>
+    startRelay({
+      name,
+      dist: DIST,
+      entry: 'bundle/relay-server.js',
+      ca,
+      dir,
+      env: FLEET_ENV,
+      ...more,
+    });
+  const a = await relay('relay-a');
   const podNote = enablePod(pod);
-  const b = await startRelay({
-    name: 'relay-b',
-    dist: DIST,
-    entry: 'bundle/relay-server.js',
-    ca,
-    dir,
-    env: FLEET_ENV,
-    inPod: true,
-    // A CPU profile of B (written where B runs, `dir`, when it stops): summarize it with
-    // bench/profile-summary.mjs.
-    nodeArgs: values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [],
-  });
+  // A CPU profile of B (written where B runs, `dir`, when it stops): bench/profile-summary.mjs.
+  const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
+  const b = await relay('relay-b', { inPod: true, nodeArgs: profile });
   const cpuNote = limitCpu(b.pid, Number(values.cpu));
   const fleet = startFleet();
   fleet.send({ type: 'connect', url: `wss://localhost:${a.port}/agent/v1/connect` });
