@@ -71,6 +71,8 @@ export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
   message: M;
   /** On an MCP server's request to its client: the server's request it was made during. */
   relatedRequestId?: string | number;
+  /** On a notification of a client's own process (a per-client server): that client. */
+  client?: ClientTag;
 }
 
 /** A request's client session: its MCP server may ask only a capable one with a request open. */
@@ -127,7 +129,9 @@ const traceContext = z
 
 const clientTag = z
   .object({
-    session: z.string().min(1).max(256),
+    // The client as the relay authenticated it: a RELAY_CLIENTS name or `oauth:<subject>`.
+    name: z.string().min(1).max(512).optional(),
+    session: z.string().min(1).max(256).optional(),
     // The client's `sampling`, `elicitation` and `roots` capabilities from its initialize.
     capabilities: z.record(z.string(), z.unknown()).optional(),
   })
@@ -153,7 +157,12 @@ export type ParsedServerFrame =
       trace: TraceContext | undefined;
       client: ClientTag | undefined;
     }
-  | { kind: 'notification'; server: string; message: JSONRPCNotification }
+  | {
+      kind: 'notification';
+      server: string;
+      message: JSONRPCNotification;
+      client: ClientTag | undefined;
+    }
   /** A client's answer to a request its MCP server sent it. */
   | { kind: 'response'; server: string; message: JSONRPCResponse; client: ClientTag | undefined }
   /** A malformed or oversized message that still has an id: it deserves a JSON-RPC error. */
@@ -209,7 +218,7 @@ export function parseServerFrame(
       : { kind: 'ignored', reason: 'message is not a JSON-RPC 2.0 request or notification' };
   }
   return call.data.id === undefined
-    ? { kind: 'notification', server, message: call.data }
+    ? { kind: 'notification', server, message: call.data, client }
     : { kind: 'request', server, message: call.data as JSONRPCRequest, trace, client };
 }
 

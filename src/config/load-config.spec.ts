@@ -305,6 +305,16 @@ describe('loadConfig: each mcp-servers.json problem names its JSON path', () => 
       /mcpServers\.github\.arg is not a known key/,
     ],
     [
+      'unknown instances mode',
+      '{"mcpServers": {"github": {"command": "npx", "instances": "per-user"}}}',
+      /mcpServers\.github\.instances must be "shared" or "per-client"/,
+    ],
+    [
+      'maxInstances out of range',
+      '{"mcpServers": {"github": {"command": "npx", "maxInstances": 0}}}',
+      /mcpServers\.github\.maxInstances must be at least 1/,
+    ],
+    [
       'bad server name',
       '{"mcpServers": {"my server": {"command": "npx"}}}',
       /server names are 1 to 64 of/,
@@ -408,7 +418,15 @@ describe('loadConfig: valid configurations', () => {
     );
     const config = loadConfig({ SERVICE_CONFIG_DIR: dir, GITHUB_TOKEN: 'ghp_value' });
     expect(config.mcp.servers).toEqual([
-      { name: 'docs', command: 'true', args: ['--repo=plants'], env: { TOKEN: 'ghp_value' } },
+      {
+        name: 'docs',
+        command: 'true',
+        args: ['--repo=plants'],
+        env: { TOKEN: 'ghp_value' },
+        instances: 'shared',
+        maxInstances: 3,
+        instanceIdleSeconds: 300,
+      },
     ]);
     expect(config).toMatchObject({
       nodeEnv: 'development',

@@ -114,6 +114,9 @@ function expandEntry(
     env: Object.fromEntries(
       Object.entries(entry.env ?? {}).map(([key, value]) => [key, expand(value, ['env', key])]),
     ),
+    instances: entry.instances,
+    maxInstances: entry.maxInstances,
+    instanceIdleSeconds: entry.instanceIdleSeconds,
   };
 }
 

@@ -32,6 +32,19 @@ const mcpServerEntrySchema = z.strictObject({
       error: 'must be an object of strings',
     })
     .optional(),
+  instances: z
+    .enum(['shared', 'per-client'], { error: 'must be "shared" or "per-client"' })
+    .default('shared'),
+  maxInstances: z
+    .int({ error: 'must be a whole number' })
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(3),
+  instanceIdleSeconds: z
+    .int({ error: 'must be a whole number' })
+    .min(10, 'must be at least 10')
+    .max(86_400, 'must be at most 86400')
+    .default(300),
 });
 
 export const mcpServersFileSchema = z.strictObject(
@@ -58,4 +71,10 @@ export interface McpServerSpec {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** `per-client`: a process for each client that calls it, besides the one that lists tools. */
+  instances: 'shared' | 'per-client';
+  /** Per-client processes at once, at most; a further client's request gets an error. */
+  maxInstances: number;
+  /** A per-client process unused this long is stopped. */
+  instanceIdleSeconds: number;
 }

@@ -46,6 +46,9 @@ function setup(
       command: spec.command ?? process.execPath,
       args: spec.args ?? [FIXTURE],
       env: spec.env ?? {},
+      instances: 'shared',
+      maxInstances: 3,
+      instanceIdleSeconds: 300,
     },
     {
       cwd: process.cwd(),

@@ -11,13 +11,15 @@ import { McpSupervisorService } from './mcp-supervisor.service.js';
 
 const FIXTURE = resolve(import.meta.dirname, '../../../test/fixtures/mcp-echo-server.mjs');
 const echo = { command: process.execPath, args: [FIXTURE] };
+/** As the loader fills in an entry without `instances`. */
+const SHARED = { instances: 'shared', maxInstances: 3, instanceIdleSeconds: 300 };
 
 const services: McpSupervisorService[] = [];
 afterEach(async () => {
   await Promise.all(services.splice(0).map((service) => service.onApplicationShutdown()));
 });
 
-function setup(servers: Record<string, unknown>) {
+function setup(servers: Record<string, object>) {
   const configDir = mkdtempSync(join(tmpdir(), 'mcp-service-'));
   const write = (content: unknown) =>
     writeFileSync(
@@ -44,6 +46,18 @@ function setup(servers: Record<string, unknown>) {
     labelNames: ['server'],
     registers: [registry],
   });
+  const instances = new Gauge({
+    name: 'mcp_server_instances',
+    help: 'x',
+    labelNames: ['server'],
+    registers: [registry],
+  });
+  const refused = new Counter({
+    name: 'mcp_server_instances_refused_total',
+    help: 'x',
+    labelNames: ['server', 'reason'],
+    registers: [registry],
+  });
   const config = {
     version: '0.0.0-test',
     mcp: {
@@ -51,15 +65,29 @@ function setup(servers: Record<string, unknown>) {
       configDirExplicit: true,
       file: join(configDir, 'mcp-servers.json'),
       absent: false,
-      servers: Object.entries(servers).map(([name]) => ({ name, ...echo, env: {} })),
+      servers: Object.entries(servers).map(([name, spec]) => ({
+        name,
+        ...echo,
+        env: {},
+        ...SHARED,
+        ...spec,
+      })),
       reposDir: '/nonexistent-repos',
       parentEnv: new Secret({ PATH: process.env.PATH, ECHO_ARG: 'from-env' }),
     },
   } as unknown as AppConfig; // only the fields the service reads
-  const service = new McpSupervisorService(config, pino({ level: 'silent' }), up, restarts, tools, {
-    ...DEFAULT_RUNNER_TIMINGS,
-    killGraceMs: 500,
-  });
+  const logger = pino({ level: 'silent' });
+  const timings = { ...DEFAULT_RUNNER_TIMINGS, killGraceMs: 500 };
+  const service = new McpSupervisorService(
+    config,
+    logger,
+    up,
+    restarts,
+    tools,
+    instances,
+    refused,
+    timings,
+  );
   services.push(service);
   return { service, write, registry };
 }
@@ -107,6 +135,36 @@ describe('McpSupervisorService', () => {
     write({ mcpServers: { other: { ...echo, args: [FIXTURE, '${ECHO_ARG}'] } } });
     await service.reload();
     expect(Object.keys(states(service))).toEqual(['other']);
+  });
+
+  it('starts a process per client of a per-client server, within maxInstances', async () => {
+    const perClient = {
+      ...echo,
+      instances: 'per-client',
+      maxInstances: 2,
+      instanceIdleSeconds: 300,
+    };
+    const { service, registry } = setup({ echo: perClient });
+    service.onApplicationBootstrap();
+    await waitFor(() => states(service).echo === 'up');
+    expect(service.childKey('echo', undefined)).toBe('echo');
+    const alice = service.childKey('echo', 'alice');
+    expect(alice).toBe('echo/alice');
+    expect(service.session(alice)).toBeUndefined();
+
+    await Promise.all([service.openChild('echo', 'alice'), service.openChild('echo', 'bob')]);
+    const sessions = [service.session('echo'), service.session(alice), service.session('echo/bob')];
+    expect(new Set(sessions).size).toBe(3);
+    await expect(service.openChild('echo', 'carol')).rejects.toThrow(/already runs 2/);
+    const metrics = await registry.getMetricsAsJSON();
+    const value = (name: string) => metrics.find((m) => m.name === name)?.values[0];
+    expect(value('mcp_server_instances')).toMatchObject({ value: 2, labels: { server: 'echo' } });
+    expect(value('mcp_server_instances_refused_total')).toMatchObject({
+      value: 1,
+      labels: { server: 'echo', reason: 'max_instances' },
+    });
+    // The inventory shows the server once, whatever its clients.
+    expect(service.servers().map((s) => s.name)).toEqual(['echo']);
   });
 
   it('stops every server on shutdown', async () => {

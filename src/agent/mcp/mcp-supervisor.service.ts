@@ -16,10 +16,16 @@ import { loadMcpServers } from '../../config/mcp-servers.loader.js';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
+import { ClientInstances, instanceKey, type InstanceRefusal } from './client-instances.js';
 import { ConfigWatcher } from './config-watcher.js';
 import { installExitSafetyNet } from './exit-safety-net.js';
 import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
-import type { McpServerRunner, McpServerStatus, McpSession } from './mcp-server-runner.js';
+import type {
+  McpServerRunner,
+  McpServerStatus,
+  McpSession,
+  RunnerHooks,
+} from './mcp-server-runner.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
 /** Optional override of the supervision timings (tests); the defaults are the issue's. */
@@ -30,7 +36,13 @@ const RELOAD_DEBOUNCE_MS = 500;
 /** What the relay needs from the supervisor. */
 export type McpSessions = Pick<
   McpSupervisorService,
-  'servers' | 'session' | 'onChange' | 'onRelayMessage' | 'onSessionClosed'
+  | 'servers'
+  | 'session'
+  | 'childKey'
+  | 'openChild'
+  | 'onChange'
+  | 'onRelayMessage'
+  | 'onSessionClosed'
 >;
 
 type Unsubscribe = () => void;
@@ -58,6 +70,7 @@ export class McpSupervisorService
   readonly #timings: RunnerTimings;
   #reloadProblems: string[] = [];
   #removeSafetyNet: (() => void) | undefined;
+  readonly #instances: ClientInstances;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -65,6 +78,8 @@ export class McpSupervisorService
     @InjectMetric('mcp_server_up') private readonly up: Gauge<string>,
     @InjectMetric('mcp_server_restarts_total') private readonly restarts: Counter<string>,
     @InjectMetric('mcp_server_tools') private readonly tools: Gauge<string>,
+    @InjectMetric('mcp_server_instances') instances: Gauge<string>,
+    @InjectMetric('mcp_server_instances_refused_total') refused: Counter<string>,
     @Optional() @Inject(MCP_RUNNER_TIMINGS) timings?: RunnerTimings,
   ) {
     this.#logger = baseLogger.child({ context: 'McpSupervisor' });
@@ -73,6 +88,16 @@ export class McpSupervisorService
     this.#parentEnv = config.mcp.parentEnv.reveal();
     this.#cwd = existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd();
     this.#timings = timings ?? DEFAULT_RUNNER_TIMINGS;
+    this.#instances = new ClientInstances({
+      start: (spec, onChange) => {
+        const runner = this.#newRunner(spec, { changed: onChange });
+        runner.start();
+        return runner;
+      },
+      stop: (runner) => this.#stop(runner),
+      counted: (server, count) => instances.set({ server }, count),
+      refused: (server, reason: InstanceRefusal) => refused.inc({ server, reason }),
+    });
     this.#watcher = new ConfigWatcher({
       dir: config.mcp.configDir,
       debounceMs: RELOAD_DEBOUNCE_MS,
@@ -115,6 +140,7 @@ export class McpSupervisorService
     this.#stopped = true;
     await this.#queue;
     await Promise.all([...this.#runners.keys()].map((name) => this.#remove(name)));
+    await this.#instances.stopAll();
     this.#removeSafetyNet?.();
   }
 
@@ -137,9 +163,24 @@ export class McpSupervisorService
     }));
   }
 
-  /** The session of a server that is up; undefined for an unknown or stopped one. */
-  session(name: string): McpSession | undefined {
-    return this.#runners.get(name)?.session;
+  /** The session of a server (or a client's process: a child key) that is up. */
+  session(key: string): McpSession | undefined {
+    return this.#runners.get(key)?.session ?? this.#instances.session(key);
+  }
+
+  /** Whose child serves `client`'s requests to `server`: its own for a per-client server. */
+  childKey(server: string, client: string | undefined): string {
+    const spec = this.#runners.get(server)?.spec;
+    return spec?.instances === 'per-client' && client !== undefined
+      ? instanceKey(server, client)
+      : server;
+  }
+
+  /** Starts `client`'s process of a per-client server if need be; throws when it cannot. */
+  async openChild(server: string, client: string): Promise<void> {
+    const spec = this.#runners.get(server)?.spec;
+    if (!spec) throw new Error(`MCP server "${server}" is not available (unknown or not running)`);
+    await this.#instances.keyFor(spec, client);
   }
 
   /** A server was added or removed, or its state or tools changed. */
@@ -187,7 +228,8 @@ export class McpSupervisorService
   /** Synchronous SIGKILL of every process group: the `process.on('exit')` safety net. */
   #killAllNow(): void {
     this.#stopped = true;
-    for (const runner of [...this.#runners.values(), ...this.#stopping]) runner.killNow();
+    const runners = [...this.#runners.values(), ...this.#instances.runners(), ...this.#stopping];
+    for (const runner of runners) runner.killNow();
   }
 
   /** Starts added, stops removed and restarts changed servers; calls run one after another. */
@@ -221,13 +263,9 @@ export class McpSupervisorService
 
   #add(Runner: typeof McpServerRunner, spec: McpServerSpec): void {
     const labels = { server: spec.name };
-    const runner = new Runner(spec, {
-      cwd: this.#cwd,
-      parentEnv: this.#parentEnv,
-      logger: this.baseLogger,
-      timings: this.#timings,
-      clientInfo: { name: 'plant-store-agent', version: this.config.version },
-      hooks: {
+    const runner = this.#newRunner(
+      spec,
+      {
         changed: (changed) => {
           // A stopped runner's last "down" must not recreate the series of a removed server.
           if (this.#runners.get(spec.name) !== changed) return;
@@ -236,24 +274,48 @@ export class McpSupervisorService
           for (const listener of this.#changeListeners) listener();
         },
         restarted: () => this.restarts.inc(labels),
-        relayMessage: (server, message) => {
-          for (const listener of this.#messageListeners) listener(server, message);
-        },
-        sessionClosed: (server) => {
-          for (const listener of this.#closedListeners) listener(server);
-        },
       },
-    });
-    this.#runners.set(spec.name, runner);
+      Runner,
+    );
     // Present from the start, so a dashboard sees 0 rather than no series.
     this.restarts.inc(labels, 0);
+    this.#runners.set(spec.name, runner);
     runner.start();
+  }
+
+  /** A runner whose relayed traffic goes to the listeners. */
+  #newRunner(
+    spec: McpServerSpec,
+    hooks: Pick<RunnerHooks, 'changed'> & Partial<RunnerHooks>,
+    Runner = this.#runnerClass,
+  ): McpServerRunner {
+    if (!Runner) throw new Error('the MCP SDK is not loaded');
+    const runner = new Runner(spec, {
+      cwd: this.#cwd,
+      parentEnv: this.#parentEnv,
+      logger: this.baseLogger,
+      timings: this.#timings,
+      clientInfo: { name: 'plant-store-agent', version: this.config.version },
+      hooks: {
+        restarted: () => undefined,
+        relayMessage: (key, message) => {
+          this.#instances.touch(key);
+          for (const listener of this.#messageListeners) listener(key, message);
+        },
+        sessionClosed: (key) => {
+          for (const listener of this.#closedListeners) listener(key);
+        },
+        ...hooks,
+      },
+    });
+    return runner;
   }
 
   async #remove(name: string): Promise<void> {
     const runner = this.#runners.get(name);
     if (!runner) return;
     this.#runners.delete(name);
+    await this.#instances.stopAll(name);
     const labels = { server: name };
     for (const metric of [this.up, this.tools, this.restarts]) metric.remove(labels);
     for (const listener of this.#changeListeners) listener();
@@ -263,6 +325,7 @@ export class McpSupervisorService
   async #replace(Runner: typeof McpServerRunner, spec: McpServerSpec): Promise<void> {
     const old = this.#runners.get(spec.name);
     this.#runners.delete(spec.name);
+    await this.#instances.stopAll(spec.name);
     if (old) await this.#stop(old);
     this.#add(Runner, spec);
   }

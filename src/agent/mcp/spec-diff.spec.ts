@@ -7,6 +7,9 @@ const spec = (name: string, over: Partial<McpServerSpec> = {}): McpServerSpec =>
   command: 'node',
   args: ['server.js'],
   env: {},
+  instances: 'shared',
+  maxInstances: 3,
+  instanceIdleSeconds: 300,
   ...over,
 });
 

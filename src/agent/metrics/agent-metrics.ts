@@ -32,6 +32,16 @@ export const agentMetricProviders = [
     help: 'Tools the MCP server offers.',
     labelNames: ['server'],
   }),
+  makeGaugeProvider({
+    name: 'mcp_server_instances',
+    help: 'Processes a per-client MCP server runs for its clients now (one per client).',
+    labelNames: ['server'],
+  }),
+  makeCounterProvider({
+    name: 'mcp_server_instances_refused_total',
+    help: "Clients' requests refused a process of their own: the server's maxInstances ran (max_instances), or it did not start (start_failed).",
+    labelNames: ['server', 'reason'],
+  }),
   makeCounterProvider({
     name: 'agent_mcp_stdin_dropped_total',
     help: "Relayed messages not written to an MCP server's stdin: SERVICE_MCP_STDIN_MAX_BYTES were waiting there (a request is answered -32005, a notification dropped).",

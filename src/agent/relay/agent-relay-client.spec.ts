@@ -47,6 +47,8 @@ class FakeSessions implements McpSessions {
   relay: (server: string, message: JSONRPCMessage) => void = () => {};
   closed: (server: string) => void = () => {};
   servers = () => this.views;
+  childKey = (server: string) => server;
+  openChild = () => Promise.resolve();
   session = (name: string): McpSession | undefined =>
     name === 'echo'
       ? {

@@ -286,7 +286,7 @@ export class AgentRelayClient {
         router.response(frame.server, frame.message, frame.client);
         break;
       case 'notification':
-        router.notification(frame.server, frame.message);
+        router.notification(frame.server, frame.message, frame.client);
         break;
       case 'invalid-request': {
         const message = rpcError(frame.id, frame.code, frame.reason);

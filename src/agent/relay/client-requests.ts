@@ -5,6 +5,7 @@ import {
   type RpcFrame,
   rpcError,
 } from '../../agent-protocol/relay-protocol.js';
+import { serverOfKey } from '../mcp/client-instances.js';
 import { CLIENT_REQUEST_CAPABILITY } from '../mcp/relay-tap-transport.js';
 
 /** A relayed request waiting for an MCP server's answer: whom an MCP server's request may reach. */
@@ -18,14 +19,14 @@ export type ClientRequestOutcome =
   'relayed' | 'answered' | 'no_client' | 'ambiguous' | 'no_capability' | 'timeout' | 'refused';
 
 export interface ClientRequestsDeps {
-  /** Relayed requests in flight on `server`, oldest first. */
-  inFlight(server: string): InFlightRequest[];
+  /** Relayed requests in flight on the child `child` (a server, or a client's process of it). */
+  inFlight(child: string): InFlightRequest[];
   /** As RequestRouter sends: says why when the frame could not be sent. */
   send(
     frame: RpcFrame<JSONRPCRequest>,
   ): { sent: true } | { sent: false; reason: string; congested?: boolean };
-  /** Writes an answer to the MCP server's stdin. */
-  toChild(server: string, message: JSONRPCResponse): void;
+  /** Writes an answer to the child's stdin. */
+  toChild(child: string, message: JSONRPCResponse): void;
   timeoutMs: number;
   /** Requests held for clients' answers, at most. */
   maxHeld: number;
@@ -34,13 +35,13 @@ export interface ClientRequestsDeps {
 }
 
 interface Held {
-  server: string;
+  child: string;
   childId: string | number;
   session: string;
   timer: NodeJS.Timeout;
 }
 
-type Target = { to: InFlightRequest & { client: ClientTag } } | { refusal: Refusal };
+type Target = { to: { remoteId: string | number; session: string } } | { refusal: Refusal };
 type Refusal = { outcome: ClientRequestOutcome; code: number; message: string };
 
 export const CLIENT_ID_PREFIX = 'agent:';
@@ -59,17 +60,17 @@ export class ClientRequests {
 
   constructor(private readonly deps: ClientRequestsDeps) {}
 
-  ask(server: string, request: JSONRPCRequest): void {
-    const target = this.#target(server, request);
-    if ('refusal' in target) return this.#refuse(server, request.id, target.refusal);
+  ask(child: string, request: JSONRPCRequest): void {
+    const target = this.#target(child, request);
+    if ('refusal' in target) return this.#refuse(child, request.id, target.refusal);
     if (this.#held.size >= this.deps.maxHeld) {
       const message = `too many requests wait for clients' answers (at most ${this.deps.maxHeld})`;
-      return this.#refuse(server, request.id, refused(RelayErrorCode.TooManyRequests, message));
+      return this.#refuse(child, request.id, refused(RelayErrorCode.TooManyRequests, message));
     }
     const id = `${CLIENT_ID_PREFIX}${++lastId}`;
     const outcome = this.deps.send({
       type: 'rpc',
-      server,
+      server: serverOfKey(child),
       message: { ...request, id },
       relatedRequestId: target.to.remoteId,
     });
@@ -77,37 +78,37 @@ export class ClientRequests {
       const code = outcome.congested
         ? RelayErrorCode.TooManyRequests
         : RelayErrorCode.MessageRejected;
-      return this.#refuse(server, request.id, refused(code, `not sent: ${outcome.reason}`));
+      return this.#refuse(child, request.id, refused(code, `not sent: ${outcome.reason}`));
     }
     const timer = setTimeout(() => this.#timeout(id), this.deps.timeoutMs);
-    this.#held.set(id, { server, childId: request.id, session: target.to.client.session, timer });
-    this.deps.counted?.(server, 'relayed');
+    this.#held.set(id, { child, childId: request.id, session: target.to.session, timer });
+    this.deps.counted?.(serverOfKey(child), 'relayed');
   }
 
   /** A client's answer: passed on only from the session that was asked, with the child's id. */
   answer(server: string, message: JSONRPCResponse, client: ClientTag | undefined): void {
     const key = String(message.id);
     const held = this.#held.get(key);
-    if (!held || held.server !== server || held.session !== client?.session) {
+    if (!held || serverOfKey(held.child) !== server || held.session !== client?.session) {
       this.deps.warn({ server }, 'dropped a client answer to a request nobody asked it');
       return;
     }
     this.#forget(key);
-    this.deps.toChild(server, { ...message, id: held.childId });
+    this.deps.toChild(held.child, { ...message, id: held.childId });
     this.deps.counted?.(server, 'answered');
   }
 
-  /** The MCP server is gone: nobody waits for its requests' answers any more. */
-  serverGone(server: string): void {
-    for (const [id, held] of this.#held) if (held.server === server) this.#forget(id);
+  /** The child is gone: nobody waits for its requests' answers any more. */
+  serverGone(child: string): void {
+    for (const [id, held] of this.#held) if (held.child === child) this.#forget(id);
   }
 
   close(): void {
     for (const id of [...this.#held.keys()]) this.#forget(id);
   }
 
-  #target(server: string, request: JSONRPCRequest): Target {
-    const requests = this.deps.inFlight(server);
+  #target(child: string, request: JSONRPCRequest): Target {
+    const requests = this.deps.inFlight(child);
     const to = requests[0];
     if (!to) return noClient('no client request is in flight on this MCP server');
     if (new Set(requests.map((r) => r.client?.session)).size > 1) {
@@ -119,18 +120,21 @@ export class ClientRequests {
         ),
       };
     }
-    if (!to.client) return noClient('the client of the request in flight cannot be asked');
+    const session = to.client?.session;
+    if (!to.client || session === undefined) {
+      return noClient('the client of the request in flight cannot be asked');
+    }
     if (!declares(to.client, request)) {
       const capability = CLIENT_REQUEST_CAPABILITY[request.method] ?? request.method;
       const message = `the client did not declare the ${capability} capability`;
       return { refusal: refused(-32601, message, 'no_capability') };
     }
-    return { to: { ...to, client: to.client } };
+    return { to: { remoteId: to.remoteId, session } };
   }
 
-  #refuse(server: string, childId: string | number, refusal: Refusal): void {
-    this.deps.counted?.(server, refusal.outcome);
-    this.deps.toChild(server, rpcError(childId, refusal.code, refusal.message));
+  #refuse(child: string, childId: string | number, refusal: Refusal): void {
+    this.deps.counted?.(serverOfKey(child), refusal.outcome);
+    this.deps.toChild(child, rpcError(childId, refusal.code, refusal.message));
   }
 
   #timeout(id: string): void {
@@ -138,7 +142,7 @@ export class ClientRequests {
     if (!held) return;
     const message = `the client did not answer within ${this.deps.timeoutMs} ms`;
     this.#refuse(
-      held.server,
+      held.child,
       held.childId,
       refused(RelayErrorCode.RequestTimeout, message, 'timeout'),
     );

@@ -10,6 +10,12 @@ import {
   type SendOutcome,
 } from './request-router.js';
 
+/** Every server here is shared: a request goes to the server's one child. */
+const SHARED_ONLY = {
+  childKey: (server: string) => server,
+  openChild: () => Promise.resolve(),
+};
+
 const INIT_RESULT = {
   protocolVersion: '2025-11-25',
   capabilities: { tools: {} },
@@ -35,7 +41,10 @@ function setup(maxInFlight = 1_000) {
     ['other', session('other')],
   ]);
   const router = new RequestRouter({
-    sessions: { session: (name) => (up ? sessions.get(name) : undefined) },
+    sessions: {
+      session: (name) => (up ? sessions.get(name) : undefined),
+      ...SHARED_ONLY,
+    },
     // As the relay client does: a frame that cannot be encoded is not sent.
     send: (frame) => {
       const encoded = encodeFrame(frame, DEFAULT_FRAME_LIMITS);
@@ -349,6 +358,7 @@ function deafChild() {
   const waiting = (server: string) => (writes[server] ?? []).reduce((a, b) => a + b, 0);
   const router = new RequestRouter({
     sessions: {
+      ...SHARED_ONLY,
       session: (server) => ({
         server,
         initializeResult: INIT_RESULT,
@@ -380,6 +390,7 @@ function congested() {
   const dropped: [DropPlace, string, DropKind][] = [];
   const router = new RequestRouter({
     sessions: {
+      ...SHARED_ONLY,
       session: (server) => ({
         server,
         initializeResult: INIT_RESULT,

@@ -4,6 +4,7 @@ import type {
   JSONRPCRequest,
   JSONRPCResponse,
 } from '@modelcontextprotocol/client';
+import { serverOfKey } from '../mcp/client-instances.js';
 import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
@@ -39,7 +40,7 @@ export type DropPlace = 'mcp-stdin' | 'relay-send';
 export type DropKind = 'request' | 'notification' | 'answer';
 
 export interface RequestRouterDeps {
-  sessions: Pick<McpSessions, 'session'>;
+  sessions: Pick<McpSessions, 'session' | 'childKey' | 'openChild'>;
   /**
    * Encodes and sends one frame; says why when it could not (a closed socket is "sent").
    * `always`: sent even when the send queue is full (the agent's own small answers).
@@ -62,6 +63,8 @@ export interface RequestRouterDeps {
 
 interface Pending {
   server: string;
+  /** The child it went to: the server's key, or its client's process's (`server/client`). */
+  child: string;
   remoteId: string | number;
   /** The client session the request came from, when the server said. */
   client: ClientTag | undefined;
@@ -80,11 +83,11 @@ export class RequestRouter {
 
   constructor(private readonly deps: RequestRouterDeps) {
     this.#clientRequests = new ClientRequests({
-      inFlight: (server) => [...this.#pending.values()].filter((p) => p.server === server),
+      inFlight: (child) => [...this.#pending.values()].filter((p) => p.child === child),
       send: (frame) => this.deps.send(frame),
-      toChild: (server, message) =>
+      toChild: (child, message) =>
         void this.deps.sessions
-          .session(server)
+          .session(child)
           ?.send(message)
           .catch(() => undefined),
       timeoutMs: deps.clientAnswerTimeoutMs ?? 30_000,
@@ -99,16 +102,41 @@ export class RequestRouter {
     return this.#pending.size;
   }
 
-  /** A request from the server, with its frame's trace context and client session. */
+  /**
+   * A request from the server, with its frame's trace context and client; a per-client server's
+   * goes to that client's own process, started first if need be.
+   */
   request(server: string, message: JSONRPCRequest, trace?: TraceContext, client?: ClientTag): void {
     const session = this.deps.sessions.session(server);
+    if (session && message.method === 'initialize') {
+      this.#reply(server, { jsonrpc: '2.0', id: message.id, result: session.initializeResult });
+      return;
+    }
+    const child = this.deps.sessions.childKey(server, client?.name);
+    if (child === server || client?.name === undefined) {
+      return this.#send({ server, child, message, trace, client });
+    }
+    this.deps.sessions.openChild(server, client.name).then(
+      () => this.#send({ server, child, message, trace, client }),
+      (error: unknown) => {
+        const reason = error instanceof Error ? error.message : String(error);
+        this.#reply(server, rpcError(message.id, RelayErrorCode.ServerUnavailable, reason));
+      },
+    );
+  }
+
+  #send(
+    to: Omit<Pending, 'remoteId' | 'timer' | 'span'> & {
+      message: JSONRPCRequest;
+      trace?: TraceContext | undefined;
+    },
+  ): void {
+    const { server, child, message, trace, client } = to;
+    const session = this.deps.sessions.session(child);
+    if (this.#closed) return;
     if (!session) {
       const reason = `MCP server "${server}" is not available (unknown or not running)`;
       return this.#reply(server, rpcError(message.id, RelayErrorCode.ServerUnavailable, reason));
-    }
-    if (message.method === 'initialize') {
-      this.#reply(server, { jsonrpc: '2.0', id: message.id, result: session.initializeResult });
-      return;
     }
     if (this.#pending.size >= this.deps.maxInFlight) return this.#tooManyInFlight(server, message);
     // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
@@ -121,7 +149,8 @@ export class RequestRouter {
     const agentId = nextAgentId();
     const timer = setTimeout(() => this.#timeout(agentId), this.deps.timeoutMs);
     const traced = startCallSpan(server, message, trace);
-    this.#pending.set(agentId, { server, remoteId: message.id, client, timer, span: traced.span });
+    const pending = { server, child, remoteId: message.id, client, timer, span: traced.span };
+    this.#pending.set(agentId, pending);
     session.send({ ...traced.message, id: agentId }).catch((error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       this.#fail(agentId, `could not be reached (${reason})`);
@@ -129,27 +158,28 @@ export class RequestRouter {
   }
 
   /** A notification from the server: dropped, counted, when the child's stdin is full. */
-  notification(server: string, message: JSONRPCNotification): void {
+  notification(server: string, message: JSONRPCNotification, client?: ClientTag): void {
     if (message.method === 'notifications/initialized') return;
-    const session = this.deps.sessions.session(server);
+    if (message.method === 'notifications/cancelled') return this.#cancel(server, message);
+    const session = this.deps.sessions.session(this.deps.sessions.childKey(server, client?.name));
     if (!session) return;
-    let outgoing = message;
-    if (message.method === 'notifications/cancelled') {
-      // The server cancels by its own id; the child only knows ours.
-      const remoteId = message.params?.requestId;
-      const agentId = this.#agentIdOf(server, remoteId);
-      if (agentId === undefined) return;
-      this.#forget(agentId)?.span?.end('cancelled');
-      // Small and one per request at most: always written, so the child can stop working.
-      outgoing = { ...message, params: { ...message.params, requestId: agentId } };
-    } else {
-      const bytes = Buffer.byteLength(JSON.stringify(message));
-      if (!this.#stdinHasRoom(session, bytes)) {
-        this.#stdinFull(server, 'notification', session, bytes);
-        return;
-      }
-    }
-    session.send(outgoing).catch(() => undefined);
+    const bytes = Buffer.byteLength(JSON.stringify(message));
+    if (!this.#stdinHasRoom(session, bytes))
+      return this.#stdinFull(server, 'notification', session, bytes);
+    session.send(message).catch(() => undefined);
+  }
+
+  /** The server cancels by its own id; the child only knows ours. */
+  #cancel(server: string, message: JSONRPCNotification): void {
+    const agentId = this.#agentIdOf(server, message.params?.requestId);
+    const pending = agentId === undefined ? undefined : this.#forget(agentId);
+    if (!pending) return;
+    pending.span?.end('cancelled');
+    // Small and one per request at most: always written, so the child can stop working.
+    this.deps.sessions
+      .session(pending.child)
+      ?.send({ ...message, params: { ...message.params, requestId: agentId } })
+      .catch(() => undefined);
   }
 
   /** A client's answer to a request of `server`'s child, from the client session `client`. */
@@ -157,31 +187,31 @@ export class RequestRouter {
     this.#clientRequests.answer(server, message, client);
   }
 
-  /** A relayed response, a notification, or a request for the client from a child. */
-  fromChild(server: string, message: JSONRPCMessage): void {
+  /** A relayed response, a notification, or a request for the client from the child `child`. */
+  fromChild(child: string, message: JSONRPCMessage): void {
     if (this.#closed) return;
     if ('method' in message && 'id' in message) {
-      this.#clientRequests.ask(server, message);
+      this.#clientRequests.ask(child, message);
       return;
     }
     // Cancellations from the child concern requests of the agent's own Client.
     if ('method' in message) {
-      if (message.method !== 'notifications/cancelled')
-        this.#notificationFromChild(server, message);
+      if (message.method !== 'notifications/cancelled') this.#notificationFromChild(child, message);
       return;
     }
     if (!isRelayId(message.id)) return;
     const expected = this.#pending.get(message.id);
     // Unknown: answered already (timeout), or sent on an earlier connection.
     if (!expected) return;
-    if (expected.server !== server) {
+    if (expected.child !== child) {
       // Relay ids are guessable; only the child that got the request may answer it.
       this.deps.warn(
-        { server, id: message.id },
-        `dropped an answer from MCP server "${server}" to a request sent to another server`,
+        { server: child, id: message.id },
+        `dropped an answer from MCP server "${child}" to a request sent to another server`,
       );
       return;
     }
+    const server = expected.server;
     const pending = this.#forget(message.id);
     if (!pending) return;
     pending.span?.end('error' in message ? 'error' : undefined);
@@ -208,8 +238,12 @@ export class RequestRouter {
     }
   }
 
-  #notificationFromChild(server: string, message: JSONRPCNotification): void {
-    const outcome = this.deps.send({ type: 'rpc', server, message });
+  /** A client's process speaks only to its client; the relay finds that client's sessions. */
+  #notificationFromChild(child: string, message: JSONRPCNotification): void {
+    const server = serverOfKey(child);
+    const name = child === server ? undefined : child.slice(server.length + 1);
+    const frame: RpcFrame = { type: 'rpc', server, message, ...(name ? { client: { name } } : {}) };
+    const outcome = this.deps.send(frame);
     if (outcome.sent) return;
     if (outcome.congested) this.deps.dropped?.('relay-send', server, 'notification');
     this.deps.warn(
@@ -218,11 +252,11 @@ export class RequestRouter {
     );
   }
 
-  /** The child of `server` is gone: its pending requests fail now, not at the timeout. */
-  sessionClosed(server: string): void {
-    this.#clientRequests.serverGone(server);
+  /** The child `child` is gone: its pending requests fail now, not at the timeout. */
+  sessionClosed(child: string): void {
+    this.#clientRequests.serverGone(child);
     for (const [agentId, pending] of this.#pending) {
-      if (pending.server === server) this.#fail(agentId, 'exited or stopped before answering');
+      if (pending.child === child) this.#fail(agentId, 'exited or stopped before answering');
     }
   }
 
@@ -247,7 +281,7 @@ export class RequestRouter {
     );
     // Tell the child to stop working on it.
     this.deps.sessions
-      .session(pending.server)
+      .session(pending.child)
       ?.send({
         jsonrpc: '2.0',
         method: 'notifications/cancelled',

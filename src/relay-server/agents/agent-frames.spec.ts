@@ -38,7 +38,11 @@ describe('parseAgentFrame', () => {
       kind: 'notification',
       server: 'echo',
       message: progress,
+      client: undefined,
     });
+    // From a client's own process of a per-client server: for that client only.
+    const own = { type: 'rpc', server: 'echo', message: progress, client: { name: 'alice' } };
+    expect(parse(JSON.stringify(own))).toMatchObject({ kind: 'notification', client: 'alice' });
   });
 
   it('ignores frame types it does not know, so agents can add some later', () => {

@@ -47,7 +47,8 @@ export type AgentFrame =
   | { kind: 'hello'; agentId: string; version: string; servers: ProtocolServer[] }
   | { kind: 'inventory'; servers: ProtocolServer[] }
   | { kind: 'response'; server: string; id: Id; message: Message }
-  | { kind: 'notification'; server: string; message: Message }
+  /** `client`: sent by that client's own process of the server (a per-client server). */
+  | { kind: 'notification'; server: string; message: Message; client: string | undefined }
   /** An MCP server's request for the client of the relay's request `relatedId`. */
   | { kind: 'request'; server: string; id: Id; message: Message; relatedId: Id | undefined }
   /** A frame type this relay does not know: ignored, so agents can add frames later. */
@@ -97,7 +98,7 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
 
 /** An rpc frame: an MCP server's response, notification, or request for its client. */
 function parseRpc(json: Message): AgentFrame {
-  const { server, message, relatedRequestId: relatedId } = json;
+  const { server, message, relatedRequestId: relatedId, client } = json;
   const wellFormed =
     typeof server === 'string' &&
     server.length >= 1 &&
@@ -110,10 +111,14 @@ function parseRpc(json: Message): AgentFrame {
   if (typeof message.method === 'string') {
     return isId(id)
       ? { kind: 'request', server, id, message, relatedId }
-      : { kind: 'notification', server, message };
+      : { kind: 'notification', server, message, client: clientName(client) };
   }
   if (!isId(id) || (!('result' in message) && !('error' in message))) {
     return { kind: 'invalid', reason: 'rpc message is neither a response nor a notification' };
   }
   return { kind: 'response', server, id, message };
+}
+
+function clientName(tag: unknown): string | undefined {
+  return isObject(tag) && typeof tag.name === 'string' ? tag.name : undefined;
 }

@@ -244,7 +244,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
         // Progress goes to the waiting request of that server it is about; the rest to
         // the registry's listeners (ServerMessageRouter decides which sessions hear it).
         if (!state.connection.deliver(frame.server, frame.message)) {
-          this.registry.emit('notification', state.connection, frame.server, frame.message);
+          const { connection } = state;
+          this.registry.emit('notification', connection, frame.server, frame.message, frame.client);
         }
         return false;
       case 'request':

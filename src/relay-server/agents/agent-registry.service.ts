@@ -13,7 +13,7 @@ interface AgentEvents {
   /** A greeted connection closed (the sessions pinned to it end). */
   disconnect: [connection: AgentConnection];
   /** A notification an MCP server sent about no particular request (list changes, logs). */
-  notification: [connection: AgentConnection, server: string, message: Message];
+  notification: [connection: AgentConnection, server: string, message: Message, client?: string];
 }
 
 /**

@@ -172,7 +172,7 @@ export class McpRelayService {
     const pinned = session.pinned;
     // An aggregate session is the relay's own: its notifications concern no MCP server.
     if (!pinned) return undefined;
-    const tag = 'method' in message ? undefined : clientTag(session);
+    const tag = clientTag(session);
     const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
     if (refused === undefined) return undefined;
     if (!('rejected' in refused)) return answerOf(refused);

@@ -111,7 +111,7 @@ export class RelayForwarder {
       timeoutMs: this.config.requestTimeoutMs,
       sink,
       trace: span?.trace,
-      client: tag,
+      client: { name: client, ...tag },
     });
     const onAbort = () => {
       const reason = typeof signal.reason === 'string' ? signal.reason : 'cancelled by the client';

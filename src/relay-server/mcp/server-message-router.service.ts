@@ -25,12 +25,18 @@ export class ServerMessageRouter {
     @InjectMetric('relay_server_notifications_dropped_total')
     private readonly dropped: Counter<'agent' | 'reason'>,
   ) {
-    registry.on('notification', (connection, server, message) =>
-      this.route(connection, server, message),
+    registry.on('notification', (connection, server, message, client) =>
+      this.route(connection, server, message, client),
     );
   }
 
-  route(connection: AgentConnection, server: string, message: Record<string, unknown>): void {
+  /** `from`: the client whose own process of the server sent it (a per-client server). */
+  route(
+    connection: AgentConnection,
+    server: string,
+    message: Record<string, unknown>,
+    from?: string,
+  ): void {
     const method = String(message.method);
     if (ABOUT_THE_SERVER.has(method)) {
       this.sessions.broadcast(connection, server, message);
@@ -41,7 +47,7 @@ export class ServerMessageRouter {
       this.dropped.inc({ agent, reason: 'no_request' });
       return;
     }
-    const client = connection.soleClient(server);
+    const client = from ?? connection.soleClient(server);
     if (client === undefined) {
       this.dropped.inc({ agent, reason: 'unattributed' });
       return;

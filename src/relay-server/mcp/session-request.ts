@@ -25,6 +25,6 @@ export function forwardInSession(
 }
 
 /** Who the agent may ask on behalf of the MCP server while this request is in flight. */
-export function clientTag({ id, capabilities }: RelaySession): ClientTag {
-  return capabilities ? { session: id, capabilities } : { session: id };
+export function clientTag({ id, client, capabilities }: RelaySession): ClientTag {
+  return capabilities ? { name: client, session: id, capabilities } : { name: client, session: id };
 }
