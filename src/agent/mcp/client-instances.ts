@@ -4,15 +4,6 @@ import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
 /** Why a client got no process of its own (a metric label). */
 export type InstanceRefusal = 'max_instances' | 'start_failed';
 
-export class InstanceRefusedError extends Error {
-  constructor(
-    readonly reason: InstanceRefusal,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export interface ClientInstancesDeps {
   /** Starts a runner for `spec` (named by its instance key) and reports its state changes. */
   start(spec: McpServerSpec, onChange: (runner: McpServerRunner) => void): McpServerRunner;
@@ -55,7 +46,7 @@ export class ClientInstances {
 
   constructor(private readonly deps: ClientInstancesDeps) {}
 
-  /** The key of `client`'s process of `spec`, started if need be; throws InstanceRefusedError. */
+  /** The key of `client`'s process of `spec`, started if need be; throws why it cannot. */
   async keyFor(spec: McpServerSpec, client: string): Promise<string> {
     const key = instanceKey(spec.name, client);
     const instance = this.#instances.get(key) ?? this.#start(spec, key);
@@ -90,7 +81,7 @@ export class ClientInstances {
     if (this.#count(spec.name) >= spec.maxInstances) {
       this.deps.refused(spec.name, 'max_instances');
       const message = `MCP server "${spec.name}" runs one process per client and already runs ${spec.maxInstances} (its maxInstances)`;
-      throw new InstanceRefusedError('max_instances', message);
+      throw new Error(message);
     }
     let settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
     const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
@@ -110,11 +101,11 @@ export class ClientInstances {
     return instance;
   }
 
-  #startFailed(server: string, key: string): InstanceRefusedError {
+  #startFailed(server: string, key: string): Error {
     this.deps.refused(server, 'start_failed');
     void this.#stop(key);
     const message = `MCP server "${server}" could not start a process for this client`;
-    return new InstanceRefusedError('start_failed', message);
+    return new Error(message);
   }
 
   #sweep(): void {
