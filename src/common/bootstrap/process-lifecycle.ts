@@ -85,6 +85,15 @@ export function namingPort({ port, host, variable }: PortSetting) {
   };
 }
 
+/** The port a listening server holds: the configured one, or the kernel's pick for 0. */
+export function boundPort(server: Server): number {
+  const address = server.address();
+  if (address === null || typeof address === 'string') {
+    throw new Error('the server is not listening on a TCP port');
+  }
+  return address.port;
+}
+
 export function listenNamed(server: Server, setting: PortSetting): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
     server.once('error', reject);
