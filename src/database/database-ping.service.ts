@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Kysely } from 'kysely';
+import { orTimeout } from '../common/async/or-timeout.js';
 import type { Database } from './database.types.js';
 import { KYSELY } from './database.tokens.js';
 import { STORE_PROBE, type StoreProbe } from './store-probe.js';
@@ -33,17 +34,12 @@ export class DatabasePingService {
   async ping(timeoutMs: number): Promise<PingResult> {
     const problem = this.integrity.check();
     if (problem !== undefined) return (this.last = { up: false, error: problem });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    });
     try {
-      await Promise.race([this.probe(this.db), timeout]);
-      this.last = { up: true };
+      const outcome = await orTimeout(this.probe(this.db), timeoutMs);
+      const error = `no answer within ${timeoutMs} ms`;
+      this.last = outcome === 'timeout' ? { up: false, error } : { up: true };
     } catch (error) {
       this.last = { up: false, error: error instanceof Error ? error.message : String(error) };
-    } finally {
-      clearTimeout(timer);
     }
     return this.last;
   }
