@@ -1,10 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
 import type { Kysely } from 'kysely';
 import { orTimeout } from '../common/async/or-timeout.js';
 import type { Database } from './database.types.js';
-import { KYSELY } from './database.tokens.js';
-import { STORE_PROBE, type StoreProbe } from './store-probe.js';
-import { StoreIntegrityService } from './store-integrity.service.js';
+import type { StoreProbe } from './store-probe.js';
+import type { StoreIntegrityService } from './store-integrity.service.js';
 
 export interface PingResult {
   up: boolean;
@@ -14,16 +12,15 @@ export interface PingResult {
 /**
  * The store's probe raced against a timeout, so a hung database is a fast "down"; the last
  * result feeds `db_up` without a query. A known fault of the store's files is "down" whatever
- * the ping says: `select 1` still answers from a deleted file.
+ * the ping says: `select 1` still answers from a deleted file. Made by DatabaseModule.
  */
-@Injectable()
 export class DatabasePingService {
   private last: PingResult = { up: true };
 
   constructor(
-    @Inject(KYSELY) private readonly db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly integrity: StoreIntegrityService,
-    @Inject(STORE_PROBE) private readonly probe: StoreProbe,
+    private readonly probe: StoreProbe,
   ) {}
 
   get lastResult(): PingResult {
