@@ -20,24 +20,15 @@ import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
 import { PlantsModule } from './plants/plants.module.js';
 
-export interface AppModuleOptions {
-  /**
-   * Include AgentModule (MCP supervisor, relay connection, health indicators); default true.
-   * `false` is the plant store alone: the e2e test that proves it boots without the agent
-   * builds this composition rather than a copy of it.
-   */
-  agent?: boolean;
-}
-
 @Module({})
 export class AppModule implements NestModule {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  static forRoot(
-    config: AppConfig,
-    logger: Logger,
-    { agent = true }: AppModuleOptions = {},
-  ): DynamicModule {
+  /**
+   * `agent: false` leaves AgentModule out (MCP supervisor, relay connection, health indicators):
+   * the plant store alone, as the e2e test that proves it boots without the agent builds it.
+   */
+  static forRoot(config: AppConfig, logger: Logger, { agent = true } = {}): DynamicModule {
     return {
       module: AppModule,
       imports: [

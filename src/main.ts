@@ -6,7 +6,7 @@ import { AppModule } from './app.module.js';
 import { appConnectionLimits } from './common/bootstrap/app-connection-limits.js';
 import { runHttpApp } from './common/bootstrap/run-http-app.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
-import { apiPortOnly, corsOptions } from './common/http/cors.js';
+import { apiPortCors } from './common/http/cors.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { malformedPathHandler } from './common/http/malformed-path.js';
 import { type PortScope, portScopeHandler } from './common/http/port-scope.js';
@@ -29,8 +29,8 @@ void runHttpApp<AppConfig>({
     app.use(malformedPathHandler);
     app.use(portScopeHandler(ports));
     // After the port scope; CORS headers on the API port only.
-    const cors = corsOptions(config.corsOrigins);
-    if (cors) app.enableCors(apiPortOnly(cors, ports));
+    const cors = apiPortCors(config.corsOrigins, ports);
+    if (cors) app.enableCors(cors);
     serveOpenApi(app, buildOpenApiDocument(app));
   },
   listeners: (config) => ({

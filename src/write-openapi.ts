@@ -6,7 +6,6 @@ import { AppModule } from './app.module.js';
 import { LosslessExpressAdapter } from './common/http/lossless-express.adapter.js';
 import { loadConfig } from './config/load-config.js';
 import { buildOpenApiDocument } from './openapi/openapi.js';
-import { stableStringify } from './openapi/stable-stringify.js';
 
 /**
  * `npm run openapi`: writes the document the app serves to ./openapi.json. An entry point
@@ -20,8 +19,20 @@ async function main(): Promise<void> {
     new LosslessExpressAdapter(),
     { preview: true, logger: false, abortOnError: false },
   );
-  writeFileSync('openapi.json', `${stableStringify(buildOpenApiDocument(app))}\n`);
+  const document = JSON.stringify(buildOpenApiDocument(app), sortedKeys, 2);
+  writeFileSync('openapi.json', `${document}\n`);
   await app.close();
+}
+
+/** Object keys sorted, so the committed document diffs cleanly. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(object)
+      .sort()
+      .map((key) => [key, object[key]]),
+  );
 }
 
 await main();

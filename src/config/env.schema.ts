@@ -237,16 +237,13 @@ function requireAgentPair(
   env: { SERVICE_AGENT_TOKEN?: string; SERVICE_SERVER_URL?: string },
   ctx: z.RefinementCtx,
 ): void {
-  const pairs = [
-    ['SERVICE_AGENT_TOKEN', 'SERVICE_SERVER_URL'],
-    ['SERVICE_SERVER_URL', 'SERVICE_AGENT_TOKEN'],
-  ] as const;
-  for (const [set, missing] of pairs) {
-    if (env[set] === undefined || env[missing] !== undefined) continue;
-    ctx.addIssue({
-      code: 'custom',
-      path: [missing],
-      message: `${missing} is required when ${set} is set`,
-    });
+  const [token, url] = ['SERVICE_AGENT_TOKEN', 'SERVICE_SERVER_URL'] as const;
+  for (const [set, missing] of [
+    [token, url],
+    [url, token],
+  ] as const) {
+    const message = `${missing} is required when ${set} is set`;
+    if (env[set] !== undefined && env[missing] === undefined)
+      ctx.addIssue({ code: 'custom', path: [missing], message });
   }
 }

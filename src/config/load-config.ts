@@ -69,23 +69,16 @@ function externalDeliveryProblems(environment: Environment, role: ProcessRole): 
       'the webhook worker needs PostgreSQL (DATABASE_URL): with the embedded store one process writes and delivers',
     ];
   }
-  if (environment.WEBHOOK_DELIVERY === 'external') {
-    return [
-      'WEBHOOK_DELIVERY=external needs PostgreSQL (DATABASE_URL): the embedded store allows one process, which delivers itself',
-    ];
-  }
-  return [];
+  if (environment.WEBHOOK_DELIVERY !== 'external') return [];
+  return [
+    'WEBHOOK_DELIVERY=external needs PostgreSQL (DATABASE_URL): the embedded store allows one process, which delivers itself',
+  ];
 }
 
 function productionTokenProblems(environment: Environment, tokens: ParsedApiTokens): string[] {
-  if (
-    environment.NODE_ENV === 'production' &&
-    tokens.digests.length === 0 &&
-    tokens.problems.length === 0
-  ) {
-    return ['API_TOKENS is required when NODE_ENV=production (run `npm run token` to make one)'];
-  }
-  return [];
+  const none = tokens.digests.length === 0 && tokens.problems.length === 0;
+  if (environment.NODE_ENV !== 'production' || !none) return [];
+  return ['API_TOKENS is required when NODE_ENV=production (run `npm run token` to make one)'];
 }
 
 function buildAppConfig(env: Env, environment: Environment, parts: CheckedParts) {

@@ -1,9 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
 import type { Kysely } from 'kysely';
+import { orTimeout } from '../common/async/or-timeout.js';
 import type { Database } from './database.types.js';
-import { KYSELY } from './database.tokens.js';
-import { STORE_PROBE, type StoreProbe } from './store-probe.js';
-import { StoreIntegrityService } from './store-integrity.service.js';
+import type { StoreProbe } from './store-probe.js';
+import type { StoreIntegrityService } from './store-integrity.service.js';
 
 export interface PingResult {
   up: boolean;
@@ -13,16 +12,15 @@ export interface PingResult {
 /**
  * The store's probe raced against a timeout, so a hung database is a fast "down"; the last
  * result feeds `db_up` without a query. A known fault of the store's files is "down" whatever
- * the ping says: `select 1` still answers from a deleted file.
+ * the ping says: `select 1` still answers from a deleted file. Made by DatabaseModule.
  */
-@Injectable()
 export class DatabasePingService {
   private last: PingResult = { up: true };
 
   constructor(
-    @Inject(KYSELY) private readonly db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly integrity: StoreIntegrityService,
-    @Inject(STORE_PROBE) private readonly probe: StoreProbe,
+    private readonly probe: StoreProbe,
   ) {}
 
   get lastResult(): PingResult {
@@ -33,17 +31,12 @@ export class DatabasePingService {
   async ping(timeoutMs: number): Promise<PingResult> {
     const problem = this.integrity.check();
     if (problem !== undefined) return (this.last = { up: false, error: problem });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    });
     try {
-      await Promise.race([this.probe(this.db), timeout]);
-      this.last = { up: true };
+      const outcome = await orTimeout(this.probe(this.db), timeoutMs);
+      const error = `no answer within ${timeoutMs} ms`;
+      this.last = outcome === 'timeout' ? { up: false, error } : { up: true };
     } catch (error) {
       this.last = { up: false, error: error instanceof Error ? error.message : String(error) };
-    } finally {
-      clearTimeout(timer);
     }
     return this.last;
   }

@@ -13,7 +13,7 @@ import { openPostgres, waitForPostgres } from './postgres.connection.js';
 import { type OpenedSqlite, openSqlite } from './sqlite.connection.js';
 import { keyReceiverIds } from './receiver-ids.js';
 import { StoreIntegrityService } from './store-integrity.service.js';
-import { STORE_PROBE, postgresProbe, sqliteProbe } from './store-probe.js';
+import { postgresProbe, sqliteProbe } from './store-probe.js';
 
 /** Requests refused a PostgreSQL connection: the pool full, or the server not answering. */
 const POOL_REFUSALS = 'db_pool_acquire_failures_total';
@@ -69,12 +69,13 @@ type OpenedStore = Pick<OpenedSqlite, 'db'> & Partial<OpenedSqlite>;
         new StoreIntegrityService(store.identity, logger),
     },
     {
-      provide: STORE_PROBE,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) =>
-        config.database.kind === 'sqlite' ? sqliteProbe : postgresProbe,
+      provide: DatabasePingService,
+      inject: [KYSELY, StoreIntegrityService, APP_CONFIG],
+      useFactory: (db: Kysely<Database>, integrity: StoreIntegrityService, config: AppConfig) => {
+        const probe = config.database.kind === 'sqlite' ? sqliteProbe : postgresProbe;
+        return new DatabasePingService(db, integrity, probe);
+      },
     },
-    DatabasePingService,
     makeCounterProvider({
       name: POOL_REFUSALS,
       help: 'PostgreSQL connections not obtained within 3 s, by reason (pool_full, connect_failed).',

@@ -1,8 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.types.js';
 
-export const STORE_PROBE = Symbol('STORE_PROBE');
-
 /** The health check's query: resolves when the store would take a write now. */
 export type StoreProbe = (db: Kysely<Database>) => Promise<void>;
 

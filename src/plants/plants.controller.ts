@@ -20,12 +20,14 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { MethodNotAllowedException } from '../common/errors/method-not-allowed.exception.js';
-import { ApiErrorResponses } from '../openapi/api-error-responses.decorator.js';
+import { HttpExceptionWithHeaders } from '../common/errors/http-exception-with-headers.js';
+import {
+  ApiErrorResponses,
+  type ErrorResponseText,
+} from '../openapi/api-error-responses.decorator.js';
 import { ParseInt64Pipe } from '../common/validation/parse-int64.pipe.js';
 import { ListPlantsQueryDto } from './dto/list-plants.query.dto.js';
 import { NewPlantDto } from './dto/new-plant.dto.js';
-import { PLANT_ERROR_TEXTS } from './plant-error-texts.js';
 import { PlantRecordDto } from './dto/plant-record.dto.js';
 import { PlantDto } from './dto/plant.dto.js';
 import type { Plant } from './plant.js';
@@ -34,6 +36,16 @@ import { PlantsService } from './plants.service.js';
 import { BEARER_SCHEME } from '../openapi/bearer-scheme.js';
 
 const COMMON_ERRORS = [401, 429, 500, 503];
+
+/** How the plants API words its error responses in the OpenAPI document. */
+const PLANT_ERROR_TEXTS: Record<number, ErrorResponseText> = {
+  400: { example: 'name must be at most 256 characters' },
+  404: { description: 'no such plant', example: 'no plant with id 10' },
+  409: {
+    description: 'a plant with this id already exists',
+    example: 'a plant with id 10 already exists',
+  },
+};
 
 @ApiTags('plants')
 // The upstream document's scheme name: generated clients key their credentials by it.
@@ -115,13 +127,13 @@ export class PlantsController {
   @All()
   @ApiExcludeEndpoint()
   collectionMethodNotAllowed(@Req() request: Request): never {
-    throw new MethodNotAllowedException(request.method, '/plants', ['GET', 'POST']);
+    throw methodNotAllowed(request.method, '/plants', ['GET', 'POST']);
   }
 
   @All(':id')
   @ApiExcludeEndpoint()
   itemMethodNotAllowed(@Req() request: Request): never {
-    throw new MethodNotAllowedException(request.method, '/plants/{id}', ['GET', 'DELETE']);
+    throw methodNotAllowed(request.method, '/plants/{id}', ['GET', 'DELETE']);
   }
 }
 
@@ -132,4 +144,11 @@ function toPlantDto(plant: Plant): PlantDto {
 
 function toPlantRecordDto(plant: Plant): PlantRecordDto {
   return { id: plant.id, ...toPlantDto(plant) };
+}
+
+/** 405 for a method a known path does not offer, with the `Allow` header RFC 9110 asks for. */
+function methodNotAllowed(method: string, path: string, allowed: string[]) {
+  const allow = allowed.join(', ');
+  const message = `${method} is not allowed on ${path}; use ${allow}`;
+  return new HttpExceptionWithHeaders(405, message, { Allow: allow });
 }

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import type { CompiledQuery, Kysely } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import type { Histogram } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { DatabaseUnavailableError, isUnavailable } from '../database/database-unavailable.error.js';
 import { DatabasePingService } from '../database/database-ping.service.js';
-import type { Database } from '../database/database.types.js';
+import type { Database, PlantsTable } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
 import { GroupCommitQueue } from '../database/group-commit-queue.js';
 import { StoreIntegrityService } from '../database/store-integrity.service.js';
@@ -145,7 +145,7 @@ export class PlantsRepository {
           query.parameters,
           plants,
         );
-        this.outbox.committed();
+        this.outbox.onCommitted?.();
       } else {
         // The webhook's notices ride in the plants' own transaction (one commit, one fsync):
         // every committed plant has them, and no notice exists for a plant that was not.
@@ -158,7 +158,7 @@ export class PlantsRepository {
           );
           return ids;
         });
-        this.outbox.committed();
+        this.outbox.onCommitted?.();
       }
       return plants.map((p) => (created.has(p.id) ? 'created' : 'duplicate'));
     });
@@ -226,11 +226,7 @@ class FailedInsert {
   constructor(readonly error: unknown) {}
 }
 
-interface PlantRow {
-  id: bigint;
-  name: string;
-  tag: string | null;
-}
+type PlantRow = Selectable<PlantsTable>;
 
 function toPlant(row: PlantRow): Plant {
   return { id: BigInt(row.id), name: row.name, tag: row.tag ?? undefined };

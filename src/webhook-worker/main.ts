@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { appConnectionLimits } from '../common/bootstrap/app-connection-limits.js';
-import { runWorker } from '../common/bootstrap/run-worker.js';
+import { runWorker } from '../common/bootstrap/run-http-app.js';
 import { PinoNestLogger } from '../common/logging/pino-nest-logger.js';
 import type { AppConfig } from '../config/app-config.js';
 import { loadConfig } from '../config/load-config.js';

@@ -44,11 +44,7 @@ async function checked(
   }
 }
 
-interface Answer {
-  status: number;
-  type: string;
-  body: string;
-}
+type Answer = { status: number; type: string; body: string };
 
 /** A handler for GET requests; a path `route` does not know (undefined) is a 404. */
 function answering(

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import type { RateLimitedLog } from '../common/logging/rate-limited-log.js';
@@ -31,7 +32,7 @@ async function listenUntilLost(url: string, signal: AbortSignal, wake: () => voi
   try {
     // pg's connect() never settles when end() is called while it connects: a stop right after
     // the start would wait for it forever.
-    await Promise.race([client.connect(), untilAborted(signal)]);
+    await Promise.race([client.connect(), once(signal, 'abort')]);
     if (signal.aborted) return;
     await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
     client.on('notification', wake);
@@ -42,11 +43,4 @@ async function listenUntilLost(url: string, signal: AbortSignal, wake: () => voi
     signal.removeEventListener('abort', stop);
     await client.end().catch(() => undefined);
   }
-}
-
-function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
 }

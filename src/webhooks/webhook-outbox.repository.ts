@@ -51,11 +51,6 @@ export class WebhookOutboxRepository {
     return this.receivers().length > 0;
   }
 
-  /** Called once a transaction that added notices committed: wakes this process's delivery. */
-  committed(): void {
-    this.onCommitted?.();
-  }
-
   /** Leases up to `limit` due notices of a receiver, first due first; an expired lease is free. */
   async claim(
     receiver: string,

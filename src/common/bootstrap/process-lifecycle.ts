@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
+import { orTimeout } from '../async/or-timeout.js';
 import type { ConnectionDrain } from '../http/connection-drain.js';
 import {
   type ConnectionLimits,
@@ -85,6 +86,15 @@ export function namingPort({ port, host, variable }: PortSetting) {
   };
 }
 
+/** The port a listening server holds: the configured one, or the kernel's pick for 0. */
+export function boundPort(server: Server): number {
+  const address = server.address();
+  if (address === null || typeof address === 'string') {
+    throw new Error('the server is not listening on a TCP port');
+  }
+  return address.port;
+}
+
 export function listenNamed(server: Server, setting: PortSetting): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
     server.once('error', reject);
@@ -102,10 +112,10 @@ export async function exitCannotListen(
   logger: Logger,
 ): Promise<never> {
   logger.fatal({ reason: reasonOf(error) }, 'cannot listen');
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)));
-  await Promise.race([app.close().catch(() => undefined), bound]);
-  clearTimeout(timer);
+  await orTimeout(
+    app.close().catch(() => undefined),
+    SHUTDOWN_GRACE_MS,
+  );
   logger.flush();
   process.exit(1);
 }

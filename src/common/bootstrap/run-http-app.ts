@@ -1,11 +1,12 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { boundPort } from '../http/bound-port.js';
 import { ConnectionDrain } from '../http/connection-drain.js';
 import type { PortScope } from '../http/port-scope.js';
-import { startUpLogger } from '../logging/start-up-logger.js';
+import { startUpLogger } from '../logging/logger.js';
 import {
+  boundPort,
   connectionLimiter,
   type EntryPointConfig,
   exitCannotListen,
@@ -16,6 +17,8 @@ import {
   startProcess,
   stopOnSignals,
 } from './process-lifecycle.js';
+
+type ProbePorts = Pick<PortScope, 'health' | 'metrics'>;
 
 /** A process's listeners (by default api, health and metrics); a port of 0 is any free one. */
 export interface Listeners<P extends Partial<PortScope> = PortScope> {
@@ -59,50 +62,85 @@ export async function runHttpApp<C extends EntryPointConfig>(
   if (!started) return;
   const { config, logger, app } = started;
   const listeners = entry.listeners(config);
-  const configured = listeners.ports;
+  const { host, ports: configured, portVariables } = listeners;
   const ports: PortScope = { ...configured };
   entry.configure?.(app, config, () => ports);
 
   const limit = connectionLimiter(entry.connectionLimits?.(app, config), logger);
-  const extra = await listenOnEveryPort(app, listeners, ports, limit, logger);
-  entry.announce(
-    app,
-    config,
-    startUpLogger(logger, [configured.api, configured.health, configured.metrics]),
-    { ...ports },
-  );
-  const drain = new ConnectionDrain([app.getHttpServer(), ...extra]);
-  stopOnSignals(app, drain, logger, () => entry.beforeDrain?.(app));
-}
-
-/** Listens on every port, writing the bound ones into `ports`; exits 1 if one cannot be had. */
-async function listenOnEveryPort(
-  app: NestExpressApplication,
-  { host, ports: configured, portVariables }: Listeners,
-  ports: PortScope,
-  limit: Limiter,
-  logger: Logger,
-): Promise<Server[]> {
-  const on = (listener: keyof PortScope) => ({
-    port: configured[listener],
-    host,
-    variable: portVariables[listener],
-  });
+  let probes: Server[];
   try {
     limit.api(app.getHttpServer());
     // Nest's own listen: it also runs the modules' init and bootstrap hooks.
-    await app.listen(configured.api, host).catch(namingPort(on('api')));
+    const api = { port: configured.api, host, variable: portVariables.api };
+    await app.listen(configured.api, host).catch(namingPort(api));
     ports.api = boundPort(app.getHttpServer());
-    return await Promise.all(
-      (['health', 'metrics'] as const).map(async (listener) => {
-        const server = createServer(app.getHttpAdapter().getInstance());
-        limit.probe(server);
-        await listenNamed(server, on(listener));
-        ports[listener] = boundPort(server);
-        return server;
-      }),
-    );
+    const express = app.getHttpAdapter().getInstance();
+    probes = await listenProbes({ health: express, metrics: express }, listeners, ports, limit);
   } catch (error) {
     return exitCannotListen(app, error, logger);
+  }
+  entry.announce(app, config, startUpLogger(logger, Object.values(configured)), { ...ports });
+  const drain = new ConnectionDrain([app.getHttpServer(), ...probes]);
+  stopOnSignals(app, drain, logger, () => entry.beforeDrain?.(app));
+}
+
+export interface WorkerEntryPoint<C extends EntryPointConfig> {
+  loadConfig(): C;
+  createContext(config: C, logger: Logger): Promise<INestApplicationContext>;
+  listeners(config: C): Listeners<ProbePorts>;
+  /** What answers the requests of each listener; every other path is theirs to refuse. */
+  handlers(context: INestApplicationContext): Record<keyof ProbePorts, RequestListener>;
+  connectionLimits?(context: INestApplicationContext, config: C): ListenerLimits;
+  announce(config: C, logger: Logger, ports: ProbePorts): void;
+}
+
+/** A process without an API: an application context, its probes on two plain listeners. */
+export async function runWorker<C extends EntryPointConfig>(
+  entry: WorkerEntryPoint<C>,
+): Promise<void> {
+  const started = await startProcess(
+    () => entry.loadConfig(),
+    (config, logger) => entry.createContext(config, logger),
+  );
+  if (!started) return;
+  const { config, logger, app: context } = started;
+  const listeners = entry.listeners(config);
+  const limit = connectionLimiter(entry.connectionLimits?.(context, config), logger);
+  const handlers = entry.handlers(context);
+  const ports = { ...listeners.ports };
+  let servers: Server[];
+  try {
+    servers = await listenProbes(handlers, listeners, ports, limit);
+  } catch (error) {
+    return exitCannotListen(context, error, logger);
+  }
+  entry.announce(config, startUpLogger(logger, Object.values(listeners.ports)), ports);
+  stopOnSignals(context, new ConnectionDrain(servers), logger);
+}
+
+/**
+ * The health and metrics listeners, each a server of its own, writing their bound ports into
+ * `ports`. One after the other: when both are taken, the first one's variable is named.
+ */
+async function listenProbes(
+  handlers: Record<keyof ProbePorts, RequestListener>,
+  { host, ports: configured, portVariables }: Listeners<ProbePorts>,
+  ports: ProbePorts,
+  limit: Limiter,
+): Promise<Server[]> {
+  const servers: Server[] = [];
+  try {
+    for (const listener of ['health', 'metrics'] as const) {
+      const server = createServer(handlers[listener]);
+      limit.probe(server);
+      servers.push(server);
+      const variable = portVariables[listener];
+      await listenNamed(server, { port: configured[listener], host, variable });
+      ports[listener] = boundPort(server);
+    }
+    return servers;
+  } catch (error) {
+    for (const server of servers) server.close();
+    throw error;
   }
 }

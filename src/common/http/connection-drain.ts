@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
+import { orTimeout } from '../async/or-timeout.js';
 
 /**
  * Graceful stop of HTTP listeners: from `drain()` on, no new connections and every answer says
@@ -27,17 +28,11 @@ export class ConnectionDrain {
     // connections at once, which resets a request a client has just sent on one. Here such a
     // request is still answered, with Connection: close.
     for (const server of this.servers) NetServer.prototype.close.call(server);
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      new Promise<'drained'>((resolve) => {
-        this.onIdle = () => resolve('drained');
-        if (this.inFlight.size === 0) resolve('drained');
-      }),
-      new Promise<'cut'>((resolve) => {
-        timer = setTimeout(() => resolve('cut'), graceMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    const idle = new Promise<void>((resolve) => {
+      this.onIdle = resolve;
+      if (this.inFlight.size === 0) resolve();
+    });
+    const outcome = (await orTimeout(idle, graceMs)) === 'timeout' ? 'cut' : 'drained';
     for (const server of this.servers) server.closeAllConnections();
     return outcome;
   }

@@ -6,13 +6,17 @@ import type { CorsOrigins } from '../../config/cors-origins.js';
 import { listenerOf, type PortScope } from './port-scope.js';
 
 /**
- * CORS for browser clients on other origins; undefined (no CORS header) when CORS_ORIGINS is
- * empty. No credentials: the API takes a bearer token, never a cookie, so `*` is safe. `Link`
- * and `Retry-After` are exposed so a script can page and back off.
+ * CORS for browser clients on other origins, on the API port only (no web page reads health or
+ * metrics through a browser); undefined (no CORS header) when CORS_ORIGINS is empty. No
+ * credentials: the API takes a bearer token, never a cookie, so `*` is safe. `Link` and
+ * `Retry-After` are exposed so a script can page and back off.
  */
-export function corsOptions(origins: CorsOrigins): CorsOptions | undefined {
+export function apiPortCors(
+  origins: CorsOrigins,
+  ports: () => PortScope,
+): CorsOptionsDelegate<{ socket: { localPort?: number } }> | undefined {
   if (origins === 'off') return undefined;
-  return {
+  const options: CorsOptions = {
     origin: origins === '*' ? '*' : origins,
     methods: ['GET', 'POST', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type'],
@@ -20,13 +24,6 @@ export function corsOptions(origins: CorsOrigins): CorsOptions | undefined {
     credentials: false,
     maxAge: 600,
   };
-}
-
-/** `options` on the API port only: no web page reads health or metrics through a browser. */
-export function apiPortOnly(
-  options: CorsOptions,
-  ports: () => PortScope,
-): CorsOptionsDelegate<{ socket: { localPort?: number } }> {
   return (request, callback) =>
     callback(
       null,

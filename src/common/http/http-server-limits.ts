@@ -71,13 +71,15 @@ function answerClientError(
   // Only an HTTP error gets an HTTP answer. Anything else (a TLS handshake that failed or timed
   // out, a reset) is closed at once: an answer written into a TLS socket that never finished
   // its handshake is never sent, and would hold the connection open for good.
-  if (!isHttpError(error) || !socket.writable) {
+  // Errors of Node's HTTP parser (HPE_*) and of its request timeouts are HTTP ones.
+  const code = error.code ?? '';
+  if (!(code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT') || !socket.writable) {
     socket.destroy();
     return;
   }
   // The parser repeats its error for every later chunk: one answer is enough.
   if (socket[WAITING_ANSWER]) return;
-  socket[WAITING_ANSWER] = () => writeErrorAnswer(errors[error.code ?? ''] ?? MALFORMED, socket);
+  socket[WAITING_ANSWER] = () => writeErrorAnswer(errors[code] ?? MALFORMED, socket);
   if ((socket[PENDING] ?? 0) === 0) socket[WAITING_ANSWER]();
 }
 
@@ -98,10 +100,4 @@ function writeErrorAnswer({ status, message }: typeof MALFORMED, socket: Duplex)
     ].join('\r\n'),
     () => socket.destroy(),
   );
-}
-
-/** Errors of Node's HTTP parser (HPE_*) and of its request timeouts. */
-function isHttpError(error: NodeJS.ErrnoException): boolean {
-  const code = error.code ?? '';
-  return code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT';
 }

@@ -1,19 +1,15 @@
 import { NotFoundException } from '@nestjs/common';
 
+export type Listener = 'api' | 'health' | 'metrics';
+
 /**
  * One app, three listeners; each port serves only its own paths, so a NetworkPolicy per port
  * means what it says (/plants on the health port is 404).
  */
-export interface PortScope {
-  api: number;
-  health: number;
-  metrics: number;
-}
+export type PortScope = Record<Listener, number>;
 
 export const HEALTH_PATHS = new Set(['/health', '/health/live', '/health/ready']);
 export const METRICS_PATHS = new Set(['/metrics']);
-
-export type Listener = 'api' | 'health' | 'metrics';
 
 export function listenerOf(localPort: number | undefined, ports: PortScope): Listener {
   if (localPort === ports.health) return 'health';

@@ -18,11 +18,8 @@ export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    if (context !== undefined && START_UP_DETAIL.has(context)) {
-      this.logger.debug({ context }, String(message));
-    } else {
-      this.logger.info({ context }, String(message));
-    }
+    const level = context !== undefined && START_UP_DETAIL.has(context) ? 'debug' : 'info';
+    this.logger[level]({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string): void {
     // Nest logs a start-up failure here and rethrows it; the entry point then logs it as its

@@ -1,7 +1,6 @@
 import { Inject, Injectable, type NestMiddleware, Optional } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { routeTemplate } from '../http/route-template.js';
 import { HttpRequestMetrics } from '../metrics/http-request-metrics.js';
 import { type Tracing, tracing } from '../tracing/tracing.js';
 import { LOGGER } from './logger.token.js';
@@ -48,6 +47,12 @@ export class RequestLogMiddleware implements NestMiddleware {
     if (run) run(next);
     else next();
   }
+}
+
+/** The matched route's template (`/plants/:id`), never the raw path: labels carry no ids. */
+function routeTemplate(request: Request): string {
+  const route = (request as { route?: { path?: unknown } }).route;
+  return typeof route?.path === 'string' ? `${request.baseUrl}${route.path}` : 'unmatched';
 }
 
 /** The request as an HTTP SERVER span, ended when the response is done or the connection gone. */

@@ -22,6 +22,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace';
 import type { Logger } from 'pino';
 import type { TracingConfig } from '../../config/shared/tracing-env.js';
+import { orTimeout } from '../async/or-timeout.js';
 import { RateLimitedLog } from '../logging/rate-limited-log.js';
 import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.js';
 
@@ -120,16 +121,8 @@ export function logDiagnostics(logger: Logger): void {
 
 /** Sends what is queued for `timeoutMs` at most (not the exporter's 10 s); returns the unsent. */
 export async function shutdown(timeoutMs: number): Promise<number> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), timeoutMs);
-  });
-  try {
-    const outcome = await Promise.race([sdk?.shutdown(), timedOut]);
-    return outcome === 'timeout' ? (processor?.pending ?? 0) : 0;
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcome = await orTimeout(Promise.resolve(sdk?.shutdown()), timeoutMs);
+  return outcome === 'timeout' ? (processor?.pending ?? 0) : 0;
 }
 
 /**

@@ -10,6 +10,8 @@ import { type CompiledCheck, compileCheck } from './compiled-check.js';
 
 const TRANSFORM_OPTIONS = { enableImplicitConversion: false };
 
+type DtoClass = { known: Set<string>; check: CompiledCheck | undefined };
+
 /**
  * The global ValidationPipe: a body must be a JSON object; unknown properties (`__proto__`
  * included, which class-transformer drops) are refused by name; nothing is coerced; every
@@ -17,9 +19,8 @@ const TRANSFORM_OPTIONS = { enableImplicitConversion: false };
  */
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
-  private readonly known = new WeakMap<object, Set<string>>();
-  /** Per DTO class, compiled on its first request; null: only the libraries decide. */
-  private readonly checks = new WeakMap<object, CompiledCheck | null>();
+  /** Per DTO class, on first use: its properties and its check (none: the libraries decide). */
+  private readonly classes = new WeakMap<object, DtoClass>();
 
   constructor() {
     super({
@@ -42,12 +43,12 @@ export class ApiValidationPipe extends ValidationPipe {
         throw new BadRequestException('the request body must be a JSON object');
       }
       // The query too: `?__proto__=1` was dropped silently where `?colour=1` is refused.
-      const known = this.knownProperties(metatype);
+      const { known, check } = this.classOf(metatype);
       const unknown = Object.keys(value).filter((key) => !known.has(key));
       if (unknown.length === 0) {
         // The hot path: a valid object is accepted by the compiled check; anything it does not
         // accept goes through Nest's ValidationPipe below, which decides again and says why.
-        const valid = this.checkedInstance(metatype, value);
+        const valid = check?.(value);
         if (valid !== undefined) return valid;
       }
       // The known fields are validated without the unknown ones (class-validator would name
@@ -75,29 +76,15 @@ export class ApiValidationPipe extends ValidationPipe {
     return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
   }
 
-  /** The instance class-transformer would make of `value`, if the compiled check accepts it. */
-  private checkedInstance(metatype: object, value: object): object | undefined {
-    let check = this.checks.get(metatype);
-    if (check === undefined) {
-      check = compileCheck(metatype as new () => object) ?? null;
-      this.checks.set(metatype, check);
+  private classOf(metatype: object): DtoClass {
+    let entry = this.classes.get(metatype);
+    if (!entry) {
+      const type = metatype as new () => object;
+      const metadatas = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
+      entry = { known: new Set(metadatas.map((m) => m.propertyName)), check: compileCheck(type) };
+      this.classes.set(metatype, entry);
     }
-    return check?.(value);
-  }
-
-  private knownProperties(metatype: object): Set<string> {
-    let known = this.known.get(metatype);
-    if (!known) {
-      const metadatas = getMetadataStorage().getTargetValidationMetadatas(
-        metatype as new () => unknown,
-        '',
-        true,
-        false,
-      );
-      known = new Set(metadatas.map((m) => m.propertyName));
-      this.known.set(metatype, known);
-    }
-    return known;
+    return entry;
   }
 }
 

@@ -26,20 +26,6 @@ export const setting = <T extends z.ZodType>(schema: T, meta: SettingMeta): T =>
 export const unsetIfEmpty = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
 
-/** A whole number from `min` to `max`; `message` when the default wording does not fit. */
-export const wholeNumber = (
-  name: string,
-  min: number,
-  max: number,
-  message = `${name} must be a whole number from ${min} to ${max}`,
-) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d{1,15}$/, message)
-    .transform(Number)
-    .pipe(z.number().min(min, message).max(max, message));
-
 /** `true` or `false`, kept as the string (the typed config turns it into a boolean). */
 export const trueOrFalse = (name: string) =>
   z.enum(['true', 'false'], { error: `${name} must be true or false` });
@@ -60,18 +46,24 @@ export type WholeNumberRow = readonly [
   wording?: string,
 ];
 
+/** A whole number from `min` to `max`, its message naming the variable. */
 const wholeNumberSetting = (
   name: string,
   [min, max, fallback, description, wording]: WholeNumberRow,
   group?: SettingGroup,
-) =>
-  setting(
-    unsetIfEmpty(wholeNumber(name, min, max, wording && `${name} ${wording}`)).default(fallback),
-    {
-      description,
-      ...(group && { group }),
-    },
-  );
+) => {
+  const message = `${name} ${wording ?? `must be a whole number from ${min} to ${max}`}`;
+  const wholeNumber = z
+    .string()
+    .trim()
+    .regex(/^\d{1,15}$/, message)
+    .transform(Number)
+    .pipe(z.number().min(min, message).max(max, message));
+  return setting(unsetIfEmpty(wholeNumber).default(fallback), {
+    description,
+    ...(group && { group }),
+  });
+};
 
 export function wholeNumberSettings<K extends string>(
   rows: Record<K, WholeNumberRow>,

@@ -11,7 +11,4 @@ export const createPlants: Migration = {
       .addColumn('tag', 'text')
       .execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema.dropTable('plants').execute();
-  },
 };

@@ -28,7 +28,4 @@ export const createWebhookOutbox: Migration = {
       .columns(['receiver', 'state', 'next_attempt_at'])
       .execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema.dropTable('webhook_outbox').execute();
-  },
 };

@@ -14,7 +14,4 @@ export const createWebhookReceivers: Migration = {
       .addColumn('reason', 'text', (col) => col.notNull())
       .execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema.dropTable('webhook_receivers').execute();
-  },
 };

@@ -14,12 +14,4 @@ export const indexDueNotices: Migration = {
       .execute();
     await db.schema.dropIndex('webhook_outbox_due').execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema
-      .createIndex('webhook_outbox_due')
-      .on('webhook_outbox')
-      .columns(['receiver', 'state', 'next_attempt_at'])
-      .execute();
-    await db.schema.dropIndex('webhook_outbox_pending').execute();
-  },
 };

@@ -5,7 +5,4 @@ export const addOutboxTraceContext: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await db.schema.alterTable('webhook_outbox').addColumn('trace_context', 'text').execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema.alterTable('webhook_outbox').dropColumn('trace_context').execute();
-  },
 };

@@ -12,9 +12,4 @@ export const notifyOutboxInserts: Migration = {
     await sql`create trigger webhook_outbox_notify after insert on webhook_outbox
       for each statement execute function webhook_outbox_notify()`.execute(db);
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    if (db.getExecutor().adapter instanceof SqliteAdapter) return;
-    await sql`drop trigger webhook_outbox_notify on webhook_outbox`.execute(db);
-    await sql`drop function webhook_outbox_notify()`.execute(db);
-  },
 };

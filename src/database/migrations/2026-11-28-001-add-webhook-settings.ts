@@ -14,7 +14,4 @@ export const addWebhookSettings: Migration = {
       .values({ name: 'receiver_id_key', value: randomBytes(32).toString('hex') })
       .execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema.dropTable('webhook_settings').execute();
-  },
 };

@@ -10,7 +10,4 @@ export const indexPendingByAge: Migration = {
       .where(sql.ref('state'), '=', sql.lit('pending'))
       .execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema.dropIndex('webhook_outbox_pending_age').execute();
-  },
 };

@@ -10,7 +10,4 @@ export const indexFinishedNotices: Migration = {
       .where(sql.ref('state'), '<>', sql.lit('pending'))
       .execute();
   },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await db.schema.dropIndex('webhook_outbox_finished').execute();
-  },
 };

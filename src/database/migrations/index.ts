@@ -9,7 +9,10 @@ import { addWebhookSettings } from './2026-11-28-001-add-webhook-settings.js';
 import { indexPendingByAge } from './2026-11-28-002-index-pending-by-age.js';
 import { indexFinishedNotices } from './2026-11-28-003-index-finished-notices.js';
 
-/** Listed, not found on disk: the image carries exactly these, in this order. */
+/**
+ * Listed, not found on disk: the image carries exactly these, in this order. Forward only,
+ * as nothing migrates down: a change is undone by a new migration.
+ */
 const migrations: Record<string, Migration> = {
   '2026-11-23-001-create-plants': createPlants,
   '2026-11-23-002-create-webhook-outbox': createWebhookOutbox,

@@ -1,8 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { IsDefined, IsString, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import { ConvertPlain } from '../../common/validation/convert-plain.decorator.js';
-import { IsWellFormedText } from '../../common/validation/is-well-formed.decorator.js';
-import { IsInt64 } from '../../common/validation/is-int64.decorator.js';
+import { IsInt64, IsWellFormedText } from '../../common/validation/validators.js';
 import { toInt64 } from '../../common/json/int64.js';
 
 export const NAME_MAX = 256;

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { startUpLogger } from './start-up-logger.js';
+import { startUpLogger } from './logger.js';
 
 /** The lines `startUpLogger(level, ports)` writes for one info call. */
 function written(level: string, ports: number[]): string[] {
