@@ -41,11 +41,8 @@ export class AgentBudgets {
   }
 
   private of(agent: string): Held {
-    let held = this.held.get(agent);
-    if (!held) {
-      held = { connections: 0, inventoryBytes: 0 };
-      this.held.set(agent, held);
-    }
+    const held = this.held.get(agent) ?? { connections: 0, inventoryBytes: 0 };
+    this.held.set(agent, held);
     return held;
   }
 

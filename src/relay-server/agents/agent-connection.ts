@@ -23,10 +23,12 @@ type AgentRequest = Extract<AgentFrame, { kind: 'request' }>;
 /** Receives the notifications an MCP server sends about one request (progress). */
 export type RequestNotificationSink = (notification: Message) => void;
 
+type Resolve = (response: JsonRpcResponse) => void;
+
 interface Pending {
   /** The MCP server the request went to: only its answer counts. */
   server: string;
-  resolve: (response: JsonRpcResponse) => void;
+  resolve: Resolve;
   timer: NodeJS.Timeout;
   /** The client's event stream for this request: its progress and its server's requests. */
   sink?: RequestNotificationSink | undefined;
@@ -109,7 +111,7 @@ export class AgentConnection {
       }
       const waiting = this.congested;
       if (waiting !== undefined) {
-        resolve(congestedError(id, this.agent, waiting));
+        resolve(jsonRpcError(id, JsonRpcCode.Overloaded, congestionMessage(this.agent, waiting)));
         return;
       }
       const timer = setTimeout(() => this.timedOut(id, server, timeoutMs, resolve), timeoutMs);
@@ -117,7 +119,7 @@ export class AgentConnection {
       const clientToken = progressTokenOf(message);
       let sent = message;
       if (sink && clientToken !== undefined) {
-        const relayToken = relayProgressToken();
+        const relayToken = `relay-${randomBytes(16).toString('base64url')}`;
         pending.progress = { clientToken, relayToken, sink };
         this.progressIds.set(relayToken, id);
         sent = withProgressToken(message, relayToken);
@@ -141,12 +143,7 @@ export class AgentConnection {
   }
 
   /** No answer in time: the MCP server is told to stop, and the client gets `-32003`. */
-  private timedOut(
-    id: number,
-    server: string,
-    timeoutMs: number,
-    resolve: (response: JsonRpcResponse) => void,
-  ): void {
+  private timedOut(id: number, server: string, timeoutMs: number, resolve: Resolve): void {
     if (!this.finish(id)) return;
     this.onRequestTimeout();
     this.notify(server, {
@@ -255,8 +252,6 @@ export class AgentConnection {
   }
 }
 
-const relayProgressToken = () => `relay-${randomBytes(16).toString('base64url')}`;
-
 function progressTokenOf(message: Message): unknown {
   const params = isObject(message.params) ? message.params : undefined;
   const meta = params && isObject(params._meta) ? params._meta : undefined;
@@ -271,10 +266,6 @@ function withProgressToken(message: Message, token: string): Message {
 
 export function congestionMessage(agent: string, waiting: number): string {
   return `a connection of agent "${agent}" is not reading: ${waiting} bytes wait to be sent to it; retry later`;
-}
-
-function congestedError(id: number, agent: string, waiting: number): JsonRpcResponse {
-  return jsonRpcError(id, JsonRpcCode.Overloaded, congestionMessage(agent, waiting));
 }
 
 function closedError(id: number, agent: string): JsonRpcResponse {

@@ -72,20 +72,14 @@ export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
   if (!isObject(json)) return { kind: 'invalid', reason: 'frame is not a JSON object' };
   const { type } = json;
   switch (type) {
-    case 'hello': {
-      const frame = hello.safeParse(json);
-      if (!frame.success) return { kind: 'invalid', reason: 'malformed hello frame' };
-      return {
-        kind: 'hello',
-        agentId: frame.data.agent.id,
-        version: frame.data.agent.version,
-        servers: frame.data.servers as ProtocolServer[],
-      };
-    }
+    case 'hello':
     case 'inventory': {
-      const frame = inventory.safeParse(json);
-      if (!frame.success) return { kind: 'invalid', reason: 'malformed inventory frame' };
-      return { kind: 'inventory', servers: frame.data.servers as ProtocolServer[] };
+      const frame = (type === 'hello' ? hello : inventory).safeParse(json);
+      if (!frame.success) return { kind: 'invalid', reason: `malformed ${type} frame` };
+      const servers = frame.data.servers as ProtocolServer[];
+      if (!('agent' in frame.data)) return { kind: 'inventory', servers };
+      const { id: agentId, version } = frame.data.agent;
+      return { kind: 'hello', agentId, version, servers };
     }
     case 'rpc':
       return parseRpc(json);

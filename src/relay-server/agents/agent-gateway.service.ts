@@ -193,12 +193,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     }, this.config.agentPingMs);
   }
 
-  private drop(
-    state: ConnectionState,
-    reason: string,
-    code = POLICY_VIOLATION,
-    metric?: string,
-  ): void {
+  private drop(state: ConnectionState, reason: string, metric?: string, code = POLICY_VIOLATION) {
     this.rejections.inc({ reason: metric ?? (state.greeted ? 'invalid_frame' : 'no_hello') });
     this.dropLog.warn(
       { agent: state.agent, connection: state.connection.id, reason },
@@ -213,15 +208,14 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   private onFrame(state: ConnectionState, data: WebSocket.RawData, isBinary: boolean): void {
     if (!state.connection.open) return;
     const overCount = state.rates.frame();
-    if (overCount !== undefined)
-      return this.drop(state, overCount, POLICY_VIOLATION, 'rate_limited');
+    if (overCount !== undefined) return this.drop(state, overCount, 'rate_limited');
     // Binary frames are ignored by the protocol, but their bytes still count.
     // ws's default binaryType hands every message over as one Buffer.
     const frame = data as Buffer;
     const answered = !isBinary && this.handleFrame(state, frame.toString('utf8'));
     if (answered || !state.connection.open) return;
     const overBytes = state.rates.unasked(frame.length);
-    if (overBytes !== undefined) this.drop(state, overBytes, POLICY_VIOLATION, 'rate_limited');
+    if (overBytes !== undefined) this.drop(state, overBytes, 'rate_limited');
   }
 
   private handleFrame(state: ConnectionState, text: string): boolean {
@@ -254,7 +248,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       case 'unknown':
         return false;
       case 'invalid':
-        this.drop(state, frame.reason, frame.tooBig ? MESSAGE_TOO_BIG : POLICY_VIOLATION);
+        this.drop(state, frame.reason, undefined, frame.tooBig ? MESSAGE_TOO_BIG : undefined);
         return false;
     }
   }
@@ -269,10 +263,10 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     if (frame.kind === 'inventory' && !state.greeted)
       return this.drop(state, 'inventory before hello');
     const overRate = state.rates.inventory(bytes);
-    if (overRate !== undefined) return this.drop(state, overRate, POLICY_VIOLATION, 'rate_limited');
+    if (overRate !== undefined) return this.drop(state, overRate, 'rate_limited');
     if (!this.budgets.replaceInventory(state.agent, state.inventoryBytes, bytes)) {
       const reason = `the agent's inventories would pass ${this.config.agentBudgets.maxInventoryBytesPerAgent} bytes`;
-      return this.drop(state, reason, POLICY_VIOLATION, 'inventory_budget');
+      return this.drop(state, reason, 'inventory_budget');
     }
     state.inventoryBytes = bytes;
     if (frame.kind === 'hello') {
@@ -284,13 +278,9 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     clearTimeout(state.helloTimer);
     connection.servers = frame.servers;
     this.registry.add(connection);
+    const { id, agentId, version } = connection;
     this.connectionLog.info(
-      {
-        agent: state.agent,
-        connection: connection.id,
-        agentId: connection.agentId,
-        version: connection.version,
-      },
+      { agent: state.agent, connection: id, agentId, version },
       'agent connected',
     );
   }

@@ -65,21 +65,8 @@ for i, key in ipairs(KEYS) do
 end
 return moved`;
 /** Compare and swap: the record is replaced only if it is still the text the caller read. */
-const MOVE_SESSION = `
+const SWAP_SESSION = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-  return 1
-end
-return 0`;
-/**
- * A tombstone (ARGV[2], for ARGV[3] ms) replaces the record only while ARGV[1] owns it: a replica
- * that froze while owning the session lets it go rather than writing it back.
- */
-const FORGET_SESSION = `
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local ok, record = pcall(cjson.decode, current)
-if ok and type(record) == 'table' and record.owner == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
   return 1
 end
@@ -204,11 +191,16 @@ export class ClusterStore {
   async moveSession(id: string, seen: SessionEntry, owner: string): Promise<boolean> {
     const moved = { ...seen.record, owner, until: this.now() + ENTRY_TTL_MS };
     const args = [seen.text, JSON.stringify(moved), this.sessionTtlMs];
-    return (await this.redis.eval(MOVE_SESSION, 1, sessionKey(id), ...args)) === 1;
+    return (await this.redis.eval(SWAP_SESSION, 1, sessionKey(id), ...args)) === 1;
   }
 
-  /** Ends the session's record while `owner` owns it (a session ended for good): a tombstone. */
+  /**
+   * Ends the session's record while `owner` owns it (a session ended for good): a tombstone. A
+   * replica that froze while owning the session lets it go rather than writing it back.
+   */
   async forgetSession(id: string, owner: string): Promise<void> {
-    await this.redis.eval(FORGET_SESSION, 1, sessionKey(id), owner, TOMBSTONE, TOMBSTONE_TTL_MS);
+    const seen = await this.session(id);
+    if (typeof seen !== 'object' || seen.record.owner !== owner) return;
+    await this.redis.eval(SWAP_SESSION, 1, sessionKey(id), seen.text, TOMBSTONE, TOMBSTONE_TTL_MS);
   }
 }

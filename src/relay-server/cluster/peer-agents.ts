@@ -11,10 +11,9 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 @Injectable()
 export class PeerDispatcher extends Agent implements OnModuleDestroy {
   constructor(@Inject(RELAY_CONFIG) config: Pick<RelayConfig, 'tls'>) {
-    const tls = config.tls;
     super({
       connect: {
-        ...(tls && { ca: tls.cert, allowPartialTrustChain: true }),
+        ...(config.tls && { ca: config.tls.cert, allowPartialTrustChain: true }),
         checkServerIdentity: () => undefined,
         rejectUnauthorized: true,
       },

@@ -33,6 +33,7 @@ const RETRY_LATER = {
   // A peer refused our signature: Redis came back empty and the replicas share a new secret.
   resyncing: 'the relay replicas are agreeing on a new shared state; retry',
 };
+type RetryLater = RelayAnswer & { headers: Record<string, string> };
 const PEER_LOST = 'the relay replica serving this request went away; retry';
 
 /**
@@ -194,17 +195,14 @@ export class PeerForwarder implements ReplicaRouting, OtherReplicas {
   }
 
   /** 503 + Retry-After: the shared state is unreachable (counted, logged at a limited rate). */
-  unavailable(message: unknown): RelayAnswer & { headers: Record<string, string> } {
+  unavailable(message: unknown): RetryLater {
     this.refusals.inc();
     this.log.warn({}, 'refusing a request: Redis is unreachable');
     return retryLater('unavailable', message);
   }
 }
 
-function retryLater(
-  why: keyof typeof RETRY_LATER,
-  message: unknown,
-): RelayAnswer & { headers: Record<string, string> } {
+function retryLater(why: keyof typeof RETRY_LATER, message: unknown): RetryLater {
   return {
     status: 503,
     headers: { 'Retry-After': '2' },

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { setting, wholeNumberSettings } from '../../config/shared/env-fields.js';
 import { urlSetting } from './secure-url.js';
 
@@ -34,12 +35,7 @@ export const relayClusterEnvFields = {
   }),
 };
 
-export function clusterConfig(env: {
-  RELAY_REDIS_URL?: string | undefined;
-  RELAY_REPLICA_URL?: string | undefined;
-  RELAY_REDIS_TIMEOUT_MS: number;
-  RELAY_SESSION_MOVE_SECONDS: number;
-}) {
+export function clusterConfig(env: z.infer<z.ZodObject<typeof relayClusterEnvFields>>) {
   if (env.RELAY_REDIS_URL === undefined) return undefined;
   return {
     redisUrl: env.RELAY_REDIS_URL,

@@ -7,10 +7,10 @@ import { LOGGER } from '../../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../../common/logging/rate-limited-log.js';
 import {
   RELAY_CONFIG,
+  type RelayClientConfig,
   type RelayConfig,
   type RelayOAuthConfig,
 } from '../../config/relay-config.js';
-import type { RelayClientConfig } from '../../config/relay-config.js';
 import { DocumentTooLargeError } from './capped-fetch.js';
 import {
   idpMisconfigured,
@@ -23,19 +23,7 @@ import { IdpConfigurationError } from './issuer-metadata.js';
 import { grantedAgents, subjectOf } from './token-grants.js';
 
 /** Asymmetric signatures only: never `none`, never an HMAC keyed with a public key. */
-const ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-];
+const ALGORITHMS = 'RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 EdDSA Ed25519'.split(' ');
 
 export class TokenRefusedError extends Error {
   constructor(readonly reason: RefusalReason) {

@@ -32,13 +32,9 @@ const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
  */
 function challenge(oauth: RelayOAuthConfig | undefined, agent: string, extra = ''): string {
   if (!oauth) return `${REALM}${extra}`;
-  const metadata = `${REALM}, resource_metadata="${oauth.metadataUrl}"`;
-  return `${metadata}${scopeParameter(oauth, agent)}${extra}`;
-}
-
-/** The agent comes from the URL: a name that cannot be an agent's is left out of the header. */
-function scopeParameter(oauth: RelayOAuthConfig, agent: string): string {
-  return RELAY_NAME.test(agent) ? `, scope="${oauth.scopePrefix}${agent}"` : '';
+  // The agent comes from the URL: a name that cannot be an agent's is left out of the header.
+  const scope = RELAY_NAME.test(agent) ? `, scope="${oauth.scopePrefix}${agent}"` : '';
+  return `${REALM}, resource_metadata="${oauth.metadataUrl}"${scope}${extra}`;
 }
 
 export function unauthorized(
