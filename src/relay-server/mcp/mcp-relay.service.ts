@@ -9,19 +9,14 @@ import {
   isObject,
   jsonRpcError,
   type JsonRpcId,
+  type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
 import { changedServers } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
-import {
-  answerOf,
-  invalidRequest,
-  notUp,
-  type RelayAnswer,
-  type RelayTarget,
-} from './relay-target.js';
+import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { SessionRate } from './session-rate.js';
-import { clientTag, forwardInSession } from './session-request.js';
+import { clientTag } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
 const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
@@ -83,7 +78,7 @@ export class McpRelayService {
       const gone = 'session not found: initialize a new one';
       return { status: 404, body: jsonRpcError(id, RelayErrorCode.ServerUnavailable, gone) };
     }
-    if (kind === 'request') return this.request(session, message, method, signal, sink);
+    if (kind === 'request') return answerOf(await this.request(session, message, signal, sink));
     // A response answers a request its MCP server sent the client: the agent checks it was
     // asked of this session (the frame says which) before the server sees it.
     return this.notify(session, message) ?? { status: 202 };
@@ -133,8 +128,7 @@ export class McpRelayService {
     const server = target.server;
     const connection = this.registry.pick(target.agent, server);
     if (!connection) {
-      this.forwarder.count(target.agent, 'unavailable');
-      return { status: 200, body: notUp(id, target.agent, server) };
+      return { status: 200, body: this.forwarder.unavailable(target.agent, id, server) };
     }
     const session = this.sessions.create(target.client, target.agent, { server, connection });
     session.capabilities = askableCapabilities(message.params);
@@ -146,18 +140,28 @@ export class McpRelayService {
     return answerOf(answer);
   }
 
-  private async request(
+  /**
+   * A request of a session, either revision (StatelessRelay's one-request sessions too): to its
+   * pinned server, or the aggregate endpoint.
+   */
+  async request(
     session: RelaySession,
     message: Message,
-    method: string | undefined,
     signal: AbortSignal,
-    sink: RequestNotificationSink | undefined,
-  ): Promise<RelayAnswer> {
-    const request = { session, message, signal };
-    const answer = await forwardInSession(this.forwarder, this.aggregate, request, sink);
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    const { client, pinned } = session;
+    const answer = await this.forwarder.run(session, message, signal, (cancelled) => {
+      if (!pinned) return this.aggregate.request(session, message, cancelled, sink);
+      const { connection, server } = pinned;
+      const tag = clientTag(session);
+      return this.forwarder.send(client, connection, server, message, cancelled, { sink, tag });
+    });
     // The server's log lines may now reach this session (ServerMessageRouter decides).
-    if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;
-    return answerOf(answer);
+    if (message.method === 'logging/setLevel' && answer.error === undefined) {
+      session.wantsLogging = true;
+    }
+    return answer;
   }
 
   /**
@@ -173,12 +177,7 @@ export class McpRelayService {
     // An aggregate session is the relay's own: its notifications concern no MCP server.
     if (!pinned) return undefined;
     const tag = 'method' in message ? undefined : clientTag(session);
-    const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
-    if (refused === undefined) return undefined;
-    if (!('rejected' in refused)) return answerOf(refused);
-    // Never sent: the agent would close its connection for a frame over the limit (1009).
-    const why = `message rejected: ${refused.rejected}`;
-    return { status: 413, body: jsonRpcError(null, RelayErrorCode.MessageRejected, why) };
+    return this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
   }
 }
 

@@ -12,15 +12,9 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
-import {
-  answerOf,
-  invalidRequest,
-  notUp,
-  type RelayAnswer,
-  type RelayTarget,
-} from '../relay-target.js';
+import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
-import { forwardInSession } from '../session-request.js';
+import { McpRelayService } from '../mcp-relay.service.js';
 import type { RelaySession } from '../session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
@@ -36,8 +30,8 @@ import type { StandardHeaders } from './standard-headers.js';
 
 /**
  * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed
- * on its own and admitted through the same RelayForwarder as a 2025 one (closing the POST is
- * how 2026 cancels). The agent's servers stay 2025 servers: stateless-wire.ts translates.
+ * on its own and forwarded by McpRelayService like a 2025 one (closing the POST is how 2026
+ * cancels). The agent's servers stay 2025 servers: stateless-wire.ts translates.
  */
 @Injectable()
 export class StatelessRelay {
@@ -45,6 +39,7 @@ export class StatelessRelay {
     private readonly registry: AgentRegistry,
     private readonly forwarder: RelayForwarder,
     private readonly aggregate: AggregateService,
+    private readonly relay: McpRelayService,
     private readonly listens: ListenStore,
   ) {}
 
@@ -70,8 +65,7 @@ export class StatelessRelay {
     const connection =
       target.server === undefined ? undefined : this.registry.pick(target.agent, target.server);
     if (target.server !== undefined && !connection) {
-      this.forwarder.count(target.agent, 'unavailable');
-      return { status: 200, body: notUp(id, target.agent, target.server) };
+      return { status: 200, body: this.forwarder.unavailable(target.agent, id, target.server) };
     }
     const session = oneRequestSession(target, id, connection);
     const answer =
@@ -79,7 +73,7 @@ export class StatelessRelay {
         ? await this.discover(session, id, message, signal)
         : toStatelessAnswer(
             message,
-            await this.forward(session, withoutEnvelope(message), signal, sink),
+            await this.relay.request(session, withoutEnvelope(message), signal, sink),
           );
     return answerOf(answer, statusOf(answer));
   }
@@ -128,15 +122,6 @@ export class StatelessRelay {
     };
   }
 
-  private forward(
-    session: RelaySession,
-    message: Message,
-    signal: AbortSignal,
-    sink?: RequestNotificationSink,
-  ): Promise<JsonRpcResponse> {
-    return forwardInSession(this.forwarder, this.aggregate, { session, message, signal }, sink);
-  }
-
   /**
    * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the server's,
    * which the agent answers from its cache (docs/agent-protocol.md) at no cost to the server.
@@ -163,7 +148,7 @@ export class StatelessRelay {
           : { name: 'mcp-2026-client', version: MODERN_VERSION },
       },
     };
-    return discoverAnswer(id, await this.forward(session, initialize, signal));
+    return discoverAnswer(id, await this.relay.request(session, initialize, signal));
   }
 }
 
