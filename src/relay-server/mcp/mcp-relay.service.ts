@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import type { RequestNotificationSink } from '../agents/agent-connection.js';
+import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { AggregateService } from './aggregate/aggregate.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
@@ -12,14 +14,12 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
-import { changedServers } from './inventory-changes.js';
+import { changedServers, LIST_CHANGED, TOOLS_LIST_CHANGED } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
 import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { SessionRate } from './session-rate.js';
 import { clientTag } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
-
-const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
 /**
  * Streamable HTTP (MCP 2025-11-25) as a pure forwarder: it reads only what routing needs (the
@@ -37,6 +37,8 @@ export class McpRelayService {
     private readonly sessions: SessionStore,
     private readonly forwarder: RelayForwarder,
     private readonly aggregate: AggregateService,
+    @InjectMetric('relay_server_notifications_dropped_total')
+    private readonly dropped: Counter<'agent' | 'reason'>,
   ) {
     this.newSessions = new SessionRate(config.maxNewSessionsPerClientPerMinute);
     registry.on('disconnect', (connection) => sessions.dropConnection(connection));
@@ -47,6 +49,7 @@ export class McpRelayService {
         sessions.broadcast(connection, server, TOOLS_LIST_CHANGED);
       }
     });
+    registry.on('notification', (...event) => this.route(...event));
   }
 
   /** One POSTed message; `sink` (the client accepts an event stream) gets its progress. */
@@ -111,6 +114,31 @@ export class McpRelayService {
     return { status: 204 };
   }
 
+  /**
+   * Where a server's notification about no waiting request goes: list changes to every session of
+   * that server on that connection; anything else may carry one client's data, so only to the
+   * server's one client (logging, to its sessions that asked), dropped while it served several.
+   */
+  private route(connection: AgentConnection, server: string, message: Message): void {
+    const method = String(message.method);
+    if (LIST_CHANGED.test(method)) {
+      this.sessions.broadcast(connection, server, message);
+      return;
+    }
+    const agent = connection.agent;
+    if (method === 'notifications/progress') {
+      this.dropped.inc({ agent, reason: 'no_request' });
+      return;
+    }
+    const client = connection.soleClient(server);
+    if (client === undefined) {
+      this.dropped.inc({ agent, reason: 'unattributed' });
+      return;
+    }
+    const logging = method === 'notifications/message';
+    this.sessions.broadcast(connection, server, message, { client, logging });
+  }
+
   /** `initialize`: a new session, within the client's rate of them (429 past it). */
   private async open(target: RelayTarget, message: Message, signal: AbortSignal) {
     // Each session costs a record in Redis and, once ended, a tombstone: churn is bounded.
@@ -157,7 +185,7 @@ export class McpRelayService {
       const tag = clientTag(session);
       return this.forwarder.send(client, connection, server, message, cancelled, { sink, tag });
     });
-    // The server's log lines may now reach this session (ServerMessageRouter decides).
+    // The server's log lines may now reach this session (`route` decides).
     if (message.method === 'logging/setLevel' && answer.error === undefined) {
       session.wantsLogging = true;
     }

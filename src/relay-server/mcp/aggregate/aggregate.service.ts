@@ -22,8 +22,7 @@ import { OtherReplicas } from '../other-replicas.js';
 import { notUp } from '../relay-target.js';
 import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
-
-const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+import { TOOLS_LIST_CHANGED } from '../inventory-changes.js';
 
 /**
  * Bounds of one aggregate `tools/list`. A `hello` carries all the agent's tools in one 4 MiB

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
-import { changedServers } from '../inventory-changes.js';
+import { changedServers, LIST_CHANGED } from '../inventory-changes.js';
 import { type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
 /** The lists whose changes a listen can ask for, by the name of its flag. */
@@ -33,7 +33,6 @@ interface Listener {
   end: () => void;
 }
 
-const LIST_CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;
 /** A server that comes, goes or restarts may have changed any of its lists. */
 const EVERY_LIST: readonly ListKind[] = Object.values(LIST_FLAGS);
 
