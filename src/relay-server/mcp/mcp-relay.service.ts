@@ -225,9 +225,6 @@ function kindOf(
 /** What an MCP server may ask this client for: its declared sampling, elicitation, roots. */
 function askableCapabilities(params: unknown): Record<string, unknown> {
   const declared = isObject(params) && isObject(params.capabilities) ? params.capabilities : {};
-  const { sampling, elicitation, roots } = declared;
-  const declaredOnes = Object.entries({ sampling, elicitation, roots }).filter(
-    ([, v]) => v !== undefined,
-  );
-  return Object.fromEntries(declaredOnes);
+  const askable = ['sampling', 'elicitation', 'roots'].filter((n) => declared[n] !== undefined);
+  return Object.fromEntries(askable.map((name) => [name, declared[name]]));
 }

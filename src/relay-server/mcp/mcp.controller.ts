@@ -94,18 +94,10 @@ export class McpController {
       if (!response.writableFinished && !(resumable && stream?.started)) hungUp.abort();
     });
     const sink = resumable?.sink ?? stream?.sink;
+    const name = header(request, 'mcp-name');
+    const headers = { protocolVersion, method: header(request, 'mcp-method'), name };
     const answer = modern
-      ? await this.stateless.post(
-          target,
-          message,
-          {
-            protocolVersion,
-            method: header(request, 'mcp-method'),
-            name: header(request, 'mcp-name'),
-          },
-          hungUp.signal,
-          sink,
-        )
+      ? await this.stateless.post(target, message, headers, hungUp.signal, sink)
       : await this.relay.post(target, message, hungUp.signal, sink);
     // A session other replicas cannot find would get 404 there: it is not handed out.
     if (answer.sessionId !== undefined && !(await this.peers.recorded(answer.sessionId, target))) {

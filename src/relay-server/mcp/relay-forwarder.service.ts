@@ -62,11 +62,8 @@ export class RelayForwarder {
     // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
     if (session.inFlight.has(key)) {
       this.requests.inc({ agent: session.agent, outcome: 'error' });
-      return jsonRpcError(
-        clientId,
-        JsonRpcCode.InvalidRequest,
-        'a request with this id is already in flight in this session',
-      );
+      const duplicate = 'a request with this id is already in flight in this session';
+      return jsonRpcError(clientId, JsonRpcCode.InvalidRequest, duplicate);
     }
     const release = this.admit(session, clientId);
     if (typeof release !== 'function') return release;

@@ -195,10 +195,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  get size(): number {
-    return this.sessions.size;
-  }
-
   countByAgent(agents: Iterable<string>): Map<string, number> {
     const counts = new Map([...agents].map((agent) => [agent, 0]));
     for (const { agent } of this.sessions.values()) counts.set(agent, (counts.get(agent) ?? 0) + 1);

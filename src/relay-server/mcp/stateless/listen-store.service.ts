@@ -3,6 +3,7 @@ import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
 import { changedServers, LIST_CHANGED } from '../inventory-changes.js';
+import type { RelayTarget } from '../relay-target.js';
 import { type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
 /** The lists whose changes a listen can ask for, by the name of its flag. */
@@ -22,10 +23,7 @@ export function listsAsked(params: unknown): ListKind[] {
     .map(([, kind]) => kind);
 }
 
-interface Listener {
-  client: string;
-  agent: string;
-  server: string | undefined;
+interface Listener extends Pick<RelayTarget, 'client' | 'agent' | 'server'> {
   /** The lists it asked to follow: it hears of no other. */
   lists: ListKind[];
   id: JsonRpcId;

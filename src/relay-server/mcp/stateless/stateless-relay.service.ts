@@ -93,15 +93,7 @@ export class StatelessRelay {
     let end = () => {};
     const ended = new Promise<void>((resolve) => (end = resolve));
     const lists = listsAsked(message.params);
-    const remove = this.listens.add({
-      client: target.client,
-      agent: target.agent,
-      server: target.server,
-      lists,
-      id,
-      send: sink,
-      end,
-    });
+    const remove = this.listens.add({ ...target, lists, id, send: sink, end });
     if (!remove) {
       const refusal = 'too many subscriptions/listen streams open for this client';
       return answerOf(jsonRpcError(id, JsonRpcCode.Overloaded, refusal));
@@ -132,9 +124,7 @@ export class StatelessRelay {
     message: Message,
     signal: AbortSignal,
   ): Promise<JsonRpcResponse> {
-    if (!session.pinned) {
-      return discoverAnswer(id, this.aggregate.initialize(id, undefined));
-    }
+    if (!session.pinned) return discoverAnswer(id, this.aggregate.initialize(id, undefined));
     const meta = metaOf(message) ?? {};
     const initialize = {
       jsonrpc: '2.0',
@@ -154,18 +144,15 @@ export class StatelessRelay {
 
 /** A throwaway "session" for one request: what the forwarder needs to admit and cancel it. */
 function oneRequestSession(
-  target: RelayTarget,
+  { client, agent, server }: RelayTarget,
   id: JsonRpcId,
   connection: AgentConnection | undefined,
 ): RelaySession {
   return {
     id: `stateless:${String(id)}`,
-    client: target.client,
-    agent: target.agent,
-    ...(connection &&
-      target.server !== undefined && {
-        pinned: { server: target.server, connection },
-      }),
+    client,
+    agent,
+    ...(connection && server !== undefined && { pinned: { server, connection } }),
     inFlight: new Map(),
     lastUsed: Date.now(),
   };
