@@ -31,7 +31,6 @@ import { McpRelayService } from './mcp/mcp-relay.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
-import { ServerMessageRouter } from './mcp/server-message-router.service.js';
 import { StreamBudget } from './mcp/stream-budget.js';
 import { sessionMetricProviders } from './mcp/session-metrics.js';
 import { SessionStore } from './mcp/session-store.service.js';
@@ -44,7 +43,6 @@ import { relayMetricProviders } from './metrics/relay-metrics.js';
     StatelessRelay,
     ListenStore,
     RelayForwarder,
-    ServerMessageRouter,
     StreamBudget,
     AggregateService,
     SessionStore,

@@ -236,7 +236,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       }
       case 'notification':
         // Progress goes to the waiting request of that server it is about; the rest to
-        // the registry's listeners (ServerMessageRouter decides which sessions hear it).
+        // the registry's listeners (McpRelayService decides which sessions hear it).
         if (!state.connection.deliver(frame.server, frame.message)) {
           const { connection } = state;
           this.registry.emit('notification', connection, frame.server, frame.message, frame.client);

@@ -27,8 +27,7 @@ export function withExactIds(message: unknown, text: string): unknown {
     exact.id = id;
   }
   if (params && needsExactValue(params.requestId)) {
-    const losslessParams = lossless.params as Message;
-    const requestId = exactNumber(losslessParams.requestId);
+    const requestId = exactNumber((lossless.params as Message).requestId);
     if (requestId === undefined) return INEXACT_ID;
     exact.params = { ...params, requestId };
   }

@@ -1,5 +1,9 @@
 import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 
+/** A server's notification that one of its lists changed: the same for every client. */
+export const LIST_CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;
+export const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+
 /** The servers whose tools as a client sees them (up ones only) differ between two inventories. */
 export function changedServers(
   before: readonly ProtocolServer[],

@@ -12,21 +12,11 @@ export function encodeEvent(message: unknown): Buffer {
   return Buffer.from(`event: message\ndata: ${stringifyMessage(message)}\n\n`);
 }
 
-export interface EventStreamOptions {
-  budget: StreamBudget;
-  client: string;
-  /**
-   * A notification-only stream (GET, listen) is closed past a budget, telling its client it
-   * missed something; a request's stream drops progress instead and still gets its answer.
-   */
-  closeWhenOver: boolean;
-  onOver: (budget: StreamBudgetName) => void;
-}
-
 /**
  * A POST's answer, `application/json` unless the server first sends something about the request
  * (progress): then a `text/event-stream` ending with the response. A GET stream starts at once.
- * What the network has not taken counts in the StreamBudget until it has, or the stream closes.
+ * What the network has not taken counts in the StreamBudget until it has, or the stream closes;
+ * an event past a budget is not written, and `onOver` decides what else happens.
  */
 export class LazyEventStream {
   started = false;
@@ -35,11 +25,13 @@ export class LazyEventStream {
 
   constructor(
     private readonly response: Response,
-    private readonly options: EventStreamOptions,
+    private readonly budget: StreamBudget,
+    private readonly client: string,
+    private readonly onOver: (budget: StreamBudgetName) => void,
   ) {
     response.once('close', () => {
       this.closed = true;
-      this.options.budget.release(this.options.client, this.held);
+      this.budget.release(this.client, this.held);
       this.held = 0;
     });
   }
@@ -51,14 +43,9 @@ export class LazyEventStream {
   send(event: Buffer): void {
     if (this.response.destroyed) return;
     this.start();
-    const { budget, client } = this.options;
-    const over = budget.take(client, this.held, event.length);
-    if (over !== undefined) {
-      this.options.onOver(over);
-      if (this.options.closeWhenOver) this.response.destroy();
-      return;
-    }
-    this.write(event);
+    const over = this.budget.take(this.client, this.held, event.length);
+    if (over === undefined) this.write(event);
+    else this.onOver(over);
   }
 
   private write(event: Buffer): void {
@@ -67,7 +54,7 @@ export class LazyEventStream {
       // After 'close' the budget has it back already.
       if (this.closed) return;
       this.held -= event.length;
-      this.options.budget.release(this.options.client, event.length);
+      this.budget.release(this.client, event.length);
     });
   }
 
@@ -81,17 +68,12 @@ export class LazyEventStream {
     this.response.flushHeaders();
   }
 
-  /** Ends the stream with the answer, if any: it is always written, and counted. */
-  finish(body: unknown): void {
-    this.end(body === undefined ? undefined : encodeEvent(body));
-  }
-
-  /** `finish` with the answer's event encoded; false when the connection is gone. */
+  /** Ends the stream with the answer's event, if any: always written, and counted (false: gone). */
   end(event?: Buffer): boolean {
     if (this.response.destroyed) return false;
     this.start();
     if (event) {
-      this.options.budget.charge(this.options.client, event.length);
+      this.budget.charge(this.client, event.length);
       this.write(event);
     }
     this.response.end();

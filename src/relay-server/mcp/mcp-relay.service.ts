@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import type { Counter } from 'prom-client';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import type { RequestNotificationSink } from '../agents/agent-connection.js';
+import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { AggregateService } from './aggregate/aggregate.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
@@ -9,22 +11,15 @@ import {
   isObject,
   jsonRpcError,
   type JsonRpcId,
+  type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
-import { changedServers } from './inventory-changes.js';
+import { changedServers, LIST_CHANGED, TOOLS_LIST_CHANGED } from './inventory-changes.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
-import {
-  answerOf,
-  invalidRequest,
-  notUp,
-  type RelayAnswer,
-  type RelayTarget,
-} from './relay-target.js';
+import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { SessionRate } from './session-rate.js';
-import { clientTag, forwardInSession } from './session-request.js';
+import { clientTag } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
-
-const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
 /**
  * Streamable HTTP (MCP 2025-11-25) as a pure forwarder: it reads only what routing needs (the
@@ -42,6 +37,8 @@ export class McpRelayService {
     private readonly sessions: SessionStore,
     private readonly forwarder: RelayForwarder,
     private readonly aggregate: AggregateService,
+    @InjectMetric('relay_server_notifications_dropped_total')
+    private readonly dropped: Counter<'agent' | 'reason'>,
   ) {
     this.newSessions = new SessionRate(config.maxNewSessionsPerClientPerMinute);
     registry.on('disconnect', (connection) => sessions.dropConnection(connection));
@@ -52,6 +49,7 @@ export class McpRelayService {
         sessions.broadcast(connection, server, TOOLS_LIST_CHANGED);
       }
     });
+    registry.on('notification', (...event) => this.route(...event));
   }
 
   /** One POSTed message; `sink` (the client accepts an event stream) gets its progress. */
@@ -83,7 +81,7 @@ export class McpRelayService {
       const gone = 'session not found: initialize a new one';
       return { status: 404, body: jsonRpcError(id, RelayErrorCode.ServerUnavailable, gone) };
     }
-    if (kind === 'request') return this.request(session, message, method, signal, sink);
+    if (kind === 'request') return answerOf(await this.request(session, message, signal, sink));
     // A response answers a request its MCP server sent the client: the agent checks it was
     // asked of this session (the frame says which) before the server sees it.
     return this.notify(session, message) ?? { status: 202 };
@@ -116,6 +114,37 @@ export class McpRelayService {
     return { status: 204 };
   }
 
+  /**
+   * Where a server's notification about no waiting request goes: list changes to every session of
+   * that server on that connection; anything else may carry one client's data, so only to the
+   * server's one client (logging, to its sessions that asked), dropped while it served several;
+   * `from` names the client whose own process of a per-client server sent it.
+   */
+  private route(
+    connection: AgentConnection,
+    server: string,
+    message: Message,
+    from?: string,
+  ): void {
+    const method = String(message.method);
+    if (LIST_CHANGED.test(method)) {
+      this.sessions.broadcast(connection, server, message);
+      return;
+    }
+    const agent = connection.agent;
+    if (method === 'notifications/progress') {
+      this.dropped.inc({ agent, reason: 'no_request' });
+      return;
+    }
+    const client = from ?? connection.soleClient(server);
+    if (client === undefined) {
+      this.dropped.inc({ agent, reason: 'unattributed' });
+      return;
+    }
+    const logging = method === 'notifications/message';
+    this.sessions.broadcast(connection, server, message, { client, logging });
+  }
+
   /** `initialize`: a new session, within the client's rate of them (429 past it). */
   private async open(target: RelayTarget, message: Message, signal: AbortSignal) {
     // Each session costs a record in Redis and, once ended, a tombstone: churn is bounded.
@@ -133,8 +162,7 @@ export class McpRelayService {
     const server = target.server;
     const connection = this.registry.pick(target.agent, server);
     if (!connection) {
-      this.forwarder.count(target.agent, 'unavailable');
-      return { status: 200, body: notUp(id, target.agent, server) };
+      return { status: 200, body: this.forwarder.unavailable(target.agent, id, server) };
     }
     const session = this.sessions.create(target.client, target.agent, { server, connection });
     session.capabilities = askableCapabilities(message.params);
@@ -146,18 +174,28 @@ export class McpRelayService {
     return answerOf(answer);
   }
 
-  private async request(
+  /**
+   * A request of a session, either revision (StatelessRelay's one-request sessions too): to its
+   * pinned server, or the aggregate endpoint.
+   */
+  async request(
     session: RelaySession,
     message: Message,
-    method: string | undefined,
     signal: AbortSignal,
-    sink: RequestNotificationSink | undefined,
-  ): Promise<RelayAnswer> {
-    const request = { session, message, signal };
-    const answer = await forwardInSession(this.forwarder, this.aggregate, request, sink);
-    // The server's log lines may now reach this session (ServerMessageRouter decides).
-    if (method === 'logging/setLevel' && answer.error === undefined) session.wantsLogging = true;
-    return answerOf(answer);
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    const { client, pinned } = session;
+    const answer = await this.forwarder.run(session, message, signal, (cancelled) => {
+      if (!pinned) return this.aggregate.request(session, message, cancelled, sink);
+      const { connection, server } = pinned;
+      const tag = clientTag(session);
+      return this.forwarder.send(client, connection, server, message, cancelled, { sink, tag });
+    });
+    // The server's log lines may now reach this session (`route` decides).
+    if (message.method === 'logging/setLevel' && answer.error === undefined) {
+      session.wantsLogging = true;
+    }
+    return answer;
   }
 
   /**
@@ -173,12 +211,7 @@ export class McpRelayService {
     // An aggregate session is the relay's own: its notifications concern no MCP server.
     if (!pinned) return undefined;
     const tag = clientTag(session);
-    const refused = this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
-    if (refused === undefined) return undefined;
-    if (!('rejected' in refused)) return answerOf(refused);
-    // Never sent: the agent would close its connection for a frame over the limit (1009).
-    const why = `message rejected: ${refused.rejected}`;
-    return { status: 413, body: jsonRpcError(null, RelayErrorCode.MessageRejected, why) };
+    return this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
   }
 }
 
@@ -198,9 +231,6 @@ function kindOf(
 /** What an MCP server may ask this client for: its declared sampling, elicitation, roots. */
 function askableCapabilities(params: unknown): Record<string, unknown> {
   const declared = isObject(params) && isObject(params.capabilities) ? params.capabilities : {};
-  const { sampling, elicitation, roots } = declared;
-  const declaredOnes = Object.entries({ sampling, elicitation, roots }).filter(
-    ([, v]) => v !== undefined,
-  );
-  return Object.fromEntries(declaredOnes);
+  const askable = ['sampling', 'elicitation', 'roots'].filter((n) => declared[n] !== undefined);
+  return Object.fromEntries(askable.map((name) => [name, declared[name]]));
 }

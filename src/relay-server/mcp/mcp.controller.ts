@@ -20,19 +20,18 @@ import { ClientAuthGuard } from '../auth/client-auth.guard.js';
 import type { ClientRequest } from '../auth/client-request.js';
 import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { INEXACT_ID } from './exact-ids.js';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { isObject, JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
 import { McpRelayService } from './mcp-relay.service.js';
-import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
+import { answerOf, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { ReplicaRouting } from './other-replicas.js';
 import { acceptsEventStream, encodeEvent, LazyEventStream } from './lazy-event-stream.js';
 import { ReplayBuffer, type ReplayDrop, requestOf } from './resumable/replay-buffer.js';
 import { SessionStore } from './session-store.service.js';
-import { StreamBudget, type StreamBudgetName } from './stream-budget.js';
+import { StreamBudget } from './stream-budget.js';
 import { StatelessRelay } from './stateless/stateless-relay.service.js';
 import { isStateless } from './stateless/stateless-wire.js';
-import { PARSE_ERROR, readJsonBody } from './read-json-body.js';
+import { InvalidBody, readJsonBody } from './read-json-body.js';
 
 const LOST = 'the answer to this request is no longer kept (delivered, or pushed out): retry';
 /** `mcp/<agent>/<server>` (one MCP server) and `mcp/<agent>` (the aggregate endpoint). */
@@ -72,7 +71,8 @@ export class McpController {
     const target = this.target(request);
     const message = await readJsonBody(request, this.config.maxFrameBytes);
     // A malformed body gets its 400 first, so it never counts as a refusal for unread answers.
-    const refused = invalidBodyAnswer(message) ?? this.refuseWhileUnread(target);
+    const refused =
+      message instanceof InvalidBody ? message.answer : this.refuseWhileUnread(target);
     if (refused) {
       write(response, refused);
       return;
@@ -94,18 +94,10 @@ export class McpController {
       if (!response.writableFinished && !(resumable && stream?.started)) hungUp.abort();
     });
     const sink = resumable?.sink ?? stream?.sink;
+    const name = header(request, 'mcp-name');
+    const headers = { protocolVersion, method: header(request, 'mcp-method'), name };
     const answer = modern
-      ? await this.stateless.post(
-          target,
-          message,
-          {
-            protocolVersion,
-            method: header(request, 'mcp-method'),
-            name: header(request, 'mcp-name'),
-          },
-          hungUp.signal,
-          sink,
-        )
+      ? await this.stateless.post(target, message, headers, hungUp.signal, sink)
       : await this.relay.post(target, message, hungUp.signal, sink);
     // A session other replicas cannot find would get 404 there: it is not handed out.
     if (answer.sessionId !== undefined && !(await this.peers.recorded(answer.sessionId, target))) {
@@ -114,7 +106,7 @@ export class McpController {
       return;
     }
     if (resumable?.finish(answer.body)) return;
-    if (stream?.started) stream.finish(answer.body);
+    if (stream?.started) stream.end(answer.body && encodeEvent(answer.body));
     else write(response, answer, { budget: this.budget, client: target.client });
   }
 
@@ -145,7 +137,7 @@ export class McpController {
     const events = this.eventStream(response, target, true);
     const opened = this.relay.openStream(target, {
       send: (event) => (replay ? replay.send(replay.listen, event) : events.send(event)),
-      end: () => events.finish(undefined),
+      end: () => events.end(),
     });
     if (opened.answer) {
       write(response, opened.answer);
@@ -200,17 +192,16 @@ export class McpController {
     const { agent, client } = target;
     const onDropped = (reason: ReplayDrop) => this.replayDropped.inc({ agent, reason });
     const limit = this.config.streamReplayBytes;
-    session.replay ??= new ReplayBuffer({ limit, budget: this.budget, client, onDropped });
+    session.replay ??= new ReplayBuffer(limit, this.budget, client, onDropped);
     return session.replay;
   }
 
-  /** Past a StreamBudget a notification stream is closed, a request's progress dropped. */
-  private eventStream(
-    response: Response,
-    { agent, client }: RelayTarget,
-    closeWhenOver: boolean,
-  ): LazyEventStream {
-    const onOver = (budget: StreamBudgetName) => {
+  /**
+   * Past a StreamBudget a notification-only stream (GET, listen) is closed, telling its client
+   * it missed something; a request's stream drops progress instead and still gets its answer.
+   */
+  private eventStream(response: Response, { agent, client }: RelayTarget, closeWhenOver: boolean) {
+    return new LazyEventStream(response, this.budget, client, (budget) => {
       if (!closeWhenOver) {
         this.dropped.inc({ agent });
         return;
@@ -220,8 +211,8 @@ export class McpController {
         { agent, client, budget },
         'closing an event stream whose client is not reading it: over its buffer budget',
       );
-    };
-    return new LazyEventStream(response, { budget: this.budget, client, closeWhenOver, onOver });
+      response.destroy();
+    });
   }
 
   /** A client whose answers wait unread past a budget gets no new request in (429, -32005). */
@@ -242,22 +233,6 @@ export class McpController {
     const sessionId = header(request, 'mcp-session-id') || undefined;
     return { client: client.name, agent, server, sessionId };
   }
-}
-
-function invalidBodyAnswer(message: unknown): RelayAnswer | undefined {
-  if (message === PARSE_ERROR) {
-    return {
-      status: 400,
-      body: jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON'),
-    };
-  }
-  if (message === INEXACT_ID) {
-    return invalidRequest(
-      null,
-      'a numeric id must be an integer or a number a double holds exactly: send it as a string',
-    );
-  }
-  return undefined;
 }
 
 /** Priming events carry an empty `data`, which clients before 2025-11-25 cannot read. */

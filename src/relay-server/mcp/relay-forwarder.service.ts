@@ -21,6 +21,7 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../json-rpc/json-rpc.js';
+import { answerOf, notUp, type RelayAnswer } from './relay-target.js';
 import type { RelaySession } from './session-store.service.js';
 
 /**
@@ -61,11 +62,8 @@ export class RelayForwarder {
     // flight would make the first one uncancellable (JSON-RPC ids are unique per sender).
     if (session.inFlight.has(key)) {
       this.requests.inc({ agent: session.agent, outcome: 'error' });
-      return jsonRpcError(
-        clientId,
-        JsonRpcCode.InvalidRequest,
-        'a request with this id is already in flight in this session',
-      );
+      const duplicate = 'a request with this id is already in flight in this session';
+      return jsonRpcError(clientId, JsonRpcCode.InvalidRequest, duplicate);
     }
     const release = this.admit(session, clientId);
     if (typeof release !== 'function') return release;
@@ -162,9 +160,9 @@ export class RelayForwarder {
   }
 
   /**
-   * Passes a client's notification on, holding an in-flight slot until it has left the process;
-   * refused like a request (-32005) while the connection is not reading. Returns the refusal:
-   * that error, or why the frame was never sent (over the protocol's limits).
+   * Passes a client's notification on, holding an in-flight slot until it has left the process.
+   * The refusal: -32005 (429) while the connection is not reading, like a request; 413 for a
+   * frame over the protocol's limits, never sent (the agent would close its connection, 1009).
    */
   notify(
     session: RelaySession,
@@ -172,21 +170,24 @@ export class RelayForwarder {
     server: string,
     message: Message,
     tag?: ClientTag,
-  ): JsonRpcResponse | { rejected: string } | undefined {
+  ): RelayAnswer | undefined {
     const waiting = connection.congested;
-    if (waiting !== undefined) {
-      return this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting));
-    }
-    const release = this.admit(session, null);
-    if (typeof release !== 'function') return release;
+    const release =
+      waiting === undefined
+        ? this.admit(session, null)
+        : this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting));
+    if (typeof release !== 'function') return answerOf(release);
     connection.served(server, session.client);
     const rejected = connection.notify(server, message, release, tag);
-    return rejected === undefined ? undefined : { rejected };
+    if (rejected === undefined) return undefined;
+    const why = `message rejected: ${rejected}`;
+    return { status: 413, body: jsonRpcError(null, RelayErrorCode.MessageRejected, why) };
   }
 
-  /** Counts a request answered before any session admitted it (no connection for initialize). */
-  count(agent: string, outcome: 'unavailable'): void {
-    this.requests.inc({ agent, outcome });
+  /** No connection has `server` up: a request answered before any session admitted it, counted. */
+  unavailable(agent: string, id: JsonRpcId | null, server: string): JsonRpcResponse {
+    this.requests.inc({ agent, outcome: 'unavailable' });
+    return notUp(id, agent, server);
   }
 
   /**

@@ -50,7 +50,7 @@ describe('SessionStore', () => {
     expect(store.find(at('a-moved-id', 'alice', 'shop', 'echo'))).toBe(taken);
     expect(taken.wantsLogging).toBe(true);
     expect(store.adopt('a-moved-id', { client: 'alice', agent: 'shop' }, pin)).toBe(taken);
-    expect(store.size).toBe(1);
+    expect(store.list()).toHaveLength(1);
   });
 
   it('counts open sessions per agent, the agents named included with 0', () => {
@@ -93,7 +93,7 @@ describe('SessionStore', () => {
     });
     connection.open = false;
     expect(store.find(at(session.id, 'alice', 'shop', 'echo'))).toBeUndefined();
-    expect(store.size).toBe(0);
+    expect(store.list()).toHaveLength(0);
   });
 
   it('ends sessions idle past the limit, but not one with a request in flight', () => {

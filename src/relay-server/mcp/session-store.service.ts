@@ -152,28 +152,21 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     for (const session of this.sessions.values()) session.stream?.end();
   }
 
-  /** To every open stream of `server`'s sessions on `connection`. */
-  broadcast(connection: AgentConnection, server: string, message: Message): void {
-    this.sendWhere(
-      (s) => s.pinned?.connection === connection && s.pinned.server === server,
-      message,
-    );
-  }
-
-  /** To `client`'s streams of `server` on `connection`; with `logging`, those that asked. */
-  sendToClient(
+  /**
+   * To the open streams of `server`'s sessions on `connection`; with `only`, of its client's
+   * sessions (with `logging`, those that asked for log lines).
+   */
+  broadcast(
     connection: AgentConnection,
     server: string,
-    client: string,
     message: Message,
-    logging: boolean,
+    only?: { client: string; logging: boolean },
   ): void {
     this.sendWhere(
       (s) =>
         s.pinned?.connection === connection &&
         s.pinned.server === server &&
-        s.client === client &&
-        (!logging || s.wantsLogging === true),
+        (!only || (s.client === only.client && (!only.logging || s.wantsLogging === true))),
       message,
     );
   }
@@ -200,10 +193,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
         this.delete(id);
       }
     }
-  }
-
-  get size(): number {
-    return this.sessions.size;
   }
 
   countByAgent(agents: Iterable<string>): Map<string, number> {

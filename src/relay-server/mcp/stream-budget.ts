@@ -20,11 +20,9 @@ export class StreamBudget {
   /** Takes `bytes` for a stream holding `streamHeld`, or names the budget that refuses them. */
   take(client: string, streamHeld: number, bytes: number): StreamBudgetName | undefined {
     if (streamHeld > 0 && streamHeld + bytes > this.config.maxFrameBytes) return 'stream';
-    const held = this.byClient.get(client) ?? 0;
-    if (held + bytes > this.config.maxStreamBufferBytesPerClient) return 'client';
+    if (this.heldBy(client) + bytes > this.config.maxStreamBufferBytesPerClient) return 'client';
     if (this.total + bytes > this.config.maxStreamBufferBytes) return 'relay';
-    this.byClient.set(client, held + bytes);
-    this.total += bytes;
+    this.charge(client, bytes);
     return undefined;
   }
 

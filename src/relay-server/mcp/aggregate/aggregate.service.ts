@@ -22,8 +22,7 @@ import { OtherReplicas } from '../other-replicas.js';
 import { notUp } from '../relay-target.js';
 import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
-
-const TOOLS_LIST_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+import { TOOLS_LIST_CHANGED } from '../inventory-changes.js';
 
 /**
  * Bounds of one aggregate `tools/list`. A `hello` carries all the agent's tools in one 4 MiB
@@ -118,11 +117,8 @@ export class AggregateService {
   ): Promise<JsonRpcResponse> {
     const { agent } = session;
     if (isObject(params) && params.cursor !== undefined) {
-      return jsonRpcError(
-        id,
-        JsonRpcCode.InvalidParams,
-        'the aggregate endpoint answers tools/list in one page: it has no cursors',
-      );
+      const onePage = 'the aggregate endpoint answers tools/list in one page: it has no cursors';
+      return jsonRpcError(id, JsonRpcCode.InvalidParams, onePage);
     }
     const elsewhere = await this.peers.serversElsewhere(agent);
     const merged = await listAllTools(
@@ -132,16 +128,10 @@ export class AggregateService {
     );
     if (signal.aborted) return cancelledError(id);
     if (merged.failures.length > 0) {
-      this.failureLog.warn(
-        {
-          agent,
-          failures: merged.failures.slice(0, 10).map((f) => ({
-            server: f.server.slice(0, 64),
-            reason: f.reason.slice(0, 200),
-          })),
-        },
-        'aggregate tools/list left servers out',
-      );
+      const failures = merged.failures
+        .slice(0, 10)
+        .map((f) => ({ server: f.server.slice(0, 64), reason: f.reason.slice(0, 200) }));
+      this.failureLog.warn({ agent, failures }, 'aggregate tools/list left servers out');
     }
     return { jsonrpc: '2.0', id, result: { tools: merged.tools } };
   }
@@ -187,11 +177,8 @@ export class AggregateService {
     const target = splitName(name);
     if (!target) {
       // MCP answers an unknown tool with -32602 (Invalid params).
-      return jsonRpcError(
-        id,
-        JsonRpcCode.InvalidParams,
-        `unknown tool "${name.slice(0, 200)}": aggregate tool names are <server>__<tool>`,
-      );
+      const unknown = `unknown tool "${name.slice(0, 200)}": aggregate tool names are <server>__<tool>`;
+      return jsonRpcError(id, JsonRpcCode.InvalidParams, unknown);
     }
     const call = { ...message, params: { ...params, name: target.tool } };
     const connection = this.registry.pick(agent, target.server);

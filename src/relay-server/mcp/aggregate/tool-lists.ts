@@ -15,10 +15,7 @@ export interface ToolListLimits {
   maxBytes: number;
 }
 
-export interface ToolListFailure {
-  server: string;
-  reason: string;
-}
+type ToolListFailure = { server: string; reason: string };
 
 /**
  * Every server's whole list (following `nextCursor`), merged in the order of `servers` under
@@ -33,14 +30,13 @@ export async function listAllTools(
   const lists = new Map<string, unknown[]>();
   const listed: ListedBytes = { bytes: 0 };
 
-  const listServer = async (server: string): Promise<void> => {
-    const tools = await listServerTools(server, fetchPage, limits, listed, failures);
-    if (tools !== undefined) lists.set(server, tools);
-  };
-
   let next = 0;
   const worker = async () => {
-    while (next < servers.length) await listServer(servers[next++]!);
+    while (next < servers.length) {
+      const server = servers[next++]!;
+      const tools = await listServerTools(server, fetchPage, limits, listed, failures);
+      if (tools !== undefined) lists.set(server, tools);
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limits.concurrency, servers.length) }, worker));
 

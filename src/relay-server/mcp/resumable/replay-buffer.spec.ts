@@ -40,7 +40,7 @@ function setUp(limit = 1000, perClient = 10_000) {
   } as RelayConfig);
   const dropped: ReplayDrop[] = [];
   const onDropped = (why: ReplayDrop) => dropped.push(why);
-  return { budget, dropped, buffer: new ReplayBuffer({ limit, budget, client: 'a', onDropped }) };
+  return { budget, dropped, buffer: new ReplayBuffer(limit, budget, 'a', onDropped) };
 }
 
 describe('ReplayBuffer', () => {

@@ -45,12 +45,10 @@ export class ReplayBuffer {
   private cleared = false;
 
   constructor(
-    private readonly options: {
-      limit: number;
-      budget: StreamBudget;
-      client: string;
-      onDropped: (why: ReplayDrop) => void;
-    },
+    private readonly limit: number,
+    private readonly budget: StreamBudget,
+    private readonly client: string,
+    private readonly onDropped: (why: ReplayDrop) => void,
   ) {}
 
   /** A stream on `writer`: `request`'s, or without one the GET stream (it goes on). */
@@ -119,7 +117,7 @@ export class ReplayBuffer {
       this.forget(key);
       return false;
     }
-    if ((missed[0]?.n ?? answer?.n ?? stream.n + 1) !== after + 1) this.options.onDropped('resume');
+    if ((missed[0]?.n ?? answer?.n ?? stream.n + 1) !== after + 1) this.onDropped('resume');
     stream.writer = writer;
     writer.start();
     for (const { event } of missed) writer.send(event);
@@ -151,7 +149,7 @@ export class ReplayBuffer {
   /** The session ended: what it kept goes; streams under way still reach their connections. */
   clear(): void {
     this.cleared = true;
-    this.options.budget.release(this.options.client, this.bytes);
+    this.budget.release(this.client, this.bytes);
     this.kept = [];
     this.bytes = 0;
   }
@@ -162,13 +160,14 @@ export class ReplayBuffer {
   }
 
   private keep(stream: string, n: number, event: Buffer): void {
-    const { limit, budget, client, onDropped } = this.options;
     if (this.cleared) return;
-    if (event.length > limit) return onDropped('bound');
-    if (budget.take(client, 0, event.length) !== undefined) return onDropped('budget');
+    if (event.length > this.limit) return this.onDropped('bound');
+    if (this.budget.take(this.client, 0, event.length) !== undefined) {
+      return this.onDropped('budget');
+    }
     this.kept.push({ stream, n, event });
     this.bytes += event.length;
-    while (this.bytes > limit) this.drop(0, 'bound');
+    while (this.bytes > this.limit) this.drop(0, 'bound');
   }
 
   /** `key`'s stream answered with its event `n`: what it kept goes, its answer's id stays. */
@@ -193,8 +192,8 @@ export class ReplayBuffer {
     const [gone] = this.kept.splice(index, 1);
     if (!gone) return;
     this.bytes -= gone.event.length;
-    this.options.budget.release(this.options.client, gone.event.length);
-    if (why) this.options.onDropped(why);
+    this.budget.release(this.client, gone.event.length);
+    if (why) this.onDropped(why);
   }
 }
 

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
-import { changedServers } from '../inventory-changes.js';
+import { changedServers, LIST_CHANGED } from '../inventory-changes.js';
+import type { RelayTarget } from '../relay-target.js';
 import { type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
 /** The lists whose changes a listen can ask for, by the name of its flag. */
@@ -22,10 +23,7 @@ export function listsAsked(params: unknown): ListKind[] {
     .map(([, kind]) => kind);
 }
 
-interface Listener {
-  client: string;
-  agent: string;
-  server: string | undefined;
+interface Listener extends Pick<RelayTarget, 'client' | 'agent' | 'server'> {
   /** The lists it asked to follow: it hears of no other. */
   lists: ListKind[];
   id: JsonRpcId;
@@ -33,7 +31,6 @@ interface Listener {
   end: () => void;
 }
 
-const LIST_CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;
 /** A server that comes, goes or restarts may have changed any of its lists. */
 const EVERY_LIST: readonly ListKind[] = Object.values(LIST_FLAGS);
 

@@ -12,15 +12,9 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
-import {
-  answerOf,
-  invalidRequest,
-  notUp,
-  type RelayAnswer,
-  type RelayTarget,
-} from '../relay-target.js';
+import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
-import { forwardInSession } from '../session-request.js';
+import { McpRelayService } from '../mcp-relay.service.js';
 import type { RelaySession } from '../session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
@@ -36,8 +30,8 @@ import type { StandardHeaders } from './standard-headers.js';
 
 /**
  * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed
- * on its own and admitted through the same RelayForwarder as a 2025 one (closing the POST is
- * how 2026 cancels). The agent's servers stay 2025 servers: stateless-wire.ts translates.
+ * on its own and forwarded by McpRelayService like a 2025 one (closing the POST is how 2026
+ * cancels). The agent's servers stay 2025 servers: stateless-wire.ts translates.
  */
 @Injectable()
 export class StatelessRelay {
@@ -45,6 +39,7 @@ export class StatelessRelay {
     private readonly registry: AgentRegistry,
     private readonly forwarder: RelayForwarder,
     private readonly aggregate: AggregateService,
+    private readonly relay: McpRelayService,
     private readonly listens: ListenStore,
   ) {}
 
@@ -70,8 +65,7 @@ export class StatelessRelay {
     const connection =
       target.server === undefined ? undefined : this.registry.pick(target.agent, target.server);
     if (target.server !== undefined && !connection) {
-      this.forwarder.count(target.agent, 'unavailable');
-      return { status: 200, body: notUp(id, target.agent, target.server) };
+      return { status: 200, body: this.forwarder.unavailable(target.agent, id, target.server) };
     }
     const session = oneRequestSession(target, id, connection);
     const answer =
@@ -79,7 +73,7 @@ export class StatelessRelay {
         ? await this.discover(session, id, message, signal)
         : toStatelessAnswer(
             message,
-            await this.forward(session, withoutEnvelope(message), signal, sink),
+            await this.relay.request(session, withoutEnvelope(message), signal, sink),
           );
     return answerOf(answer, statusOf(answer));
   }
@@ -99,15 +93,7 @@ export class StatelessRelay {
     let end = () => {};
     const ended = new Promise<void>((resolve) => (end = resolve));
     const lists = listsAsked(message.params);
-    const remove = this.listens.add({
-      client: target.client,
-      agent: target.agent,
-      server: target.server,
-      lists,
-      id,
-      send: sink,
-      end,
-    });
+    const remove = this.listens.add({ ...target, lists, id, send: sink, end });
     if (!remove) {
       const refusal = 'too many subscriptions/listen streams open for this client';
       return answerOf(jsonRpcError(id, JsonRpcCode.Overloaded, refusal));
@@ -128,15 +114,6 @@ export class StatelessRelay {
     };
   }
 
-  private forward(
-    session: RelaySession,
-    message: Message,
-    signal: AbortSignal,
-    sink?: RequestNotificationSink,
-  ): Promise<JsonRpcResponse> {
-    return forwardInSession(this.forwarder, this.aggregate, { session, message, signal }, sink);
-  }
-
   /**
    * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the server's,
    * which the agent answers from its cache (docs/agent-protocol.md) at no cost to the server.
@@ -147,9 +124,7 @@ export class StatelessRelay {
     message: Message,
     signal: AbortSignal,
   ): Promise<JsonRpcResponse> {
-    if (!session.pinned) {
-      return discoverAnswer(id, this.aggregate.initialize(id, undefined));
-    }
+    if (!session.pinned) return discoverAnswer(id, this.aggregate.initialize(id, undefined));
     const meta = metaOf(message) ?? {};
     const initialize = {
       jsonrpc: '2.0',
@@ -163,24 +138,21 @@ export class StatelessRelay {
           : { name: 'mcp-2026-client', version: MODERN_VERSION },
       },
     };
-    return discoverAnswer(id, await this.forward(session, initialize, signal));
+    return discoverAnswer(id, await this.relay.request(session, initialize, signal));
   }
 }
 
 /** A throwaway "session" for one request: what the forwarder needs to admit and cancel it. */
 function oneRequestSession(
-  target: RelayTarget,
+  { client, agent, server }: RelayTarget,
   id: JsonRpcId,
   connection: AgentConnection | undefined,
 ): RelaySession {
   return {
     id: `stateless:${String(id)}`,
-    client: target.client,
-    agent: target.agent,
-    ...(connection &&
-      target.server !== undefined && {
-        pinned: { server: target.server, connection },
-      }),
+    client,
+    agent,
+    ...(connection && server !== undefined && { pinned: { server, connection } }),
     inFlight: new Map(),
     lastUsed: Date.now(),
   };

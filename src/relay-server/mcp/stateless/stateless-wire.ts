@@ -60,14 +60,10 @@ export function metaOf(message: unknown): Message | undefined {
   return isObject(message.params._meta) ? message.params._meta : undefined;
 }
 
-/** The protocol version a message's envelope names; undefined for a 2025 message. */
-export function envelopeVersion(message: unknown): unknown {
-  return metaOf(message)?.[PROTOCOL_VERSION_META_KEY];
-}
-
 /** Whether a POST speaks 2026-07-28: its envelope or (no envelope) its version header says so. */
 export function isStateless(message: unknown, protocolHeader: string | undefined): boolean {
-  return envelopeVersion(message) !== undefined || protocolHeader === MODERN_VERSION;
+  const enveloped = metaOf(message)?.[PROTOCOL_VERSION_META_KEY] !== undefined;
+  return enveloped || protocolHeader === MODERN_VERSION;
 }
 
 /** Methods 2026-07-28 removed: the relay answers them -32601 (HTTP 404) itself. */
@@ -100,11 +96,8 @@ export function refusal(message: Message, headers: StandardHeaders): JsonRpcResp
     });
   }
   if (REMOVED_METHODS.has(message.method)) {
-    return jsonRpcError(
-      id,
-      JsonRpcCode.MethodNotFound,
-      `${message.method} is not a 2026-07-28 method`,
-    );
+    const removed = `${message.method} is not a 2026-07-28 method`;
+    return jsonRpcError(id, JsonRpcCode.MethodNotFound, removed);
   }
   return undefined;
 }
