@@ -1,4 +1,8 @@
 import { resolve } from 'node:path';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -68,6 +72,12 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
   const text = firstText(result as { content?: unknown });
   return { isError: result.isError === true, body: JSON.parse(text) as unknown };
 }
+
+type InputRequired = {
+  resultType: string;
+  requestState: string;
+  inputRequests: Record<string, { method: string }>;
+};
 
 const clientRequests = (outcome: string) =>
   metric(
@@ -168,6 +178,77 @@ describe('server-to-client requests through agent and relay (e2e)', () => {
       },
     });
     expect(await clientRequests('timeout')).toBe(before + 1);
+  });
+
+  it("turns a server's sampling into input_required rounds for a 2026 client (MRTR)", async () => {
+    const client = new ModernClient(
+      { name: 'modern', version: '1.0.0' },
+      { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    const prompts: unknown[] = [];
+    client.setRequestHandler('sampling/createMessage', (request) => {
+      prompts.push(request.params.messages);
+      return { role: 'assistant', content: { type: 'text', text: 'a moss' }, model: 'm' };
+    });
+    const url = new URL(`https://localhost:${relay.port}/mcp/shop/asker`);
+    const headers = { Authorization: `Bearer ${clientToken}` };
+    await client.connect(new ModernTransport(url, { fetch: tlsFetch, requestInit: { headers } }));
+    try {
+      const result = await client.callTool({
+        name: 'ask_sampling',
+        arguments: { prompt: 'moss?' },
+      });
+      expect(prompts).toEqual([[{ role: 'user', content: { type: 'text', text: 'moss?' } }]]);
+      expect(JSON.parse(firstText(result))).toMatchObject({ content: { text: 'a moss' } });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a forged, altered or reused requestState with -32602', async () => {
+    const post = (params: Record<string, unknown>) =>
+      tlsFetch(`https://localhost:${relay.port}/mcp/shop/asker`, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${clientToken}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2026-07-28',
+          'Mcp-Method': 'tools/call',
+          'Mcp-Name': 'ask_sampling',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'ask_sampling',
+            arguments: { prompt: 'p' },
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+            },
+            ...params,
+          },
+        }),
+      }).then((r) => r.json() as Promise<{ result?: InputRequired; error?: { code: number } }>);
+    const first = await post({});
+    expect(first.result).toMatchObject({ resultType: 'input_required' });
+    const { requestState, inputRequests } = first.result!;
+    const key = Object.keys(inputRequests)[0]!;
+    expect(inputRequests[key]).toMatchObject({ method: 'sampling/createMessage' });
+    const answer = {
+      [key]: { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' },
+    };
+    for (const state of ['forged', `${requestState}-TAMPERED`]) {
+      expect((await post({ requestState: state, inputResponses: answer })).error?.code).toBe(
+        -32602,
+      );
+    }
+    const done = await post({ requestState, inputResponses: answer });
+    expect(done.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.parse(firstText(done.result as never))).toMatchObject({ model: 'm' });
+    expect((await post({ requestState, inputResponses: answer })).error?.code).toBe(-32602);
   });
 
   it('refuses, and counts, a request while two sessions have calls in flight', async () => {

@@ -20,4 +20,46 @@ for (const [kind, trigger] of Object.entries(triggers)) {
     },
   );
 }
+
+// The reference server answers its input_required tools in its HTTP glue, as a 2026 server.
+// Here they are 2025 tools asking their client, for the relay to turn into MRTR rounds; each
+// names its request's key in `_meta`, where the relay takes it from.
+const keyed = (key: string) => ({ _meta: { 'io.plantstore/inputKey': key } });
+const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
+const ask = (key: string, field: string, type = 'string') =>
+  server.server.elicitInput({
+    mode: 'form',
+    message: `Please provide ${field}`,
+    requestedSchema: { type: 'object', properties: { [field]: { type } } },
+    ...keyed(key),
+  } as never);
+const sample = (key: string, question: string) =>
+  server.server.createMessage({
+    messages: [{ role: 'user', content: { type: 'text', text: question } }],
+    maxTokens: 100,
+    ...keyed(key),
+  });
+const roots = (key: string) => server.server.listRoots(keyed(key));
+const inputTools: Record<string, () => Promise<unknown>> = {
+  elicitation: () => ask('user_name', 'name'),
+  sampling: () => sample('sample_request', 'What is the capital of France?'),
+  list_roots: () => roots('roots_request'),
+  request_state: () => ask('confirm', 'ok', 'boolean'),
+  tampered_state: () => ask('confirm', 'ok', 'boolean'),
+  multiple_inputs: () =>
+    Promise.all([ask('user_name', 'name'), sample('greeting', 'Say hello'), roots('client_roots')]),
+  multi_round: async () => [await ask('step1', 'name'), await ask('step2', 'color')],
+  capabilities: () =>
+    Promise.allSettled([ask('user_name', 'name'), sample('sample_input', 'Say something')]),
+};
+for (const [name, asking] of Object.entries(inputTools)) {
+  server.registerTool(`test_input_required_result_${name}`, { description: name }, async () =>
+    text(JSON.stringify(await asking())),
+  );
+}
+server.registerPrompt('test_input_required_result_prompt', { description: 'asks' }, async () => {
+  const answer = await ask('user_context', 'context');
+  const context = JSON.stringify(answer.content ?? {});
+  return { messages: [{ role: 'user', content: { type: 'text', text: `Context: ${context}` } }] };
+});
 await server.connect(new StdioServerTransport());

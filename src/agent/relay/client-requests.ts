@@ -51,7 +51,8 @@ let lastId = 0;
  * An MCP server's requests for its client (`sampling/createMessage`, `elicitation/create`,
  * `roots/list`). Stdio carries no "related request", so one goes to the client session whose
  * requests are the only ones in flight on that server (its oldest, named in the frame's
- * `relatedRequestId`); with several sessions in flight, none, or a session without the
+ * `relatedRequestId`), leaving out sessions already waiting for an answer when others are in
+ * flight (a 2026 client's held MRTR call); with several sessions, none, or a session without the
  * capability, the MCP server gets an error at once, never another client's answer. The answer
  * counts only from the session it was sent to, and within `timeoutMs`.
  */
@@ -108,7 +109,7 @@ export class ClientRequests {
   }
 
   #target(child: string, request: JSONRPCRequest): Target {
-    const requests = this.deps.inFlight(child);
+    const requests = this.#candidates(child);
     const to = requests[0];
     if (!to) return noClient('no client request is in flight on this MCP server');
     if (new Set(requests.map((r) => r.client?.session)).size > 1) {
@@ -130,6 +131,20 @@ export class ClientRequests {
       return { refusal: refused(-32601, message, 'no_capability') };
     }
     return { to: { remoteId: to.remoteId, session } };
+  }
+
+  /**
+   * The requests in flight on `child` that may be asking; with several sessions, not those
+   * already waiting for their client's answer (a call blocked on its client is not the caller).
+   */
+  #candidates(child: string): InFlightRequest[] {
+    const requests = this.deps.inFlight(child);
+    if (new Set(requests.map((r) => r.client?.session)).size < 2) return requests;
+    const waiting = new Set<string>();
+    for (const held of this.#held.values()) if (held.child === child) waiting.add(held.session);
+    return requests.filter(
+      (r) => r.client?.session === undefined || !waiting.has(r.client.session),
+    );
   }
 
   #refuse(child: string, childId: string | number, refusal: Refusal): void {

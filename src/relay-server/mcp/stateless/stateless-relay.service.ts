@@ -1,5 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { CLIENT_INFO_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  SUBSCRIPTION_ID_META_KEY,
+} from '@modelcontextprotocol/client';
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { AggregateService } from '../aggregate/aggregate.service.js';
@@ -15,6 +20,7 @@ import {
 import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { McpRelayService } from '../mcp-relay.service.js';
+import { clientTag } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
@@ -27,6 +33,14 @@ import {
   withoutEnvelope,
 } from './stateless-wire.js';
 import type { StandardHeaders } from './standard-headers.js';
+import {
+  badInputResponses,
+  type HeldCall,
+  HeldCalls,
+  INPUT_METHODS,
+  requestKey,
+  withoutInputs,
+} from './input-required.js';
 
 /**
  * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed
@@ -35,6 +49,8 @@ import type { StandardHeaders } from './standard-headers.js';
  */
 @Injectable()
 export class StatelessRelay {
+  private readonly held = new HeldCalls();
+
   constructor(
     private readonly registry: AgentRegistry,
     private readonly forwarder: RelayForwarder,
@@ -67,15 +83,66 @@ export class StatelessRelay {
     if (target.server !== undefined && !connection) {
       return { status: 200, body: this.forwarder.unavailable(target.agent, id, target.server) };
     }
-    const session = oneRequestSession(target, id, connection);
+    const session = oneRequestSession(target, message, connection);
     const answer =
       method === 'server/discover'
         ? await this.discover(session, id, message, signal)
-        : toStatelessAnswer(
-            message,
-            await this.relay.request(session, withoutEnvelope(message), signal, sink),
-          );
+        : await this.call(session, message, signal, sink);
     return answerOf(answer, statusOf(answer));
+  }
+
+  /** A request; one that may take input (MRTR) is held while its server waits for its client. */
+  private async call(
+    session: RelaySession,
+    message: Message,
+    signal: AbortSignal,
+    sink?: RequestNotificationSink,
+  ): Promise<JsonRpcResponse> {
+    const { pinned } = session;
+    const id = message.id as JsonRpcId;
+    if (!pinned || !INPUT_METHODS.has(String(message.method))) {
+      const answer = await this.relay.request(session, withoutEnvelope(message), signal, sink);
+      return toStatelessAnswer(message, answer);
+    }
+    const refused = badInputResponses(message);
+    if (refused) return refused;
+    const params = message.params as Message;
+    if (params.requestState !== undefined) return this.resume(session, message, signal);
+    const cancel = new AbortController();
+    const call: HeldCall = {
+      client: session.client,
+      request: requestKey(message),
+      answer: Promise.resolve(undefined as never),
+      asked: new Map(),
+      pool: isObject(params.inputResponses) ? params.inputResponses : {},
+      reply: (reply) =>
+        this.forwarder.notify(session, pinned.connection, pinned.server, reply, clientTag(session)),
+      cancel,
+      keys: 0,
+    };
+    const request = withoutInputs(withoutEnvelope(message));
+    const catching = HeldCalls.catching(call, sink);
+    call.answer = this.relay
+      .request(session, request, cancel.signal, catching)
+      .then((answer) => toStatelessAnswer(message, answer));
+    return this.held.next(call, id, signal);
+  }
+
+  /** A retry with `requestState`: the held call it names goes on, or -32602. */
+  private async resume(
+    session: RelaySession,
+    message: Message,
+    signal: AbortSignal,
+  ): Promise<JsonRpcResponse> {
+    const params = message.params as Message;
+    const id = message.id as JsonRpcId;
+    const call = this.held.take(params.requestState, session.client, requestKey(message));
+    if (!call) {
+      const reason = 'requestState is unknown, expired, altered or not for this request';
+      return jsonRpcError(id, JsonRpcCode.InvalidParams, reason);
+    }
+    this.held.resume(call, isObject(params.inputResponses) ? params.inputResponses : {});
+    return this.held.next(call, id, signal);
   }
 
   /**
@@ -142,14 +209,19 @@ export class StatelessRelay {
   }
 }
 
-/** A throwaway "session" for one request: what the forwarder needs to admit and cancel it. */
+/**
+ * A throwaway "session" for one request: what the forwarder needs to admit and cancel it, and
+ * the capabilities its server may ask it for (this request's).
+ */
 function oneRequestSession(
   { client, agent, server }: RelayTarget,
-  id: JsonRpcId,
+  message: Message,
   connection: AgentConnection | undefined,
 ): RelaySession {
+  const capabilities = metaOf(message)?.[CLIENT_CAPABILITIES_META_KEY];
   return {
-    id: `stateless:${String(id)}`,
+    id: `stateless:${randomUUID()}`,
+    ...(isObject(capabilities) && { capabilities }),
     client,
     agent,
     ...(connection && server !== undefined && { pinned: { server, connection } }),
