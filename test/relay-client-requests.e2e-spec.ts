@@ -85,6 +85,36 @@ const clientRequests = (outcome: string) =>
     `agent_mcp_client_requests_total{server="asker",outcome="${outcome}"}`,
   ).then((value) => value ?? 0);
 
+/** A raw 2026-07-28 `tools/call` of ask_sampling, with `params` added (MRTR's members). */
+const post2026 = (params: Record<string, unknown>) =>
+  tlsFetch(`https://localhost:${relay.port}/mcp/shop/asker`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${clientToken}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': 'ask_sampling',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'ask_sampling',
+        arguments: { prompt: 'p' },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+        },
+        ...params,
+      },
+    }),
+  }).then((r) => r.json() as Promise<{ result?: InputRequired; error?: { code: number } }>);
+
+const SAMPLED = { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' };
+
 describe('server-to-client requests through agent and relay (e2e)', () => {
   it("passes sampling to the client's handler and its answer back to the server", async () => {
     const client = await connect({ sampling: {} });
@@ -206,49 +236,34 @@ describe('server-to-client requests through agent and relay (e2e)', () => {
   });
 
   it('refuses a forged, altered or reused requestState with -32602', async () => {
-    const post = (params: Record<string, unknown>) =>
-      tlsFetch(`https://localhost:${relay.port}/mcp/shop/asker`, {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${clientToken}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'MCP-Protocol-Version': '2026-07-28',
-          'Mcp-Method': 'tools/call',
-          'Mcp-Name': 'ask_sampling',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: {
-            name: 'ask_sampling',
-            arguments: { prompt: 'p' },
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-              'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
-            },
-            ...params,
-          },
-        }),
-      }).then((r) => r.json() as Promise<{ result?: InputRequired; error?: { code: number } }>);
-    const first = await post({});
+    const first = await post2026({});
     expect(first.result).toMatchObject({ resultType: 'input_required' });
     const { requestState, inputRequests } = first.result!;
     const key = Object.keys(inputRequests)[0]!;
     expect(inputRequests[key]).toMatchObject({ method: 'sampling/createMessage' });
-    const answer = {
-      [key]: { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' },
-    };
+    const answer = { [key]: SAMPLED };
     for (const state of ['forged', `${requestState}-TAMPERED`]) {
-      expect((await post({ requestState: state, inputResponses: answer })).error?.code).toBe(
+      expect((await post2026({ requestState: state, inputResponses: answer })).error?.code).toBe(
         -32602,
       );
     }
-    const done = await post({ requestState, inputResponses: answer });
+    const done = await post2026({ requestState, inputResponses: answer });
     expect(done.result).toMatchObject({ resultType: 'complete' });
     expect(JSON.parse(firstText(done.result as never))).toMatchObject({ model: 'm' });
-    expect((await post({ requestState, inputResponses: answer })).error?.code).toBe(-32602);
+    expect((await post2026({ requestState, inputResponses: answer })).error?.code).toBe(-32602);
+  });
+
+  it('ends an abandoned MRTR call: the server gets a timeout, its slot is freed', async () => {
+    const before = await clientRequests('timeout');
+    const { requestState, inputRequests } = (await post2026({})).result!;
+    await waitFor(
+      async () => (await clientRequests('timeout')) === before + 1,
+      'the agent answered the server with a timeout',
+    );
+    const inFlight = () => metric(relay.metricsUrl, 'relay_mcp_requests_in_flight{agent="shop"}');
+    await waitFor(async () => (await inFlight()) === 0, 'the held call ended');
+    const answer = { [Object.keys(inputRequests)[0]!]: SAMPLED };
+    expect((await post2026({ requestState, inputResponses: answer })).error?.code).toBe(-32602);
   });
 
   it('refuses, and counts, a request while two sessions have calls in flight', async () => {
