@@ -1,5 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -161,6 +165,36 @@ describe.skipIf(!redisAvailable)('server-to-client requests across relay replica
     expect(await call(client, 'ask_roots')).toEqual({
       roots: [{ uri: 'file:///srv/garden', name: 'garden' }],
     });
+  });
+
+  it("answers a 2026 client's input_required rounds through another replica (MRTR)", async () => {
+    const [entry] = cluster.relays;
+    if (!entry) throw new Error('no relays');
+    const client = new ModernClient(
+      { name: 'modern', version: '1.0.0' },
+      { capabilities: { sampling: {} }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    const prompts: unknown[] = [];
+    client.setRequestHandler('sampling/createMessage', (request) => {
+      prompts.push(request.params.messages[0]?.content);
+      return { role: 'assistant', content: { type: 'text', text: 'a moss' }, model: 'm' };
+    });
+    const url = new URL(`https://localhost:${entry.port}/mcp/shop/asker`);
+    const headers = { Authorization: `Bearer ${tokens.alice}` };
+    await client.connect(new ModernTransport(url, { fetch: tlsFetch, requestInit: { headers } }));
+    try {
+      const before = await forwarded(entry);
+      const result = await client.callTool({
+        name: 'ask_sampling',
+        arguments: { prompt: 'moss?' },
+      });
+      expect(prompts).toEqual([{ type: 'text', text: 'moss?' }]);
+      expect(JSON.parse(firstText(result))).toMatchObject({ content: { text: 'a moss' } });
+      // The call and its retry with the client's answer: both served by the agent's replica.
+      expect(await forwarded(entry)).toBeGreaterThanOrEqual(before + 2);
+    } finally {
+      await client.close();
+    }
   });
 
   it('asks each session, whichever replica it entered through, only during its own call', async () => {
