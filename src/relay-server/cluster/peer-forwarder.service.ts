@@ -146,7 +146,7 @@ export class PeerForwarder implements ReplicaRouting, OtherReplicas {
           headers,
           body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
           dispatcher: this.dispatcher,
-          headersTimeoutMs: this.config.requestTimeoutMs + 5000,
+          headersTimeout: this.config.requestTimeoutMs + 5000,
           signal: waiting.signal,
         },
         response,
