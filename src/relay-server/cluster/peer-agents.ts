@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Agent } from 'undici';
+import { Agent, type request } from 'undici';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 
 /**
@@ -30,3 +30,6 @@ export function refusedConnection(error: unknown): boolean {
   const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
   return code === 'ECONNREFUSED' || cause?.code === 'ECONNREFUSED';
 }
+
+/** undici's `request` options: a dispatcher, method, headers, body, timeouts. */
+export type RequestOptions = NonNullable<Parameters<typeof request>[1]>;

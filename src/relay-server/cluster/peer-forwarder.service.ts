@@ -17,7 +17,7 @@ import {
   stringifyMessage,
 } from '../json-rpc/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
-import type { RelayAnswer, RelayTarget } from '../mcp/relay-target.js';
+import { type RelayAnswer, type RelayTarget, writeAnswer } from '../mcp/relay-target.js';
 import type { OtherReplicas, ReplicaRequest, ReplicaRouting } from '../mcp/other-replicas.js';
 import { onPeer, passedHeaders } from './peer-headers.js';
 import { PEER_PING_PATH } from './peer-ping.controller.js';
@@ -114,8 +114,10 @@ export class PeerForwarder implements ReplicaRouting, OtherReplicas {
   }
 
   private refused(response: Response, why: keyof typeof RETRY_LATER, message: unknown): true {
-    const answer = why === 'unavailable' ? this.unavailable(message) : retryLater(why, message);
-    writeJson(response.status(answer.status).set(answer.headers), answer.body);
+    writeAnswer(
+      response,
+      why === 'unavailable' ? this.unavailable(message) : retryLater(why, message),
+    );
     return true;
   }
 
@@ -146,7 +148,7 @@ export class PeerForwarder implements ReplicaRouting, OtherReplicas {
           headers,
           body: message === undefined ? undefined : Buffer.from(stringifyMessage(message)),
           dispatcher: this.dispatcher,
-          headersTimeoutMs: this.config.requestTimeoutMs + 5000,
+          headersTimeout: this.config.requestTimeoutMs + 5000,
           signal: waiting.signal,
         },
         response,
@@ -215,18 +217,10 @@ function retryLater(why: keyof typeof RETRY_LATER, message: unknown): RetryLater
  * stream when one was started), anything else gets 502 or a cut stream.
  */
 function answerLost(response: Response, id: JsonRpcId | null, beforeAnswer: boolean): void {
-  if (response.destroyed) return;
   const error = jsonRpcError(id, RelayErrorCode.ServerUnavailable, PEER_LOST);
-  if (beforeAnswer) {
-    writeJson(response.status(id === null ? 502 : 200), error);
-    return;
-  }
+  if (beforeAnswer) return writeAnswer(response, { status: id === null ? 502 : 200, body: error });
+  if (response.destroyed) return;
   const streaming = String(response.getHeader('content-type') ?? '').includes('event-stream');
   if (streaming && id !== null) response.end(encodeEvent(error));
   else response.destroy();
-}
-
-function writeJson(response: Response, body: unknown): void {
-  response.setHeader('Content-Type', 'application/json');
-  response.end(stringifyMessage(body));
 }

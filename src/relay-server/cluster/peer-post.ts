@@ -2,7 +2,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   PROTOCOL_VERSION_META_KEY,
 } from '@modelcontextprotocol/client';
-import { type Dispatcher, request } from 'undici';
+import { request } from 'undici';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { readAtMost } from '../auth/oauth/capped-fetch.js';
 import {
@@ -15,7 +15,7 @@ import {
 } from '../json-rpc/json-rpc.js';
 import { metaOf, MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
 import { nameHeader } from '../mcp/stateless/standard-headers.js';
-import { refusedConnection } from './peer-agents.js';
+import { refusedConnection, type RequestOptions } from './peer-agents.js';
 
 /**
  * The aggregate endpoint's way to a server up only on another replica: a 2026-07-28 (stateless)
@@ -25,16 +25,13 @@ import { refusedConnection } from './peer-agents.js';
 /** Fields a 2026-07-28 result carries that a 2025 one does not (stateless-wire.ts). */
 const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
 
-export interface PeerPost {
+/** undici's request options; `maxBytes` of the answer kept at most, past them `too_large`. */
+export type PeerPost = RequestOptions & {
   url: URL;
-  headers: Record<string, string>;
-  body: string;
-  dispatcher: Dispatcher;
-  timeoutMs: number;
-  /** Bytes of the answer kept at most; a longer answer ends the exchange as `too_large`. */
-  maxBytes: number;
   signal: AbortSignal;
-}
+  timeoutMs: number;
+  maxBytes: number;
+};
 
 /** The peer's status and body (JSON, or undefined when it is not), or why there is none. */
 export type PeerReply =
@@ -43,20 +40,19 @@ export type PeerReply =
 
 /** Sends `post` and reads the whole answer within its bounds (a cut one closes the socket). */
 export async function postToPeer(post: PeerPost): Promise<PeerReply> {
-  const timeout = AbortSignal.timeout(post.timeoutMs);
+  const { url, signal, timeoutMs, maxBytes, ...options } = post;
+  const timeout = AbortSignal.timeout(timeoutMs);
   try {
-    const answer = await request(post.url, {
-      dispatcher: post.dispatcher,
+    const answer = await request(url, {
+      ...options,
       method: 'POST',
-      headers: post.headers,
-      body: post.body,
-      signal: AbortSignal.any([post.signal, timeout]),
+      signal: AbortSignal.any([signal, timeout]),
     });
-    const body = await readAtMost(answer.body, post.maxBytes);
+    const body = await readAtMost(answer.body, maxBytes);
     if (!body) return { failed: 'too_large' };
     return { status: answer.statusCode, body: parseJsonOrUndefined(body.toString('utf8')) };
   } catch (error) {
-    if (post.signal.aborted) return { failed: 'aborted' };
+    if (signal.aborted) return { failed: 'aborted' };
     if (timeout.aborted) return { failed: 'timeout' };
     return { failed: refusedConnection(error) ? 'refused' : 'lost' };
   }

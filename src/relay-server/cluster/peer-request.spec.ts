@@ -49,7 +49,7 @@ async function replica(peer: string): Promise<{ url: string; outcome: Promise<Pe
       headers: { 'x-passed': 'yes' },
       body: undefined,
       dispatcher: new Agent(),
-      headersTimeoutMs: 200,
+      headersTimeout: 200,
       signal: new AbortController().signal,
     };
     void requestPeer(call, response).then((ended) => {

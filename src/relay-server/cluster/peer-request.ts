@@ -1,19 +1,14 @@
 import { finished } from 'node:stream/promises';
 import type { Response } from 'express';
-import { type Dispatcher, request } from 'undici';
-import { refusedConnection } from './peer-agents.js';
+import { request } from 'undici';
+import { refusedConnection, type RequestOptions } from './peer-agents.js';
 
-export interface PeerCall {
-  url: URL;
-  method: string;
-  headers: Record<string, string | string[]>;
-  body: Buffer | undefined;
-  dispatcher: Dispatcher;
-  /** The peer must have sent its answer's headers by then (it times out requests itself). */
-  headersTimeoutMs: number;
-  /** Cuts the exchange (the peer was found frozen): it ends as lost. */
-  signal: AbortSignal;
-}
+/**
+ * undici's request options, and the peer's URL. `headersTimeout`: the peer must have sent its
+ * answer's headers by then (it times out requests itself); `signal` cuts the exchange (the peer
+ * was found frozen): it ends as lost.
+ */
+export type PeerCall = RequestOptions & { url: URL; signal: AbortSignal };
 
 /**
  * How a forwarded request ended. `refused`: nothing reached the peer (safe to send elsewhere);
@@ -42,15 +37,12 @@ export async function requestPeer(call: PeerCall, response: Response): Promise<P
   };
   response.once('close', onClose);
   try {
-    const answer = await request(call.url, {
-      dispatcher: call.dispatcher,
-      method: call.method,
-      headers: call.headers,
-      body: call.body,
-      headersTimeout: call.headersTimeoutMs,
+    const { url, signal, ...options } = call;
+    const answer = await request(url, {
+      ...options,
       // An event stream may stay quiet for as long as its client keeps it.
       bodyTimeout: 0,
-      signal: AbortSignal.any([call.signal, hungUp.signal]),
+      signal: AbortSignal.any([signal, hungUp.signal]),
     });
     // The client was authenticated here: a 401 can only be about our signature.
     if (answer.statusCode === 401) {

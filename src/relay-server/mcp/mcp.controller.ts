@@ -21,9 +21,9 @@ import type { ClientRequest } from '../auth/client-request.js';
 import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import { isObject, JsonRpcCode, jsonRpcError, stringifyMessage } from '../json-rpc/json-rpc.js';
+import { isObject, JsonRpcCode, jsonRpcError } from '../json-rpc/json-rpc.js';
 import { McpRelayService } from './mcp-relay.service.js';
-import { answerOf, type RelayAnswer, type RelayTarget } from './relay-target.js';
+import { answerOf, type RelayAnswer, type RelayTarget, writeAnswer } from './relay-target.js';
 import { ReplicaRouting } from './other-replicas.js';
 import { acceptsEventStream, encodeEvent, LazyEventStream } from './lazy-event-stream.js';
 import { ReplayBuffer, type ReplayDrop, requestOf } from './resumable/replay-buffer.js';
@@ -74,7 +74,7 @@ export class McpController {
     const refused =
       message instanceof InvalidBody ? message.answer : this.refuseWhileUnread(target);
     if (refused) {
-      write(response, refused);
+      writeAnswer(response, refused);
       return;
     }
     if (await this.peers.handled(request, response, target, message)) return;
@@ -102,12 +102,12 @@ export class McpController {
     // A session other replicas cannot find would get 404 there: it is not handed out.
     if (answer.sessionId !== undefined && !(await this.peers.recorded(answer.sessionId, target))) {
       this.relay.end({ ...target, sessionId: answer.sessionId });
-      write(response, this.peers.unavailable(message));
+      writeAnswer(response, this.peers.unavailable(message));
       return;
     }
     if (resumable?.finish(answer.body)) return;
     if (stream?.started) stream.end(answer.body && encodeEvent(answer.body));
-    else write(response, answer, { budget: this.budget, client: target.client });
+    else writeAnswer(response, answer, { budget: this.budget, client: target.client });
   }
 
   /** The session's stream of notifications about no request, open until something ends it. */
@@ -140,7 +140,7 @@ export class McpController {
       end: () => events.end(),
     });
     if (opened.answer) {
-      write(response, opened.answer);
+      writeAnswer(response, opened.answer);
       return;
     }
     events.start();
@@ -159,7 +159,7 @@ export class McpController {
     const target = this.target(request);
     if (await this.peers.handled(request, response, target)) return;
     // Ending the session also ends its record in Redis (the session store's end hook).
-    write(response, this.relay.end(target));
+    writeAnswer(response, this.relay.end(target));
   }
 
   /**
@@ -243,34 +243,4 @@ function primes(request: ClientRequest): boolean {
 function header(request: ClientRequest, name: string): string | undefined {
   const value = request.headers[name];
   return typeof value === 'string' ? value : undefined;
-}
-
-/** Writes an answer; with `charged`, its bytes count in the client's StreamBudget until sent. */
-function write(
-  response: Response,
-  answer: RelayAnswer,
-  charged?: { budget: StreamBudget; client: string },
-): void {
-  if (response.destroyed) return;
-  response.status(answer.status);
-  if (answer.sessionId) response.setHeader('Mcp-Session-Id', answer.sessionId);
-  for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
-  if (answer.body === undefined) {
-    response.end();
-    return;
-  }
-  response.setHeader('Content-Type', 'application/json');
-  const body = Buffer.from(stringifyMessage(answer.body));
-  if (!charged) {
-    response.end(body);
-    return;
-  }
-  let held = body.length;
-  charged.budget.charge(charged.client, held);
-  const release = () => {
-    charged.budget.release(charged.client, held);
-    held = 0;
-  };
-  response.once('close', release);
-  response.end(body, release);
 }

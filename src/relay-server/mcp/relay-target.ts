@@ -1,9 +1,12 @@
+import type { Response } from 'express';
 import {
   JsonRpcCode,
   jsonRpcError,
   type JsonRpcId,
   type JsonRpcResponse,
+  stringifyMessage,
 } from '../json-rpc/json-rpc.js';
+import type { StreamBudget } from './stream-budget.js';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 
 export interface RelayAnswer {
@@ -38,4 +41,34 @@ export function notUp(id: JsonRpcId | null, agent: string, server: string): Json
     RelayErrorCode.ServerUnavailable,
     `MCP server "${server.slice(0, 64)}" of agent "${agent}" is not available (agent not connected, or the server is not up)`,
   );
+}
+
+/** Writes an answer; with `charged`, its bytes count in the client's StreamBudget until sent. */
+export function writeAnswer(
+  response: Response,
+  answer: RelayAnswer,
+  charged?: { budget: StreamBudget; client: string },
+): void {
+  if (response.destroyed) return;
+  response.status(answer.status);
+  if (answer.sessionId) response.setHeader('Mcp-Session-Id', answer.sessionId);
+  for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
+  if (answer.body === undefined) {
+    response.end();
+    return;
+  }
+  response.setHeader('Content-Type', 'application/json');
+  const body = Buffer.from(stringifyMessage(answer.body));
+  if (!charged) {
+    response.end(body);
+    return;
+  }
+  let held = body.length;
+  charged.budget.charge(charged.client, held);
+  const release = () => {
+    charged.budget.release(charged.client, held);
+    held = 0;
+  };
+  response.once('close', release);
+  response.end(body, release);
 }
