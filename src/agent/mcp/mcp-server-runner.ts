@@ -79,13 +79,10 @@ export class McpServerRunner {
   readonly #stderr: StderrLog;
   readonly #logger: Logger;
   readonly #garbageLog: RateLimitedLog;
-  /** Stdout lines that were not JSON-RPC, over every attempt. */
-  #garbageLines = 0;
-  #garbageRestarts = 0;
   readonly #unknownAnswerLog: RateLimitedLog;
-  /** Answers to ids nobody waits for, over every attempt. */
-  #unknownAnswers = 0;
-  #unsolicitedRestarts = 0;
+  /** Over every attempt: stdout lines that were not JSON-RPC, answers to ids nobody asked. */
+  readonly #stdoutGarbage = { lines: 0, restarts: 0 };
+  readonly #unsolicited = { unknownAnswers: 0, restarts: 0 };
 
   constructor(
     readonly spec: McpServerSpec,
@@ -139,8 +136,8 @@ export class McpServerRunner {
       resources: this.#resources,
       prompts: this.#prompts,
       lastError: this.#lastError,
-      stdoutGarbage: { lines: this.#garbageLines, restarts: this.#garbageRestarts },
-      unsolicited: { unknownAnswers: this.#unknownAnswers, restarts: this.#unsolicitedRestarts },
+      stdoutGarbage: { ...this.#stdoutGarbage },
+      unsolicited: { ...this.#unsolicited },
     };
   }
 
@@ -224,14 +221,14 @@ export class McpServerRunner {
   ): Pick<ProcessGroupTransportOptions, 'onGarbage' | 'onUnknownAnswer' | 'onFlood'> {
     return {
       onGarbage: (line) => {
-        this.#garbageLines++;
+        this.#stdoutGarbage.lines++;
         this.#garbageLog.warn(
           { stream: 'stdout', bytes: line.bytes, sample: line.sample },
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
       onUnknownAnswer: (id) => {
-        this.#unknownAnswers++;
+        this.#unsolicited.unknownAnswers++;
         this.#unknownAnswerLog.warn(
           { stream: 'stdout', id: truncateForLog(id, 64) },
           'dropped an answer of the MCP server to a request id nobody waits for',
@@ -239,8 +236,7 @@ export class McpServerRunner {
       },
       onFlood: (budget, reason) => {
         if (this.#stopped || this.#attempt !== ownAttempt()) return;
-        if (budget === 'garbage') this.#garbageRestarts++;
-        else this.#unsolicitedRestarts++;
+        (budget === 'garbage' ? this.#stdoutGarbage : this.#unsolicited).restarts++;
         this.#logger.warn(`MCP server ${reason}; restarting it`);
         void this.#failed(ownAttempt(), reason);
       },

@@ -254,7 +254,8 @@ export class AgentRelayClient {
       return;
     }
     try {
-      this.#dispatch(socket, router, rawText(data));
+      // ws's default binaryType: every message arrives as one Buffer, fragments joined.
+      this.#dispatch(socket, router, (data as Buffer).toString('utf8'));
     } catch (error) {
       // The last net: whatever a frame does, the process (and the plant API) stays up.
       this.#peerWarnings.warn(
@@ -417,10 +418,4 @@ export class AgentRelayClient {
       this.#sendInventory();
     }, DRAIN_POLL_MS);
   }
-}
-
-function rawText(data: RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
 }
