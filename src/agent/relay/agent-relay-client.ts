@@ -77,18 +77,6 @@ export interface AgentRelayClientOptions {
   tls?: Pick<ClientOptions, 'ca'>;
 }
 
-export interface RelayStatus {
-  enabled: boolean;
-  connected: boolean;
-  url?: string;
-  agentId?: string;
-  connectedSince?: string;
-  /** The server refused the token (HTTP 401/403); retried at the longest backoff. */
-  tokenRejected?: boolean;
-  reconnects?: number;
-  lastError?: string;
-}
-
 export const TOKEN_REJECTED = 'agent token rejected by server';
 
 /**
@@ -158,7 +146,8 @@ export class AgentRelayClient {
     clearTimeout(timer);
   }
 
-  status(): RelayStatus {
+  /** `tokenRejected`: the server refused the token (HTTP 401/403), retried at the longest backoff. */
+  status() {
     return {
       enabled: true,
       connected: this.#openedAt !== undefined,
