@@ -180,8 +180,7 @@ export class McpServerRunner {
     );
     const attempt = this.#newAttempt();
     const initializeResult = await this.#initialize(attempt);
-    if (!initializeResult) return;
-    if (this.#stopped || this.#attempt !== attempt) return;
+    if (!initializeResult || this.#stopped || this.#attempt !== attempt) return;
     this.#goUp(attempt, initializeResult);
   }
 
