@@ -268,12 +268,14 @@ export class McpServerRunner {
       return tap.initializeResult;
     } catch (error) {
       if (this.#stopped || this.#attempt !== attempt) return undefined;
-      const reason = this.#describeFailure(transport, error);
+      const exit = transport.exitInfo;
+      const reason = !exit
+        ? errorMessage(error)
+        : `${describeExit(exit)}${exit.spawnError ? '' : ' during start'}`;
       this.#logger.warn(
         { lastStderr: this.#stderr.recent().slice(-5) },
         `MCP server failed to start: ${reason}`,
       );
-      const exit = transport.exitInfo;
       await this.#failed(
         attempt,
         reason,
@@ -390,13 +392,6 @@ export class McpServerRunner {
     }
     this.#tools = tools.map(toToolInfo);
     this.deps.hooks.changed(this);
-  }
-
-  #describeFailure(transport: ProcessGroupTransport, error: unknown): string {
-    const exit = transport.exitInfo;
-    if (exit?.spawnError) return describeExit(exit);
-    if (exit) return `${describeExit(exit)} during start`;
-    return errorMessage(error);
   }
 
   #setState(state: McpServerState): void {
