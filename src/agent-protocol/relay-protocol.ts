@@ -149,22 +149,13 @@ const rpcFrame = z.object({
 
 const jsonRpcAnswer = z.looseObject({ jsonrpc: z.literal('2.0'), id: jsonRpcId });
 
+type ParsedRpc<K, M> = { kind: K; server: string; message: M; client: ClientTag | undefined };
+
 export type ParsedServerFrame =
-  | {
-      kind: 'request';
-      server: string;
-      message: JSONRPCRequest;
-      trace: TraceContext | undefined;
-      client: ClientTag | undefined;
-    }
-  | {
-      kind: 'notification';
-      server: string;
-      message: JSONRPCNotification;
-      client: ClientTag | undefined;
-    }
+  | (ParsedRpc<'request', JSONRPCRequest> & { trace: TraceContext | undefined })
+  | ParsedRpc<'notification', JSONRPCNotification>
   /** A client's answer to a request its MCP server sent it. */
-  | { kind: 'response'; server: string; message: JSONRPCResponse; client: ClientTag | undefined }
+  | ParsedRpc<'response', JSONRPCResponse>
   /** A malformed or oversized message that still has an id: it deserves a JSON-RPC error. */
   | { kind: 'invalid-request'; server: string; id: string | number; code: number; reason: string }
   | { kind: 'ignored'; reason: string };

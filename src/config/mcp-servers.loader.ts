@@ -108,15 +108,12 @@ function expandEntry(
     return expanded;
   };
   return {
+    ...entry,
     name,
-    command: entry.command,
     args: (entry.args ?? []).map((arg, i) => expand(arg, ['args', i])),
     env: Object.fromEntries(
       Object.entries(entry.env ?? {}).map(([key, value]) => [key, expand(value, ['env', key])]),
     ),
-    instances: entry.instances,
-    maxInstances: entry.maxInstances,
-    instanceIdleSeconds: entry.instanceIdleSeconds,
   };
 }
 

@@ -32,14 +32,17 @@ const mcpServerEntrySchema = z.strictObject({
       error: 'must be an object of strings',
     })
     .optional(),
+  /** `per-client`: a process for each client that calls it, besides the one that lists tools. */
   instances: z
     .enum(['shared', 'per-client'], { error: 'must be "shared" or "per-client"' })
     .default('shared'),
+  /** Per-client processes at once, at most; a further client's request gets an error. */
   maxInstances: z
     .int({ error: 'must be a whole number' })
     .min(1, 'must be at least 1')
     .max(100, 'must be at most 100')
     .default(3),
+  /** A per-client process unused this long is stopped. */
   instanceIdleSeconds: z
     .int({ error: 'must be a whole number' })
     .min(10, 'must be at least 10')
@@ -66,15 +69,4 @@ export const mcpServersFileSchema = z.strictObject(
 export type McpServersFile = z.infer<typeof mcpServersFileSchema>;
 
 /** One MCP server, ready to start: `${VAR}` references already expanded. */
-export interface McpServerSpec {
-  name: string;
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  /** `per-client`: a process for each client that calls it, besides the one that lists tools. */
-  instances: 'shared' | 'per-client';
-  /** Per-client processes at once, at most; a further client's request gets an error. */
-  maxInstances: number;
-  /** A per-client process unused this long is stopped. */
-  instanceIdleSeconds: number;
-}
+export type McpServerSpec = Required<McpServersFile['mcpServers'][string]> & { name: string };

@@ -31,7 +31,7 @@ export class HealthController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  @Get()
+  @Get(['', 'ready'])
   @HealthProbe()
   check(): Promise<HealthCheckResult> {
     const { mcp, agent } = this.config;
@@ -52,12 +52,6 @@ export class HealthController {
       () => this.up('agentServer', { ...this.relay.status() }),
       () => this.webhook.check(),
     ]);
-  }
-
-  @Get('ready')
-  @HealthProbe()
-  ready(): Promise<HealthCheckResult> {
-    return this.check();
   }
 
   /** The process alone: answering at all means alive. */

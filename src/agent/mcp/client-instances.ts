@@ -128,8 +128,6 @@ export class ClientInstances {
   }
 
   #count(server: string): number {
-    let count = 0;
-    for (const instance of this.#instances.values()) if (instance.server === server) count += 1;
-    return count;
+    return [...this.#instances.values()].filter((instance) => instance.server === server).length;
   }
 }

@@ -79,13 +79,10 @@ export class McpServerRunner {
   readonly #stderr: StderrLog;
   readonly #logger: Logger;
   readonly #garbageLog: RateLimitedLog;
-  /** Stdout lines that were not JSON-RPC, over every attempt. */
-  #garbageLines = 0;
-  #garbageRestarts = 0;
   readonly #unknownAnswerLog: RateLimitedLog;
-  /** Answers to ids nobody waits for, over every attempt. */
-  #unknownAnswers = 0;
-  #unsolicitedRestarts = 0;
+  /** Over every attempt: stdout lines that were not JSON-RPC, answers to ids nobody asked. */
+  readonly #stdoutGarbage = { lines: 0, restarts: 0 };
+  readonly #unsolicited = { unknownAnswers: 0, restarts: 0 };
 
   constructor(
     readonly spec: McpServerSpec,
@@ -139,8 +136,8 @@ export class McpServerRunner {
       resources: this.#resources,
       prompts: this.#prompts,
       lastError: this.#lastError,
-      stdoutGarbage: { lines: this.#garbageLines, restarts: this.#garbageRestarts },
-      unsolicited: { unknownAnswers: this.#unknownAnswers, restarts: this.#unsolicitedRestarts },
+      stdoutGarbage: { ...this.#stdoutGarbage },
+      unsolicited: { ...this.#unsolicited },
     };
   }
 
@@ -183,8 +180,7 @@ export class McpServerRunner {
     );
     const attempt = this.#newAttempt();
     const initializeResult = await this.#initialize(attempt);
-    if (!initializeResult) return;
-    if (this.#stopped || this.#attempt !== attempt) return;
+    if (!initializeResult || this.#stopped || this.#attempt !== attempt) return;
     this.#goUp(attempt, initializeResult);
   }
 
@@ -224,14 +220,14 @@ export class McpServerRunner {
   ): Pick<ProcessGroupTransportOptions, 'onGarbage' | 'onUnknownAnswer' | 'onFlood'> {
     return {
       onGarbage: (line) => {
-        this.#garbageLines++;
+        this.#stdoutGarbage.lines++;
         this.#garbageLog.warn(
           { stream: 'stdout', bytes: line.bytes, sample: line.sample },
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
       onUnknownAnswer: (id) => {
-        this.#unknownAnswers++;
+        this.#unsolicited.unknownAnswers++;
         this.#unknownAnswerLog.warn(
           { stream: 'stdout', id: truncateForLog(id, 64) },
           'dropped an answer of the MCP server to a request id nobody waits for',
@@ -239,8 +235,7 @@ export class McpServerRunner {
       },
       onFlood: (budget, reason) => {
         if (this.#stopped || this.#attempt !== ownAttempt()) return;
-        if (budget === 'garbage') this.#garbageRestarts++;
-        else this.#unsolicitedRestarts++;
+        (budget === 'garbage' ? this.#stdoutGarbage : this.#unsolicited).restarts++;
         this.#logger.warn(`MCP server ${reason}; restarting it`);
         void this.#failed(ownAttempt(), reason);
       },
@@ -273,12 +268,14 @@ export class McpServerRunner {
       return tap.initializeResult;
     } catch (error) {
       if (this.#stopped || this.#attempt !== attempt) return undefined;
-      const reason = this.#describeFailure(transport, error);
+      const exit = transport.exitInfo;
+      const reason = !exit
+        ? errorMessage(error)
+        : `${describeExit(exit)}${exit.spawnError ? '' : ' during start'}`;
       this.#logger.warn(
         { lastStderr: this.#stderr.recent().slice(-5) },
         `MCP server failed to start: ${reason}`,
       );
-      const exit = transport.exitInfo;
       await this.#failed(
         attempt,
         reason,
@@ -395,13 +392,6 @@ export class McpServerRunner {
     }
     this.#tools = tools.map(toToolInfo);
     this.deps.hooks.changed(this);
-  }
-
-  #describeFailure(transport: ProcessGroupTransport, error: unknown): string {
-    const exit = transport.exitInfo;
-    if (exit?.spawnError) return describeExit(exit);
-    if (exit) return `${describeExit(exit)} during start`;
-    return errorMessage(error);
   }
 
   #setState(state: McpServerState): void {

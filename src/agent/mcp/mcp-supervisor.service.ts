@@ -214,15 +214,13 @@ export class McpSupervisorService
       return;
     }
     this.#reloadProblems = [];
-    const diff = await this.#applyInTurn(load.specs);
-    const names = {
-      added: diff.added.map((spec) => spec.name),
-      removed: diff.removed,
-      changed: diff.changed.map((spec) => spec.name),
-    };
-    if (names.added.length + names.removed.length + names.changed.length > 0) {
-      this.#logger.info(names, `${load.file} reloaded`);
-    }
+    const { added, removed, changed } = await this.#applyInTurn(load.specs);
+    if (added.length + removed.length + changed.length === 0) return;
+    const names = (specs: McpServerSpec[]) => specs.map((spec) => spec.name);
+    this.#logger.info(
+      { added: names(added), removed, changed: names(changed) },
+      `${load.file} reloaded`,
+    );
   }
 
   /** Synchronous SIGKILL of every process group: the `process.on('exit')` safety net. */

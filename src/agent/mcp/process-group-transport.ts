@@ -73,6 +73,7 @@ export class ProcessGroupTransport implements Transport {
   readonly #stdout: StdoutReader;
   readonly #unsolicited: UnsolicitedBudget;
   #exit: ChildExit | undefined;
+  #flooded = false;
   #closed = false;
   #sweep: Promise<void> | undefined;
   #sweepDone = false;
@@ -191,11 +192,11 @@ export class ProcessGroupTransport implements Transport {
   }
 
   #onStdout(chunk: Buffer): void {
-    if (this.#stdout.flooded || this.#unsolicited.flooded) return;
-    this.#stdout.write(chunk);
+    if (!this.#flooded) this.#stdout.write(chunk);
   }
 
   #flood(budget: 'garbage' | 'unsolicited', reason: string): void {
+    this.#flooded = true;
     this.#child?.stdout.pause();
     this.options.onFlood?.(budget, reason);
   }

@@ -55,10 +55,6 @@ export class UnsolicitedBudget {
     });
   }
 
-  get flooded(): boolean {
-    return this.#flooded;
-  }
-
   /** A message sent to the child. */
   sent(message: JSONRPCMessage): void {
     if (!('method' in message)) return;

@@ -77,18 +77,6 @@ export interface AgentRelayClientOptions {
   tls?: Pick<ClientOptions, 'ca'>;
 }
 
-export interface RelayStatus {
-  enabled: boolean;
-  connected: boolean;
-  url?: string;
-  agentId?: string;
-  connectedSince?: string;
-  /** The server refused the token (HTTP 401/403); retried at the longest backoff. */
-  tokenRejected?: boolean;
-  reconnects?: number;
-  lastError?: string;
-}
-
 export const TOKEN_REJECTED = 'agent token rejected by server';
 
 /**
@@ -158,7 +146,8 @@ export class AgentRelayClient {
     clearTimeout(timer);
   }
 
-  status(): RelayStatus {
+  /** `tokenRejected`: the server refused the token (HTTP 401/403), retried at the longest backoff. */
+  status() {
     return {
       enabled: true,
       connected: this.#openedAt !== undefined,
@@ -254,7 +243,8 @@ export class AgentRelayClient {
       return;
     }
     try {
-      this.#dispatch(socket, router, rawText(data));
+      // ws's default binaryType: every message arrives as one Buffer, fragments joined.
+      this.#dispatch(socket, router, (data as Buffer).toString('utf8'));
     } catch (error) {
       // The last net: whatever a frame does, the process (and the plant API) stays up.
       this.#peerWarnings.warn(
@@ -417,10 +407,4 @@ export class AgentRelayClient {
       this.#sendInventory();
     }, DRAIN_POLL_MS);
   }
-}
-
-function rawText(data: RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8');
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data).toString('utf8');
 }

@@ -15,7 +15,6 @@ import {
   AgentRelayClient,
   DEFAULT_RELAY_LIMITS,
   DEFAULT_RELAY_TIMINGS,
-  type RelayStatus,
 } from './agent-relay-client.js';
 import { relayUrl } from '../../agent-protocol/relay-protocol.js';
 
@@ -69,7 +68,7 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /** For `/health` details. */
-  status(): RelayStatus {
+  status() {
     return this.#client?.status() ?? { enabled: false, connected: false };
   }
 }

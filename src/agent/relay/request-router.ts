@@ -85,11 +85,7 @@ export class RequestRouter {
     this.#clientRequests = new ClientRequests({
       inFlight: (child) => [...this.#pending.values()].filter((p) => p.child === child),
       send: (frame) => this.deps.send(frame),
-      toChild: (child, message) =>
-        void this.deps.sessions
-          .session(child)
-          ?.send(message)
-          .catch(() => undefined),
+      toChild: (child, message) => this.#toChild(child, message),
       timeoutMs: deps.clientAnswerTimeoutMs ?? 30_000,
       // Each held request stands for one more in flight: the same cap bounds both.
       maxHeld: deps.maxInFlight,
@@ -176,10 +172,7 @@ export class RequestRouter {
     if (!pending) return;
     pending.span?.end('cancelled');
     // Small and one per request at most: always written, so the child can stop working.
-    this.deps.sessions
-      .session(pending.child)
-      ?.send({ ...message, params: { ...message.params, requestId: agentId } })
-      .catch(() => undefined);
+    this.#toChild(pending.child, { ...message, params: { ...message.params, requestId: agentId } });
   }
 
   /** A client's answer to a request of `server`'s child, from the client session `client`. */
@@ -280,13 +273,15 @@ export class RequestRouter {
       RelayErrorCode.RequestTimeout,
     );
     // Tell the child to stop working on it.
+    const params = { requestId: agentId, reason: 'timeout' };
+    this.#toChild(pending.child, { jsonrpc: '2.0', method: 'notifications/cancelled', params });
+  }
+
+  /** A message the child may miss (it is gone, or its pipe broke): nobody waits on it. */
+  #toChild(child: string, message: JSONRPCMessage): void {
     this.deps.sessions
-      .session(pending.child)
-      ?.send({
-        jsonrpc: '2.0',
-        method: 'notifications/cancelled',
-        params: { requestId: agentId, reason: 'timeout' },
-      })
+      .session(child)
+      ?.send(message)
       .catch(() => undefined);
   }
 
