@@ -144,7 +144,7 @@ describe('McpSupervisorService', () => {
       maxInstances: 2,
       instanceIdleSeconds: 300,
     };
-    const { service, registry } = setup({ echo: perClient });
+    const { service, registry, write } = setup({ echo: perClient });
     service.onApplicationBootstrap();
     await waitFor(() => states(service).echo === 'up');
     expect(service.childKey('echo', undefined)).toBe('echo');
@@ -165,6 +165,12 @@ describe('McpSupervisorService', () => {
     });
     // The inventory shows the server once, whatever its clients.
     expect(service.servers().map((s) => s.name)).toEqual(['echo']);
+    // Removed from the file: its processes stop and its series go.
+    write({ mcpServers: {} });
+    await service.reload();
+    expect(service.session(alice)).toBeUndefined();
+    const after = await registry.getMetricsAsJSON();
+    expect(after.find((m) => m.name === 'mcp_server_instances')?.values).toEqual([]);
   });
 
   it('stops every server on shutdown', async () => {

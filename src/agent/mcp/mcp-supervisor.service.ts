@@ -78,7 +78,7 @@ export class McpSupervisorService
     @InjectMetric('mcp_server_up') private readonly up: Gauge<string>,
     @InjectMetric('mcp_server_restarts_total') private readonly restarts: Counter<string>,
     @InjectMetric('mcp_server_tools') private readonly tools: Gauge<string>,
-    @InjectMetric('mcp_server_instances') instances: Gauge<string>,
+    @InjectMetric('mcp_server_instances') private readonly instances: Gauge<string>,
     @InjectMetric('mcp_server_instances_refused_total') refused: Counter<string>,
     @Optional() @Inject(MCP_RUNNER_TIMINGS) timings?: RunnerTimings,
   ) {
@@ -95,7 +95,7 @@ export class McpSupervisorService
         return runner;
       },
       stop: (runner) => this.#stop(runner),
-      counted: (server, count) => instances.set({ server }, count),
+      counted: (server, count) => this.instances.set({ server }, count),
       refused: (server, reason: InstanceRefusal) => refused.inc({ server, reason }),
     });
     this.#watcher = new ConfigWatcher({
@@ -315,7 +315,8 @@ export class McpSupervisorService
     this.#runners.delete(name);
     await this.#instances.stopAll(name);
     const labels = { server: name };
-    for (const metric of [this.up, this.tools, this.restarts]) metric.remove(labels);
+    const metrics = [this.up, this.tools, this.restarts, this.instances];
+    for (const metric of metrics) metric.remove(labels);
     for (const listener of this.#changeListeners) listener();
     await this.#stop(runner);
   }
