@@ -111,7 +111,10 @@ const post2026 = (params: Record<string, unknown>) =>
         ...params,
       },
     }),
-  }).then((r) => r.json() as Promise<{ result?: InputRequired; error?: { code: number } }>);
+  }).then(async (r) => ({
+    status: r.status,
+    ...((await r.json()) as { result?: InputRequired; error?: { code: number; data?: unknown } }),
+  }));
 
 const SAMPLED = { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' };
 
@@ -187,12 +190,31 @@ describe('server-to-client requests through agent and relay (e2e)', () => {
   it('answers the server with an error when the client did not declare the capability', async () => {
     const client = await connect({ roots: {} });
     const started = Date.now();
-    const answer = await call(client, 'ask_sampling', { prompt: 'hi' });
-    expect(answer).toEqual({
-      isError: true,
-      body: { code: -32601, message: expect.stringContaining('sampling capability') as unknown },
+    const result = await client.callTool({ name: 'ask_sampling', arguments: { prompt: 'hi' } });
+    expect(JSON.parse(firstText(result as { content?: unknown }))).toEqual({
+      code: -32601,
+      message: expect.stringContaining('sampling capability') as unknown,
     });
+    expect(result.isError).toBe(true);
+    expect(result._meta).toEqual({ 'io.plantstore/missingClientCapabilities': { sampling: {} } });
     expect(Date.now() - started).toBeLessThan(ANSWER_TIMEOUT_SECONDS * 1000);
+  });
+
+  it('answers a 2026 client -32021 (400) when its server needed an undeclared capability', async () => {
+    const before = await clientRequests('no_capability');
+    const answer = await post2026({
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': { roots: {} },
+      },
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.error).toEqual({
+      code: -32021,
+      message: expect.stringContaining('capabilities') as unknown,
+      data: { requiredCapabilities: { sampling: {} } },
+    });
+    expect(await clientRequests('no_capability')).toBe(before + 1);
   });
 
   it('answers the server with a timeout error when the client never answers', async () => {

@@ -32,6 +32,12 @@ export const RelayErrorCode = {
   InvalidRequest: -32600,
 } as const;
 
+/**
+ * Where the agent notes, on an MCP server's answer, the client capabilities the server asked for
+ * during that request and the client had not declared (`{ "sampling": {} }`).
+ */
+export const MISSING_CAPABILITIES_META = 'io.plantstore/missingClientCapabilities';
+
 export type ProtocolServerState = 'starting' | 'up' | 'down';
 
 /** A tool as the agent's server sees it in `hello` and `inventory`. */

@@ -52,6 +52,10 @@ const inputTools: Record<string, () => Promise<unknown>> = {
   capabilities: () =>
     Promise.allSettled([ask('user_name', 'name'), sample('sample_input', 'Say something')]),
 };
+// The reference server's probe of an undeclared capability: it needs sampling.
+server.registerTool('test_missing_capability', { description: 'needs sampling' }, async () =>
+  text(JSON.stringify(await sample('sample', 'Anything?'))),
+);
 for (const [name, asking] of Object.entries(inputTools)) {
   server.registerTool(`test_input_required_result_${name}`, { description: name }, async () =>
     text(JSON.stringify(await asking())),

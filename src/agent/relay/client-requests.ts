@@ -1,6 +1,7 @@
 import type { JSONRPCRequest, JSONRPCResponse } from '@modelcontextprotocol/client';
 import {
   type ClientTag,
+  MISSING_CAPABILITIES_META,
   RelayErrorCode,
   type RpcFrame,
   rpcError,
@@ -12,6 +13,8 @@ import { CLIENT_REQUEST_CAPABILITY } from '../mcp/relay-tap-transport.js';
 export interface InFlightRequest {
   remoteId: string | number;
   client: ClientTag | undefined;
+  /** Capabilities its server asked the client for that the client had not declared. */
+  missing?: Record<string, object>;
 }
 
 /** What became of an MCP server's request for its client (a metric label). */
@@ -38,8 +41,13 @@ interface Held {
   child: string;
   childId: string | number;
   session: string;
+  /** When it was sent (performance.now()). */
+  sent: number;
   timer: NodeJS.Timeout;
 }
+
+/** A server's requests sent together (one call asking several things) arrive within this. */
+const BURST_MS = 20;
 
 type Target = { to: { remoteId: string | number; session: string } } | { refusal: Refusal };
 type Refusal = { outcome: ClientRequestOutcome; code: number; message: string };
@@ -51,9 +59,10 @@ let lastId = 0;
  * An MCP server's requests for its client (`sampling/createMessage`, `elicitation/create`,
  * `roots/list`). Stdio carries no "related request", so one goes to the client session whose
  * requests are the only ones in flight on that server (its oldest, named in the frame's
- * `relatedRequestId`), leaving out sessions already waiting for an answer when others are in
- * flight (a 2026 client's held MRTR call); with several sessions, none, or a session without the
- * capability, the MCP server gets an error at once, never another client's answer. The answer
+ * `relatedRequestId`), leaving out sessions whose call has waited for its client's answer
+ * longer than a burst when others are in flight (a 2026 client's held MRTR call); with several
+ * sessions, none, or a session without the capability, the MCP server gets an error at once
+ * (the capability noted on its call's answer), never another client's answer. The answer
  * counts only from the session it was sent to, and within `timeoutMs`.
  */
 export class ClientRequests {
@@ -82,7 +91,8 @@ export class ClientRequests {
       return this.#refuse(child, request.id, refused(code, `not sent: ${outcome.reason}`));
     }
     const timer = setTimeout(() => this.#timeout(id), this.deps.timeoutMs);
-    this.#held.set(id, { child, childId: request.id, session: target.to.session, timer });
+    const sent = performance.now();
+    this.#held.set(id, { child, childId: request.id, session: target.to.session, sent, timer });
     this.deps.counted?.(serverOfKey(child), 'relayed');
   }
 
@@ -127,6 +137,7 @@ export class ClientRequests {
     }
     if (!declares(to.client, request)) {
       const capability = CLIENT_REQUEST_CAPABILITY[request.method] ?? request.method;
+      to.missing = { ...to.missing, [capability]: {} };
       const message = `the client did not declare the ${capability} capability`;
       return { refusal: refused(-32601, message, 'no_capability') };
     }
@@ -135,13 +146,17 @@ export class ClientRequests {
 
   /**
    * The requests in flight on `child` that may be asking; with several sessions, not those
-   * already waiting for their client's answer (a call blocked on its client is not the caller).
+   * already waiting for their client's answer (a call blocked on its client is not the caller),
+   * unless it asked within BURST_MS: then this request may be one more of that call's.
    */
   #candidates(child: string): InFlightRequest[] {
     const requests = this.deps.inFlight(child);
     if (new Set(requests.map((r) => r.client?.session)).size < 2) return requests;
     const waiting = new Set<string>();
-    for (const held of this.#held.values()) if (held.child === child) waiting.add(held.session);
+    const burst = performance.now() - BURST_MS;
+    for (const held of this.#held.values()) {
+      if (held.child === child && held.sent < burst) waiting.add(held.session);
+    }
     return requests.filter(
       (r) => r.client?.session === undefined || !waiting.has(r.client.session),
     );
@@ -169,6 +184,24 @@ export class ClientRequests {
     this.#held.delete(id);
     return held;
   }
+}
+
+/** The server's answer with the capabilities its client lacked noted (the relay reads them). */
+export function withMissing(
+  message: JSONRPCResponse,
+  missing: Record<string, object> | undefined,
+): JSONRPCResponse {
+  if (!missing) return message;
+  const note = { [MISSING_CAPABILITIES_META]: missing };
+  if ('result' in message) {
+    return {
+      ...message,
+      result: { ...message.result, _meta: { ...message.result._meta, ...note } },
+    };
+  }
+  const data = message.error.data;
+  if (data !== undefined && (typeof data !== 'object' || data === null)) return message;
+  return { ...message, error: { ...message.error, data: { ...data, ...note } } };
 }
 
 function refused(

@@ -17,7 +17,7 @@ import {
   type TraceContext,
 } from '../../agent-protocol/relay-protocol.js';
 import { type CallSpan, startCallSpan } from './call-span.js';
-import { type ClientRequestOutcome, ClientRequests } from './client-requests.js';
+import { type ClientRequestOutcome, ClientRequests, withMissing } from './client-requests.js';
 
 /**
  * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one connection.
@@ -68,6 +68,7 @@ interface Pending {
   remoteId: string | number;
   /** The client session the request came from, when the server said. */
   client: ClientTag | undefined;
+  missing?: Record<string, object>;
   timer: NodeJS.Timeout;
   /** With tracing on: ended with the answer, or with the reason there is none. */
   span?: CallSpan | undefined;
@@ -211,7 +212,7 @@ export class RequestRouter {
     const outcome = this.deps.send({
       type: 'rpc',
       server: pending.server,
-      message: { ...message, id: pending.remoteId },
+      message: withMissing({ ...message, id: pending.remoteId }, pending.missing),
     });
     if (!outcome.sent) {
       // Never lost silently: the server's client gets an error it can retry on.

@@ -14,6 +14,7 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
+import { MISSING_CAPABILITIES_META } from '../../../agent-protocol/relay-protocol.js';
 import { headerMismatch, type StandardHeaders } from './standard-headers.js';
 
 /**
@@ -30,6 +31,9 @@ const ENVELOPE_KEYS = [
   CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
 ];
+
+/** MCP 2026-07-28's MissingRequiredClientCapabilityError. */
+const MISSING_CAPABILITY = -32021;
 
 /** Results the 2026 schema makes cacheable: they need `ttlMs` and `cacheScope`. */
 const CACHEABLE = new Set([
@@ -124,6 +128,11 @@ export function withoutEnvelope(message: Message): Message {
  */
 export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): JsonRpcResponse {
   const method = String(request.method);
+  const missing = missingCapabilities(answer);
+  if (missing) {
+    const reason = 'the server needs client capabilities the request did not declare';
+    return jsonRpcError(answer.id, MISSING_CAPABILITY, reason, { requiredCapabilities: missing });
+  }
   if (answer.error !== undefined) {
     // Newer 2025 servers already answer a missing resource with invalid-params, without the uri.
     const code = answer.error.code;
@@ -180,7 +189,22 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
   };
 }
 
-/** HTTP status of a stateless answer: 404 for a method it lacks (answerOf makes a cap 429). */
+/**
+ * The capabilities the agent noted the client lacked, when the server failed for want of them;
+ * a server that got by without them answers as usual.
+ */
+function missingCapabilities(answer: JsonRpcResponse): Message | undefined {
+  const failed = answer.error ?? (isObject(answer.result) && answer.result.isError === true);
+  const noted = answer.error ? answer.error.data : isObject(answer.result) && answer.result._meta;
+  const missing = isObject(noted) ? noted[MISSING_CAPABILITIES_META] : undefined;
+  return failed && isObject(missing) ? missing : undefined;
+}
+
+/**
+ * HTTP status of a stateless answer: 404 for a method it lacks, 400 for a client capability it
+ * lacks (answerOf makes a cap 429).
+ */
 export function statusOf(answer: JsonRpcResponse): number {
-  return answer.error?.code === JsonRpcCode.MethodNotFound ? 404 : 200;
+  const code = answer.error?.code;
+  return code === JsonRpcCode.MethodNotFound ? 404 : code === MISSING_CAPABILITY ? 400 : 200;
 }
