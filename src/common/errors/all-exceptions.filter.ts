@@ -81,11 +81,12 @@ function causeMessage(error: Error): string {
 
 /** How long, and how much, a closing connection keeps reading what the client still sends. */
 const LINGER_MS = 2_000;
-const LINGER_MAX_BYTES = 1024 * 1024;
+// Above what the two ends' socket buffers hold: bytes sent before the answer are read after it.
+const LINGER_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * Closes the connection of a request whose body was not read to its end (401, 413, 408) as
- * Apache and nginx do: the answer and a FIN, then up to 2 s or 1 MiB of what the client still
+ * Apache and nginx do: the answer and a FIN, then up to 2 s or 16 MiB of what the client still
  * sends is discarded. Closing at once makes the kernel reset the answer away; reading the whole
  * body would let a client make us read 10 GB.
  */
