@@ -86,8 +86,8 @@ const clientRequests = (outcome: string) =>
   ).then((value) => value ?? 0);
 
 /** A raw 2026-07-28 `tools/call` of ask_sampling, with `params` added (MRTR's members). */
-const post2026 = (params: Record<string, unknown>) =>
-  tlsFetch(`https://localhost:${relay.port}/mcp/shop/asker`, {
+const post2026 = (params: Record<string, unknown>, path = 'shop/asker', tool = 'ask_sampling') =>
+  tlsFetch(`https://localhost:${relay.port}/mcp/${path}`, {
     method: 'POST',
     headers: {
       Authorization: `Bearer ${clientToken}`,
@@ -95,14 +95,14 @@ const post2026 = (params: Record<string, unknown>) =>
       Accept: 'application/json, text/event-stream',
       'MCP-Protocol-Version': '2026-07-28',
       'Mcp-Method': 'tools/call',
-      'Mcp-Name': 'ask_sampling',
+      'Mcp-Name': tool,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 1,
       method: 'tools/call',
       params: {
-        name: 'ask_sampling',
+        name: tool,
         arguments: { prompt: 'p' },
         _meta: {
           'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -273,6 +273,17 @@ describe('server-to-client requests through agent and relay (e2e)', () => {
     expect(done.result).toMatchObject({ resultType: 'complete' });
     expect(JSON.parse(firstText(done.result as never))).toMatchObject({ model: 'm' });
     expect((await post2026({ requestState, inputResponses: answer })).error?.code).toBe(-32602);
+  });
+
+  it('gives a 2026 client MRTR on the aggregate endpoint too', async () => {
+    const first = await post2026({}, 'shop', 'asker__ask_sampling');
+    expect(first.result).toMatchObject({ resultType: 'input_required' });
+    const { requestState, inputRequests } = first.result!;
+    const key = Object.keys(inputRequests)[0]!;
+    const retry = { requestState, inputResponses: { [key]: SAMPLED } };
+    const done = await post2026(retry, 'shop', 'asker__ask_sampling');
+    expect(done.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.parse(firstText(done.result as never))).toMatchObject({ model: 'm' });
   });
 
   it('ends an abandoned MRTR call: the server gets a timeout, its slot is freed', async () => {

@@ -8,6 +8,7 @@ import {
 import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { AggregateService } from '../aggregate/aggregate.service.js';
+import { splitName } from '../aggregate/tool-names.js';
 import {
   idOf,
   isObject,
@@ -78,17 +79,31 @@ export class StatelessRelay {
     const method = message.method;
     if (method === 'subscriptions/listen') return this.listen(target, id, message, signal, sink);
 
+    const [to, request] = this.throughAggregate(target, message);
     const connection =
-      target.server === undefined ? undefined : this.registry.pick(target.agent, target.server);
-    if (target.server !== undefined && !connection) {
-      return { status: 200, body: this.forwarder.unavailable(target.agent, id, target.server) };
+      to.server === undefined ? undefined : this.registry.pick(to.agent, to.server);
+    if (to.server !== undefined && !connection) {
+      return { status: 200, body: this.forwarder.unavailable(to.agent, id, to.server) };
     }
-    const session = oneRequestSession(target, message, connection);
+    const session = oneRequestSession(to, request, connection);
     const answer =
       method === 'server/discover'
-        ? await this.discover(session, id, message, signal)
-        : await this.call(session, message, signal, sink);
+        ? await this.discover(session, id, request, signal)
+        : await this.call(session, request, signal, sink);
     return answerOf(answer, statusOf(answer));
+  }
+
+  /**
+   * An aggregate `tools/call` of a server up here, as a call of that server (its tool's own
+   * name), so that MRTR works there too; anything else as it came.
+   */
+  private throughAggregate(target: RelayTarget, message: Message): [RelayTarget, Message] {
+    const params = isObject(message.params) ? message.params : {};
+    if (target.server !== undefined || message.method !== 'tools/call') return [target, message];
+    const named = typeof params.name === 'string' ? splitName(params.name) : undefined;
+    if (!named || !this.registry.pick(target.agent, named.server)) return [target, message];
+    const call = { ...message, params: { ...params, name: named.tool } };
+    return [{ ...target, server: named.server }, call];
   }
 
   /** A request; one that may take input (MRTR) is held while its server waits for its client. */
