@@ -26,7 +26,7 @@ import { PeerPingController } from './cluster/peer-ping.controller.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { OtherReplicas, ReplicaRouting } from './mcp/other-replicas.js';
+import { OtherReplicas } from './mcp/other-replicas.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
@@ -54,7 +54,6 @@ import { relayMetricProviders } from './metrics/relay-metrics.js';
     PeerDispatcher,
     PeerForwarder,
     { provide: OtherReplicas, useExisting: PeerForwarder },
-    { provide: ReplicaRouting, useExisting: PeerForwarder },
     SignedPeerAuthenticator,
   ],
   exports: [RelayCluster],
