@@ -32,8 +32,7 @@ import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { StreamBudget } from './mcp/stream-budget.js';
-import { sessionMetricProviders } from './mcp/session-metrics.js';
-import { SessionStore } from './mcp/session-store.service.js';
+import { sessionsGaugeProvider, SessionStore } from './mcp/session-store.service.js';
 import { relayMetricProviders } from './metrics/relay-metrics.js';
 
 @Module({
@@ -49,7 +48,7 @@ import { relayMetricProviders } from './metrics/relay-metrics.js';
     ClientAuthGuard,
     OriginGuard,
     AccessTokenVerifier,
-    ...sessionMetricProviders,
+    sessionsGaugeProvider,
     RelayCluster,
     PeerDispatcher,
     PeerForwarder,

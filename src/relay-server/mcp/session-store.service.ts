@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { getToken } from '@willsoto/nestjs-prometheus';
+import { Gauge } from 'prom-client';
 import type { AgentConnection } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { Message } from '../json-rpc/json-rpc.js';
@@ -201,3 +203,20 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return counts;
   }
 }
+
+/** Counted when scraped, so no path that opens or ends a session keeps a gauge in step. */
+export const sessionsGaugeProvider = {
+  provide: getToken('relay_mcp_sessions'),
+  inject: [SessionStore, RELAY_CONFIG],
+  useFactory: (sessions: SessionStore, config: RelayConfig) =>
+    new Gauge({
+      name: 'relay_mcp_sessions',
+      help: 'Open MCP client sessions (Mcp-Session-Id), by agent; 0 for a configured agent without one.',
+      labelNames: ['agent'],
+      collect() {
+        this.reset();
+        const agents = config.agents.map((agent) => agent.name);
+        for (const [agent, count] of sessions.countByAgent(agents)) this.set({ agent }, count);
+      },
+    }),
+};
