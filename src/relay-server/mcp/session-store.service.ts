@@ -57,10 +57,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.sweeper);
   }
 
-  create(client: string, agent: string, pinned?: RelaySession['pinned']): RelaySession {
-    return this.add(randomUUID(), client, agent, pinned);
-  }
-
   /** A session another replica held, taken over with its id; the one held here if any. */
   adopt(
     id: string,
@@ -69,7 +65,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   ): RelaySession {
     const held = this.sessions.get(id);
     if (held) return held;
-    const session = this.add(id, client, agent, pinned);
+    const session = this.create(client, agent, pinned, id);
     if (wantsLogging) session.wantsLogging = true;
     return session;
   }
@@ -79,11 +75,12 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     this.endListeners.push(listener);
   }
 
-  private add(
-    id: string,
+  /** A new session; a client at its cap loses its least recently used one, idle ones first. */
+  create(
     client: string,
     agent: string,
-    pinned: RelaySession['pinned'] | undefined,
+    pinned?: RelaySession['pinned'],
+    id: string = randomUUID(),
   ): RelaySession {
     const mine = [...this.sessions.values()].filter((s) => s.client === client);
     if (mine.length >= this.config.maxSessionsPerClient) {
