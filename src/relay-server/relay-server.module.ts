@@ -26,14 +26,13 @@ import { PeerPingController } from './cluster/peer-ping.controller.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { OtherReplicas, ReplicaRouting } from './mcp/other-replicas.js';
+import { OtherReplicas } from './mcp/other-replicas.js';
 import { McpRelayService } from './mcp/mcp-relay.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
 import { RelayForwarder } from './mcp/relay-forwarder.service.js';
 import { StreamBudget } from './mcp/stream-budget.js';
-import { sessionMetricProviders } from './mcp/session-metrics.js';
-import { SessionStore } from './mcp/session-store.service.js';
+import { sessionsGaugeProvider, SessionStore } from './mcp/session-store.service.js';
 import { relayMetricProviders } from './metrics/relay-metrics.js';
 
 @Module({
@@ -49,12 +48,11 @@ import { relayMetricProviders } from './metrics/relay-metrics.js';
     ClientAuthGuard,
     OriginGuard,
     AccessTokenVerifier,
-    ...sessionMetricProviders,
+    sessionsGaugeProvider,
     RelayCluster,
     PeerDispatcher,
     PeerForwarder,
     { provide: OtherReplicas, useExisting: PeerForwarder },
-    { provide: ReplicaRouting, useExisting: PeerForwarder },
     SignedPeerAuthenticator,
   ],
   exports: [RelayCluster],

@@ -1,53 +1,41 @@
 import type { RelayConfig } from '../config/relay-config.js';
 
-interface Held {
-  connections: number;
-  inventoryBytes: number;
-}
-
 /**
  * What one agent token may take of what every agent shares: connections from the upgrade on
  * (one that never says hello holds a socket too), inventories by the size of their frames.
  */
 export class AgentBudgets {
-  private readonly held = new Map<string, Held>();
+  private readonly connections = new Map<string, number>();
+  private readonly inventories = new Map<string, number>();
 
   constructor(private readonly limits: RelayConfig['agentBudgets']) {}
 
   openConnection(agent: string): boolean {
-    const held = this.of(agent);
-    if (held.connections >= this.limits.maxConnectionsPerAgent) return false;
-    held.connections++;
+    const held = this.connections.get(agent) ?? 0;
+    if (held >= this.limits.maxConnectionsPerAgent) return false;
+    this.connections.set(agent, held + 1);
     return true;
   }
 
   closeConnection(agent: string): void {
-    this.of(agent).connections--;
-    this.forgetIfEmpty(agent);
+    hold(this.connections, agent, (this.connections.get(agent) ?? 0) - 1);
   }
 
   /** One connection's inventory goes from `before` to `after` bytes; false if over budget. */
   replaceInventory(agent: string, before: number, after: number): boolean {
-    const held = this.of(agent);
-    const next = held.inventoryBytes - before + after;
+    const next = this.inventoryBytes(agent) - before + after;
     if (after > before && next > this.limits.maxInventoryBytesPerAgent) return false;
-    held.inventoryBytes = next;
-    this.forgetIfEmpty(agent);
+    hold(this.inventories, agent, next);
     return true;
   }
 
   inventoryBytes(agent: string): number {
-    return this.held.get(agent)?.inventoryBytes ?? 0;
+    return this.inventories.get(agent) ?? 0;
   }
+}
 
-  private of(agent: string): Held {
-    const held = this.held.get(agent) ?? { connections: 0, inventoryBytes: 0 };
-    this.held.set(agent, held);
-    return held;
-  }
-
-  private forgetIfEmpty(agent: string): void {
-    const held = this.held.get(agent);
-    if (held && held.connections <= 0 && held.inventoryBytes <= 0) this.held.delete(agent);
-  }
+/** Sets what `agent` holds; one that holds nothing leaves the map. */
+function hold(held: Map<string, number>, agent: string, amount: number): void {
+  if (amount > 0) held.set(agent, amount);
+  else held.delete(agent);
 }

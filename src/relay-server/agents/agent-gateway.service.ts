@@ -207,14 +207,14 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
 
   private onFrame(state: ConnectionState, data: WebSocket.RawData, isBinary: boolean): void {
     if (!state.connection.open) return;
-    const overCount = state.rates.frame();
+    const overCount = state.rates.take('frames');
     if (overCount !== undefined) return this.drop(state, overCount, 'rate_limited');
     // Binary frames are ignored by the protocol, but their bytes still count.
     // ws's default binaryType hands every message over as one Buffer.
     const frame = data as Buffer;
     const answered = !isBinary && this.handleFrame(state, frame.toString('utf8'));
     if (answered || !state.connection.open) return;
-    const overBytes = state.rates.unasked(frame.length);
+    const overBytes = state.rates.take('unasked', frame.length);
     if (overBytes !== undefined) this.drop(state, overBytes, 'rate_limited');
   }
 
@@ -262,7 +262,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     const { connection } = state;
     if (frame.kind === 'inventory' && !state.greeted)
       return this.drop(state, 'inventory before hello');
-    const overRate = state.rates.inventory(bytes);
+    const overRate = state.rates.take('inventory', bytes);
     if (overRate !== undefined) return this.drop(state, overRate, 'rate_limited');
     if (!this.budgets.replaceInventory(state.agent, state.inventoryBytes, bytes)) {
       const reason = `the agent's inventories would pass ${this.config.agentBudgets.maxInventoryBytesPerAgent} bytes`;

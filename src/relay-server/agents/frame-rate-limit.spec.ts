@@ -10,11 +10,11 @@ describe('FrameRateLimit', () => {
       { framesPerSecond: 10, bytesPerSecond: 0, inventoryBytesPerMinute: 0, maxFrameBytes: MiB },
       () => now,
     );
-    for (let i = 0; i < 40; i++) expect(limit.frame()).toBeUndefined();
-    expect(limit.frame()).toBe('more than 10 frames a second');
+    for (let i = 0; i < 40; i++) expect(limit.take('frames')).toBeUndefined();
+    expect(limit.take('frames')).toBe('more than 10 frames a second');
     now += 1_000;
-    for (let i = 0; i < 10; i++) expect(limit.frame()).toBeUndefined();
-    expect(limit.frame()).toBeDefined();
+    for (let i = 0; i < 10; i++) expect(limit.take('frames')).toBeUndefined();
+    expect(limit.take('frames')).toBeDefined();
   });
 
   it('lets one frame of the largest size through even when the byte rate is lower', () => {
@@ -28,8 +28,8 @@ describe('FrameRateLimit', () => {
       },
       () => 0,
     );
-    expect(limit.unasked(4 * MiB)).toBeUndefined();
-    expect(limit.unasked(1)).toBe('more than 1024 bytes a second');
+    expect(limit.take('unasked', 4 * MiB)).toBeUndefined();
+    expect(limit.take('unasked', 1)).toBe('more than 1024 bytes a second');
   });
 
   it('holds inventories to their own per-minute budget', () => {
@@ -43,10 +43,10 @@ describe('FrameRateLimit', () => {
       },
       () => now,
     );
-    expect(limit.inventory(4 * MiB)).toBeUndefined();
-    expect(limit.inventory(4 * MiB)).toBeUndefined();
-    expect(limit.inventory(4 * MiB)).toContain('bytes of inventory a minute');
+    expect(limit.take('inventory', 4 * MiB)).toBeUndefined();
+    expect(limit.take('inventory', 4 * MiB)).toBeUndefined();
+    expect(limit.take('inventory', 4 * MiB)).toContain('bytes of inventory a minute');
     now += 30_000;
-    expect(limit.inventory(4 * MiB)).toBeUndefined();
+    expect(limit.take('inventory', 4 * MiB)).toBeUndefined();
   });
 });

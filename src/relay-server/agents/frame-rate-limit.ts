@@ -5,6 +5,9 @@ import type { RelayConfig } from '../config/relay-config.js';
 /** What one agent connection may send (0 turns a rate off); every budget holds one frame. */
 type AgentFrameRates = RelayConfig['agentRates'] & { maxFrameBytes: number };
 
+/** `unasked`: the bytes of a frame that answers nothing the relay asked. */
+type FrameRate = 'frames' | 'unasked' | 'inventory';
+
 /** Frames and bytes may come in bursts of this many seconds' worth. */
 const BURST_SECONDS = 4;
 
@@ -14,46 +17,30 @@ const BURST_SECONDS = 4;
  * in-flight caps). Over a rate, the reason comes back and the caller closes the connection.
  */
 export class FrameRateLimit {
-  private readonly frames: TokenBucket | undefined;
-  private readonly bytes: TokenBucket | undefined;
-  private readonly inventories: TokenBucket | undefined;
+  private readonly limits = new Map<FrameRate, { bucket: TokenBucket; over: string }>();
 
-  constructor(
-    private readonly rates: AgentFrameRates,
-    now?: () => number,
-  ) {
-    const bucket = (ratePerSecond: number, burst: number) =>
-      ratePerSecond > 0 ? new TokenBucket({ ratePerSecond, burst, now }) : undefined;
-    this.frames = bucket(rates.framesPerSecond, rates.framesPerSecond * BURST_SECONDS);
-    this.bytes = bucket(
-      rates.bytesPerSecond,
-      Math.max(rates.bytesPerSecond * BURST_SECONDS, rates.maxFrameBytes),
+  constructor(rates: AgentFrameRates, now?: () => number) {
+    const limit = (rate: FrameRate, ratePerSecond: number, burst: number, over: string) => {
+      if (ratePerSecond <= 0) return;
+      this.limits.set(rate, { bucket: new TokenBucket({ ratePerSecond, burst, now }), over });
+    };
+    const { framesPerSecond: frames, bytesPerSecond: bytes, maxFrameBytes } = rates;
+    const inventory = rates.inventoryBytesPerMinute;
+    limit('frames', frames, frames * BURST_SECONDS, `more than ${frames} frames a second`);
+    const bytesBurst = Math.max(bytes * BURST_SECONDS, maxFrameBytes);
+    limit('unasked', bytes, bytesBurst, `more than ${bytes} bytes a second`);
+    const inventoryBurst = Math.max(inventory, maxFrameBytes);
+    limit(
+      'inventory',
+      inventory / 60,
+      inventoryBurst,
+      `more than ${inventory} bytes of inventory a minute`,
     );
-    this.inventories = bucket(
-      rates.inventoryBytesPerMinute / 60,
-      Math.max(rates.inventoryBytesPerMinute, rates.maxFrameBytes),
-    );
   }
 
-  frame(): string | undefined {
-    if (this.frames && !this.frames.take()) {
-      return `more than ${this.rates.framesPerSecond} frames a second`;
-    }
-    return undefined;
-  }
-
-  /** Charges the bytes of a frame that answers nothing the relay asked; the rate it breaks. */
-  unasked(bytes: number): string | undefined {
-    if (this.bytes && !this.bytes.take(bytes)) {
-      return `more than ${this.rates.bytesPerSecond} bytes a second`;
-    }
-    return undefined;
-  }
-
-  inventory(bytes: number): string | undefined {
-    if (this.inventories && !this.inventories.take(bytes)) {
-      return `more than ${this.rates.inventoryBytesPerMinute} bytes of inventory a minute`;
-    }
-    return undefined;
+  /** Charges `amount` (a frame, or bytes) to `rate`; the rate it breaks, if any. */
+  take(rate: FrameRate, amount = 1): string | undefined {
+    const limit = this.limits.get(rate);
+    return limit && !limit.bucket.take(amount) ? limit.over : undefined;
   }
 }

@@ -18,7 +18,7 @@ import {
 } from '../json-rpc/json-rpc.js';
 import { encodeEvent } from '../mcp/lazy-event-stream.js';
 import { type RelayAnswer, type RelayTarget, writeAnswer } from '../mcp/relay-target.js';
-import type { OtherReplicas, ReplicaRequest, ReplicaRouting } from '../mcp/other-replicas.js';
+import type { OtherReplicas, ReplicaRequest } from '../mcp/other-replicas.js';
 import { onPeer, passedHeaders } from './peer-headers.js';
 import { PEER_PING_PATH } from './peer-ping.controller.js';
 import { answerOf, outcomeOf, postToPeer, statelessHeaders, withEnvelope } from './peer-post.js';
@@ -44,7 +44,7 @@ const PEER_LOST = 'the relay replica serving this request went away; retry';
  * other replicas through it too (OtherReplicas).
  */
 @Injectable()
-export class PeerForwarder implements ReplicaRouting, OtherReplicas {
+export class PeerForwarder implements OtherReplicas {
   private readonly log: RateLimitedLog;
   private readonly probe: PeerProbe;
 

@@ -24,7 +24,7 @@ import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { isObject, JsonRpcCode, jsonRpcError } from '../json-rpc/json-rpc.js';
 import { McpRelayService } from './mcp-relay.service.js';
 import { answerOf, type RelayAnswer, type RelayTarget, writeAnswer } from './relay-target.js';
-import { ReplicaRouting } from './other-replicas.js';
+import { OtherReplicas } from './other-replicas.js';
 import { acceptsEventStream, encodeEvent, LazyEventStream } from './lazy-event-stream.js';
 import { ReplayBuffer, type ReplayDrop, requestOf } from './resumable/replay-buffer.js';
 import { SessionStore } from './session-store.service.js';
@@ -52,7 +52,7 @@ export class McpController {
     private readonly relay: McpRelayService,
     private readonly stateless: StatelessRelay,
     private readonly budget: StreamBudget,
-    private readonly peers: ReplicaRouting,
+    private readonly peers: OtherReplicas,
     private readonly sessions: SessionStore,
     @InjectMetric('relay_progress_dropped_total') private readonly dropped: Counter<'agent'>,
     @InjectMetric('relay_mcp_event_streams') private readonly streams: Gauge<'agent'>,

@@ -3,8 +3,6 @@ import type { ClientRequest } from '../auth/client-request.js';
 import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
 import type { RelayAnswer, RelayTarget } from './relay-target.js';
 
-/** The MCP relaying's one way to the other replicas; cluster/ implements both classes. */
-
 export interface ReplicaRequest {
   /** The replica's address, as `serversElsewhere` named it. */
   peer: string;
@@ -15,15 +13,15 @@ export interface ReplicaRequest {
   signal: AbortSignal;
 }
 
-/** The agent's servers up only on other replicas, and a way to ask them (none without Redis). */
+/**
+ * The MCP relaying's one way to the other replicas (cluster/ implements it): the agent's servers
+ * up only there and a way to ask them, client requests that belong there, and the sessions all
+ * replicas can find. Without Redis there are none.
+ */
 export abstract class OtherReplicas {
   /** `agent`'s servers up on other replicas and on no connection here, each with one replica. */
   abstract serversElsewhere(agent: string): Promise<Map<string, string>>;
   abstract send(request: ReplicaRequest): Promise<JsonRpcResponse>;
-}
-
-/** Client requests that belong to another replica, and the sessions all replicas can find. */
-export abstract class ReplicaRouting {
   /** True when answered here (passed to a peer, or refused); false when this replica serves it. */
   abstract handled(
     request: ClientRequest,

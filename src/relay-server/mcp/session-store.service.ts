@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { getToken } from '@willsoto/nestjs-prometheus';
+import { Gauge } from 'prom-client';
 import type { AgentConnection } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import type { Message } from '../json-rpc/json-rpc.js';
@@ -55,10 +57,6 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.sweeper);
   }
 
-  create(client: string, agent: string, pinned?: RelaySession['pinned']): RelaySession {
-    return this.add(randomUUID(), client, agent, pinned);
-  }
-
   /** A session another replica held, taken over with its id; the one held here if any. */
   adopt(
     id: string,
@@ -67,7 +65,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
   ): RelaySession {
     const held = this.sessions.get(id);
     if (held) return held;
-    const session = this.add(id, client, agent, pinned);
+    const session = this.create(client, agent, pinned, id);
     if (wantsLogging) session.wantsLogging = true;
     return session;
   }
@@ -77,11 +75,12 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     this.endListeners.push(listener);
   }
 
-  private add(
-    id: string,
+  /** A new session; a client at its cap loses its least recently used one, idle ones first. */
+  create(
     client: string,
     agent: string,
-    pinned: RelaySession['pinned'] | undefined,
+    pinned?: RelaySession['pinned'],
+    id: string = randomUUID(),
   ): RelaySession {
     const mine = [...this.sessions.values()].filter((s) => s.client === client);
     if (mine.length >= this.config.maxSessionsPerClient) {
@@ -201,3 +200,20 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return counts;
   }
 }
+
+/** Counted when scraped, so no path that opens or ends a session keeps a gauge in step. */
+export const sessionsGaugeProvider = {
+  provide: getToken('relay_mcp_sessions'),
+  inject: [SessionStore, RELAY_CONFIG],
+  useFactory: (sessions: SessionStore, config: RelayConfig) =>
+    new Gauge({
+      name: 'relay_mcp_sessions',
+      help: 'Open MCP client sessions (Mcp-Session-Id), by agent; 0 for a configured agent without one.',
+      labelNames: ['agent'],
+      collect() {
+        this.reset();
+        const agents = config.agents.map((agent) => agent.name);
+        for (const [agent, count] of sessions.countByAgent(agents)) this.set({ agent }, count);
+      },
+    }),
+};
