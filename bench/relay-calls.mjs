@@ -13,7 +13,10 @@
  *     [--compare <other checkout>/dist] [--dist <dir>] [--node 24|20|current]
  *     [--relay-env NAME=VALUE ...] [--other-env NAME=VALUE ...]
  *     [--relay-args=--cpu-prof --cpu-prof-dir=/tmp/p]
- *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc]
+ *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc] [--cpu 0.5] [--rate 200]
+ *   --cpu: each relay in a cgroup with that CPU quota (the pod's limit).
+ *   --rate: calls start on a schedule, so many a second over all clients (open loop), each
+ *     timed from when it was due: a relay that stalls shows in the tail, as a client sees it.
  *   --perf: `perf record -e cpu-clock` of the first relay over the rounds (with
  *     --relay-args=--perf-basic-prof for names) into <logs>/perf.data, for `perf report`.
  *   --floor: also measure baselines/relay-floor.mjs (bare node:https and ws doing the same hop),
@@ -34,6 +37,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { perfRecord } from './lib/perf-record.mjs';
 import { cpuMicros } from './lib/process-cpu.mjs';
+import { limitCpu } from './lib/cpu-quota.mjs';
 import { callgrindLauncher, dumpInstructions, instrument, zero } from './lib/callgrind.mjs';
 import { allocationTables, inspector, sampleAllocations } from './lib/heap-sampling.mjs';
 import { targetNode } from './lib/node-runtime.mjs';
@@ -69,6 +73,8 @@ const { values: opts } = parseArgs({
     alloc: { type: 'boolean', default: false },
     floor: { type: 'boolean', default: false },
     perf: { type: 'boolean', default: false },
+    cpu: { type: 'string', default: '0' },
+    rate: { type: 'string', default: '0' },
   },
 });
 const CALLS = Number(opts.calls);
@@ -119,6 +125,8 @@ async function startTarget(name, dist, ca, dir, node) {
       ? startSimAgent({ relay, ca })
       : await startAgent({ name: `agent-${name}`, bundle, ca, dir, relay, nodePath: node.path });
   await untilEchoUp(relay);
+  const quota = limitCpu(relay.pid, Number(opts.cpu), 'relay-calls');
+  if (opts.cpu !== '0') console.log(`relay-${name}: CPU quota ${quota}`);
   return { name, dir, relay, agent, clients: await openClients(relay, ca) };
 }
 
@@ -140,6 +148,42 @@ async function drive(clients, calls) {
   return { latencies, errors };
 }
 
+/**
+ * --rate: call i is due at i / rate s and goes out on the first idle client (waiting in line
+ * when none is); its latency counts from when it was due.
+ */
+function driveAtRate(clients, calls, rate) {
+  const latencies = new Float64Array(calls);
+  const idle = [...clients];
+  const start = performance.now();
+  const due = (i) => start + (i * 1000) / rate;
+  let [sent, done, errors, timer] = [0, 0, 0, undefined];
+  return new Promise((resolve) => {
+    const send = (client) => {
+      const i = sent++;
+      client
+        .post(toolCall(i + 1))
+        .catch(() => undefined)
+        .then((answer) => {
+          latencies[i] = performance.now() - due(i);
+          if (answer?.status !== 200 || !answer.body.includes('"result"')) errors++;
+          if (++done === calls) return resolve({ latencies, errors });
+          idle.push(client);
+          if (timer === undefined) wake();
+        });
+    };
+    // Sends what is due on idle clients; sleeps until the next is due while a client is idle.
+    const wake = () => {
+      timer = undefined;
+      while (sent < calls && idle.length > 0 && due(sent) <= performance.now()) send(idle.pop());
+      if (sent < calls && idle.length > 0) {
+        timer = setTimeout(wake, Math.max(0, due(sent) - performance.now()));
+      }
+    };
+    wake();
+  });
+}
+
 /** The relay's cost over `run()`: CPU seconds of relay and agent, or the relay's instructions. */
 async function cost(target, run) {
   const { relay, agent } = target;
@@ -159,7 +203,11 @@ async function cost(target, run) {
 async function measure(target) {
   let outcome;
   const started = performance.now();
-  const spent = await cost(target, async () => (outcome = await drive(target.clients, CALLS)));
+  const calls = async () =>
+    (outcome = await (Number(opts.rate) > 0
+      ? driveAtRate(target.clients, CALLS, Number(opts.rate))
+      : drive(target.clients, CALLS)));
+  const spent = await cost(target, calls);
   return { ...spent, ...outcome, seconds: (performance.now() - started) / 1000 };
 }
 

@@ -10,7 +10,7 @@
  */
 import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { makeCa, startRelay } from './lib/relay-path.mjs';
 import { ROOT } from './lib/paths.mjs';
 import { cpuMicros } from './lib/process-cpu.mjs';
+import { limitCpu } from './lib/cpu-quota.mjs';
 import { chartPod, enablePod } from './lib/pod.mjs';
 
 const { values } = parseArgs({
@@ -50,21 +51,6 @@ const FLEET_ENV = {
   RELAY_LOG_LEVEL: 'warn',
   ...Object.fromEntries(values['relay-env'].map((pair) => pair.split(/=(.*)/s, 2))),
 };
-
-/** A cgroup v1 CPU quota for `pid` (the pod's `resources.limits.cpu`), when we may make one. */
-function limitCpu(pid, cpus) {
-  if (!(cpus > 0)) return 'none';
-  const group = `/sys/fs/cgroup/cpu/plant-store-storm-${process.pid}`;
-  try {
-    mkdirSync(group, { recursive: true });
-    writeFileSync(join(group, 'cpu.cfs_period_us'), '100000');
-    writeFileSync(join(group, 'cpu.cfs_quota_us'), String(Math.round(cpus * 100_000)));
-    writeFileSync(join(group, 'cgroup.procs'), String(pid));
-    return `${cpus} CPU`;
-  } catch (error) {
-    return `none (${error.code ?? error.message})`;
-  }
-}
 
 /** Agent workers; `state()` sums their latest reports. */
 function startFleet() {
@@ -129,7 +115,7 @@ async function main() {
   // A CPU profile of B (written where B runs, `dir`, when it stops): bench/profile-summary.mjs.
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
   const b = await relay('relay-b', { inPod: true, nodeArgs: profile });
-  const cpuNote = limitCpu(b.pid, Number(values.cpu));
+  const cpuNote = limitCpu(b.pid, Number(values.cpu), 'storm');
   const fleet = startFleet();
   fleet.send({ type: 'connect', url: `wss://localhost:${a.port}/agent/v1/connect` });
   await until(
