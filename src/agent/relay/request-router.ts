@@ -74,6 +74,12 @@ interface Pending {
   span?: CallSpan | undefined;
 }
 
+/** A request from the server on its way to a child. */
+type Outgoing = Pick<Pending, 'server' | 'child' | 'client'> & {
+  message: JSONRPCRequest;
+  trace?: TraceContext | undefined;
+};
+
 let lastAgentId = 0;
 const nextAgentId = (): string => `${RELAY_ID_PREFIX}${++lastAgentId}`;
 
@@ -122,12 +128,7 @@ export class RequestRouter {
     );
   }
 
-  #send(
-    to: Omit<Pending, 'remoteId' | 'timer' | 'span'> & {
-      message: JSONRPCRequest;
-      trace?: TraceContext | undefined;
-    },
-  ): void {
+  #send(to: Outgoing): void {
     const { server, child, message, trace, client } = to;
     const session = this.deps.sessions.session(child);
     if (this.#closed) return;
