@@ -29,4 +29,8 @@ describe('ownerOf', () => {
     expect(ownerOf('four', owners)).toBeUndefined();
     expect(ownerOf(undefined, owners)).toBeUndefined();
   });
+  it('gives a token two owners list to the first, as the config reads', () => {
+    const shared = [...owners, { name: 'copy', tokenDigests: [digest('one')] }];
+    expect(ownerOf('one', shared)?.name).toBe('shop');
+  });
 });
