@@ -1,5 +1,22 @@
 import { createHash } from 'node:crypto';
+import type { ProtocolServer } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection } from '../../agents/agent-connection.js';
+
+/**
+ * Each inventory's entries, made once: an agent of a thousand pods would otherwise stringify
+ * every pod's tools at each pod's connect.
+ */
+const entries = new WeakMap<readonly ProtocolServer[], string[]>();
+
+function entriesOf(servers: readonly ProtocolServer[]): string[] {
+  let list = entries.get(servers);
+  if (!list) {
+    const up = servers.filter((server) => server.state === 'up');
+    list = up.map((server) => JSON.stringify([server.name, server.tools]));
+    entries.set(servers, list);
+  }
+  return list;
+}
 
 /**
  * What an agent offers, as a digest: each server that is up on some open connection with the
@@ -8,14 +25,11 @@ import type { AgentConnection } from '../../agents/agent-connection.js';
 export function offeredDigest(
   connections: readonly Pick<AgentConnection, 'open' | 'servers'>[],
 ): string {
-  const entries = new Set<string>();
+  const offered = new Set<string>();
   for (const connection of connections) {
-    if (!connection.open) continue;
-    for (const server of connection.servers) {
-      if (server.state === 'up') entries.add(JSON.stringify([server.name, server.tools]));
-    }
+    if (connection.open) for (const entry of entriesOf(connection.servers)) offered.add(entry);
   }
   const hash = createHash('sha256');
-  for (const entry of [...entries].sort()) hash.update(entry).update('\n');
+  for (const entry of [...offered].sort()) hash.update(entry).update('\n');
   return hash.digest('hex');
 }
