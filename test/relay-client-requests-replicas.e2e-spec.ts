@@ -30,6 +30,8 @@ import { fetchTrusting } from './support/tls-fetch.js';
  * entering through any. A session opened on another replica is served by the last, so the
  * server's request travels back on the forwarded event stream and the client's answer forward
  * again: each must reach the one client whose call is in flight, and only it.
+ * A 2026 client's retry must reach the replica holding its call, even when the agent has
+ * connections on several.
  *
  * Runs where redis-server is installed (`bash .ci/install-redis.sh`); REQUIRE_REDIS=1 fails
  * instead of skipping.
@@ -59,10 +61,7 @@ beforeAll(async () => {
     RELAY_CLIENTS: JSON.stringify(clients),
   };
   await cluster.start({ env: () => env }, 3);
-  app = await startApp({
-    env: shopAgentEnv(cluster.holder, ca.caFile, tokens.shop),
-    mcpServers: { mcpServers: { asker: { command: process.execPath, args: [FIXTURE] } } },
-  });
+  app = await startAgent(cluster.holder);
   await untilPublished('asker');
 }, 90_000);
 
@@ -72,16 +71,17 @@ afterAll(async () => {
   await cluster.stop();
 });
 
-/** Waits until Redis lists `server` up on the agent's replica, so the others route to it. */
-async function untilPublished(server: string): Promise<void> {
+/** Waits until Redis lists `server` up on `replicas` of the agent's, so the others route to it. */
+async function untilPublished(server: string, replicas = 1): Promise<void> {
   const directory = new Redis(cluster.redis.url);
   try {
     await waitFor(
       async () => {
         const entries = Object.values(await directory.hgetall('relay:agent:shop'));
-        return entries.some((text) =>
+        const up = entries.filter((text) =>
           (JSON.parse(text) as { servers: string[] }).servers.includes(server),
         );
+        return up.length >= replicas;
       },
       `${server} published in Redis`,
       60_000,
@@ -89,6 +89,50 @@ async function untilPublished(server: string): Promise<void> {
   } finally {
     directory.disconnect();
   }
+}
+
+/** The built service as agent `shop`, connected to `relay`, with the asking fixture server. */
+function startAgent(relay: RunningRelay): Promise<RunningApp> {
+  return startApp({
+    env: shopAgentEnv(relay, ca.caFile, tokens.shop),
+    mcpServers: { mcpServers: { asker: { command: process.execPath, args: [FIXTURE] } } },
+  });
+}
+
+interface InputRequired {
+  resultType: string;
+  requestState: string;
+  inputRequests: Record<string, { method: string }>;
+}
+
+/** A raw 2026-07-28 `tools/call` of `ask_sampling` by alice, entering through `relay`. */
+async function post2026(relay: RunningRelay, params: Record<string, unknown>) {
+  const response = await tlsFetch(`https://localhost:${relay.port}/mcp/shop/asker`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${tokens.alice}`,
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28',
+      'Mcp-Method': 'tools/call',
+      'Mcp-Name': 'ask_sampling',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'ask_sampling',
+        arguments: { prompt: 'which moss?' },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+        },
+        ...params,
+      },
+    }),
+  });
+  return (await response.json()) as { result?: InputRequired; error?: { code: number } };
 }
 
 /** The 1.x SDK client of `who` on `relay`, declaring `capabilities`. */
@@ -222,4 +266,29 @@ describe.skipIf(!redisAvailable)('server-to-client requests across relay replica
       aliceAgain: ['aliceAgain 0', 'aliceAgain 1'],
     });
   });
+
+  it('resumes a 2026 retry on the replica holding its call, whichever it enters (MRTR)', async () => {
+    const [, middle, holder] = cluster.relays;
+    if (!middle || !holder) throw new Error('no relays');
+    // A second process of agent `shop` on another replica: both replicas serve `asker` here.
+    const second = await startAgent(middle);
+    try {
+      await untilPublished('asker', 2);
+      const first = await post2026(middle, {});
+      expect(first.result).toMatchObject({ resultType: 'input_required' });
+      const { requestState, inputRequests } = first.result!;
+      // The state names its replica by an opaque tag, never by its address.
+      expect(requestState).toMatch(/^[\w-]+\.[\w-]+$/);
+      const key = Object.keys(inputRequests)[0]!;
+      expect(inputRequests[key]).toMatchObject({ method: 'sampling/createMessage' });
+      const sampled = { role: 'assistant', content: { type: 'text', text: 'a moss' }, model: 'm' };
+      const done = await post2026(holder, { requestState, inputResponses: { [key]: sampled } });
+      expect(done.result).toMatchObject({ resultType: 'complete' });
+      expect(JSON.parse(firstText(done.result as never))).toMatchObject({
+        content: { text: 'a moss' },
+      });
+    } finally {
+      await second.stop();
+    }
+  }, 90_000);
 });

@@ -24,7 +24,7 @@ import { PEER_PING_PATH } from './peer-ping.controller.js';
 import { answerOf, outcomeOf, postToPeer, statelessHeaders, withEnvelope } from './peer-post.js';
 import { PeerProbe } from './peer-probe.js';
 import { type PeerOutcome, requestPeer } from './peer-request.js';
-import { RelayCluster } from './relay-cluster.service.js';
+import { RelayCluster, tagOf } from './relay-cluster.service.js';
 
 /** Why a client is asked to retry in a moment (503 + Retry-After). */
 const RETRY_LATER = {
@@ -160,6 +160,10 @@ export class PeerForwarder implements OtherReplicas {
 
   async recorded(sessionId: string, { client, agent, server }: RelayTarget): Promise<boolean> {
     return this.cluster.recordSession(sessionId, { client, agent, server: server ?? null });
+  }
+
+  replicaTag(): string {
+    return this.cluster.enabled ? tagOf(this.cluster.replicaUrl) : '';
   }
 
   serversElsewhere(agent: string): Promise<Map<string, string>> {

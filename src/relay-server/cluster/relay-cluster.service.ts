@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Redis } from 'ioredis';
@@ -111,23 +112,38 @@ export class RelayCluster implements OnModuleDestroy {
   async place(target: RelayTarget, signal: AbortSignal): Promise<Placement> {
     const { sessionId } = target;
     if (!this.store || !this.mover) return { kind: 'here' };
-    if (sessionId !== undefined ? this.sessions.holds(sessionId) : this.holds(target)) {
-      return { kind: 'here' };
-    }
+    // A 2026 retry goes where its call is held, whichever replicas serve its agent.
+    const heldElsewhere =
+      sessionId === undefined &&
+      target.heldBy !== undefined &&
+      target.heldBy !== tagOf(this.replicaUrl);
+    const held = sessionId !== undefined ? this.sessions.holds(sessionId) : this.holds(target);
+    if (held && !heldElsewhere) return { kind: 'here' };
     // No secret yet: Redis was never reached, so no peer can be found nor trusted.
     if (!this.secret) return { kind: 'unavailable' };
     try {
       if (sessionId !== undefined) return await this.mover.place({ ...target, sessionId }, signal);
-      // A request that opens no session yet: to a replica holding a connection that serves it.
-      const { server } = target;
-      const peers = await this.livePeers(this.store, target.agent);
-      const url = pickOne(
-        peers.filter(([, e]) => server === undefined || e.servers.includes(server)),
-      )?.[0];
+      const url = await this.placeNew(this.store, target, heldElsewhere);
       return url === undefined ? { kind: 'here' } : { kind: 'peer', url };
     } catch {
       return { kind: 'unavailable' };
     }
+  }
+
+  /**
+   * A request that opens no session: to the live replica its retry's tag names (none: here),
+   * else to one holding a connection that serves it.
+   */
+  private async placeNew(
+    store: ClusterStore,
+    { agent, server, heldBy }: RelayTarget,
+    heldElsewhere: boolean,
+  ): Promise<string | undefined> {
+    const peers = await this.livePeers(store, agent);
+    if (heldElsewhere) return peers.find(([url]) => tagOf(url) === heldBy)?.[0];
+    return pickOne(
+      peers.filter(([, e]) => server === undefined || e.servers.includes(server)),
+    )?.[0];
   }
 
   /** A request a peer passed here: a session it just moved here is taken over first. */
@@ -301,6 +317,14 @@ function recordOf({ client, agent, pinned, wantsLogging }: RelaySession): HeldRe
     ...(pod !== undefined && { pod }),
     ...(wantsLogging && { logging: true }),
   };
+}
+
+/**
+ * A replica's name in MRTR request states: a short hash of its URL, which clients must not
+ * see (internal addresses). 48 bits: replicas of one relay never share one in practice.
+ */
+export function tagOf(replicaUrl: string): string {
+  return createHash('sha256').update(replicaUrl).digest('base64url').slice(0, 8);
 }
 
 function addressOf(url: string): string {

@@ -31,6 +31,7 @@ import { SessionStore } from './session-store.service.js';
 import { StreamBudget } from './stream-budget.js';
 import { StatelessRelay } from './stateless/stateless-relay.service.js';
 import { isStateless } from './stateless/stateless-wire.js';
+import { heldBy } from './stateless/input-required.js';
 import { InvalidBody, readJsonBody } from './read-json-body.js';
 
 const LOST = 'the answer to this request is no longer kept (delivered, or pushed out): retry';
@@ -77,15 +78,16 @@ export class McpController {
       writeAnswer(response, refused);
       return;
     }
+    // MCP 2026-07-28 (no session; an envelope in `_meta`) is translated; 2025 is forwarded.
+    const protocolVersion = header(request, 'mcp-protocol-version');
+    const modern = isStateless(message, protocolVersion);
+    if (modern) target.heldBy = heldBy(message);
     if (await this.peers.handled(request, response, target, message)) return;
     // A listen stream only carries notifications, like GET; a request's carries its answer.
     const listens = isObject(message) && message.method === 'subscriptions/listen';
     const stream = acceptsEventStream(request)
       ? this.eventStream(response, target, listens)
       : undefined;
-    // MCP 2026-07-28 (no session; an envelope in `_meta`) is translated; 2025 is forwarded.
-    const protocolVersion = header(request, 'mcp-protocol-version');
-    const modern = isStateless(message, protocolVersion);
     const resumable =
       stream && !modern ? this.resumable(target, request, message, stream) : undefined;
     const hungUp = new AbortController();

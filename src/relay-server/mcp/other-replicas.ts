@@ -30,5 +30,7 @@ export abstract class OtherReplicas {
     message?: unknown,
   ): Promise<boolean>;
   abstract recorded(sessionId: string, target: RelayTarget): Promise<boolean>;
+  /** This replica's short opaque name in MRTR request states; '' without Redis. */
+  abstract replicaTag(): string;
   abstract unavailable(message: unknown): RelayAnswer & { headers: Record<string, string> };
 }

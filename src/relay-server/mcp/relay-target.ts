@@ -22,6 +22,8 @@ export interface RelayTarget {
   /** Undefined for the agent's aggregate endpoint (`/mcp/<agent>`). */
   server: string | undefined;
   sessionId: string | undefined;
+  /** A 2026 retry's replica tag (in its `requestState`): the replica holding its call. */
+  heldBy?: string | undefined;
 }
 
 /** Over a cap is HTTP 429 (with the JSON-RPC error as body), so HTTP-aware clients back off. */

@@ -41,12 +41,16 @@ export interface HeldCall {
  * (elicitation, sampling, roots) during `tools/call`, `prompts/get` or `resources/read` becomes
  * an `input_required` result, and the client's retry with `inputResponses` and the
  * `requestState` it got resumes the held call. The state is a random handle bound to the client
- * and the request, new each round: a forged, altered or stale one finds nothing. A held call is
+ * and the request, new each round: a forged, altered or stale one finds nothing. With replicas
+ * it starts with this one's tag, so a retry entering another replica is placed here. A held call is
  * still a relayed request: it keeps its client's in-flight slot, and ends (cancelled on the
  * server) at the relay's request timeout.
  */
 export class HeldCalls {
   readonly #calls = new Map<string, HeldCall>();
+
+  /** `replicaTag`: this replica's tag, put in each state so a retry can be placed here. */
+  constructor(private readonly replicaTag: () => string = () => '') {}
 
   /** Keeps `call`'s server requests for the client; passes the rest (progress) to `next`. */
   static catching(call: HeldCall, next?: (message: Message) => void) {
@@ -81,7 +85,9 @@ export class HeldCalls {
   async next(call: HeldCall, id: JsonRpcId, hungUp: AbortSignal): Promise<JsonRpcResponse> {
     const done = call.asked.size === 0 ? await this.#wait(call, hungUp) : undefined;
     if (done) return { ...done, id };
-    const state = randomBytes(18).toString('base64url');
+    const random = randomBytes(18).toString('base64url');
+    const tag = this.replicaTag();
+    const state = tag === '' ? random : `${tag}.${random}`;
     this.#calls.set(state, call);
     void call.answer.finally(() => this.#calls.delete(state));
     const inputRequests = Object.fromEntries(
@@ -127,6 +133,14 @@ export function withoutInputs(message: Message): Message {
   delete params.inputResponses;
   delete params.requestState;
   return { ...message, params };
+}
+
+/** The replica tag a retry's `requestState` starts with (`<tag>.<random>`), if any. */
+export function heldBy(message: unknown): string | undefined {
+  const params = isObject(message) && isObject(message.params) ? message.params : {};
+  const state = params.requestState;
+  const dot = typeof state === 'string' ? state.indexOf('.') : -1;
+  return dot > 0 ? (state as string).slice(0, dot) : undefined;
 }
 
 /** `method` and the `name` or `uri` it is about: what a retry must repeat. */

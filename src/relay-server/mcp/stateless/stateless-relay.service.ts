@@ -21,6 +21,7 @@ import {
 import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from '../relay-target.js';
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { McpRelayService } from '../mcp-relay.service.js';
+import { OtherReplicas } from '../other-replicas.js';
 import { clientTag } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
@@ -50,7 +51,7 @@ import {
  */
 @Injectable()
 export class StatelessRelay {
-  private readonly held = new HeldCalls();
+  private readonly held: HeldCalls;
 
   constructor(
     private readonly registry: AgentRegistry,
@@ -58,7 +59,11 @@ export class StatelessRelay {
     private readonly aggregate: AggregateService,
     private readonly relay: McpRelayService,
     private readonly listens: ListenStore,
-  ) {}
+    peers: OtherReplicas,
+  ) {
+    // Each state names this replica, so a retry entering another one is passed here.
+    this.held = new HeldCalls(() => peers.replicaTag());
+  }
 
   async post(
     target: RelayTarget,
