@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { buildConnector, Pool } from 'undici';
+import type { WebhookConfig } from '../config/app-config.js';
 import { isPrivateAddress } from '../config/private-addresses.js';
 
 export interface Answer {
@@ -9,15 +10,11 @@ export interface Answer {
   cut: boolean;
 }
 
-export interface PosterLimits {
-  /** Connections to the receiver at once (undici queues the attempts past them). */
-  maxSockets: number;
-  maxAnswerBytes: number;
-  /** The whole attempt: connect, answer headers and body. */
-  timeoutMs: number;
-  /** Off: a receiver whose address is loopback, private or link-local is not connected to. */
-  allowPrivateAddresses: boolean;
-}
+/** `timeoutMs` bounds the whole attempt: connect, answer headers and body. */
+export type PosterLimits = Pick<
+  WebhookConfig,
+  'maxInFlightPerReceiver' | 'maxAnswerBytes' | 'allowPrivateAddresses'
+> & { timeoutMs: number };
 
 /** What an attempt fails with when its time runs out. */
 export const timedOut = Object.assign(new Error('the attempt timed out'), { name: 'TimeoutError' });
@@ -41,7 +38,8 @@ export class WebhookPoster {
     private readonly limits: PosterLimits,
   ) {
     this.pool = new Pool(url.origin, {
-      connections: limits.maxSockets,
+      // Attempts past these connections wait in undici's queue.
+      connections: limits.maxInFlightPerReceiver,
       connect: connector(limits),
       headersTimeout: limits.timeoutMs,
       bodyTimeout: limits.timeoutMs,
