@@ -37,15 +37,8 @@ export function groupRunning(pgid: number): boolean {
   return false;
 }
 
-export interface ProcStat {
-  pid: number;
-  state: string;
-  ppid: number;
-  pgid: number;
-}
-
 /** The command name may contain spaces and parentheses, so fields start after the last ')'. */
-export function parseProcStat(text: string): ProcStat | undefined {
+export function parseProcStat(text: string) {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
   const [state, ppid, pgid] = text.slice(close + 2).split(' ');
