@@ -25,8 +25,7 @@ const endedEarly = () => Object.assign(new Error('the answer ended early'), { co
 
 /**
  * POSTs to one receiver over undici's keep-alive pool, TLS verified, no redirects. An attempt
- * ends at the answer's end, its first `maxAnswerBytes` or `timeoutMs`: an endless answer costs
- * a few KiB.
+ * ends by `maxAnswerBytes` or `timeoutMs` at most: an endless answer costs a few KiB.
  */
 export class WebhookPoster {
   private readonly pool: Pool;

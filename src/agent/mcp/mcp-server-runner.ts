@@ -122,10 +122,7 @@ export class McpServerRunner {
     return this.#state === 'up' ? this.#session : undefined;
   }
 
-  /**
-   * What /health shows of the server: counts since the agent started, and never its stderr
-   * (/health is unauthenticated, and a child's stderr may print its secrets).
-   */
+  /** For /health, which is unauthenticated: never the stderr, which may print secrets. */
   status() {
     return {
       name: this.spec.name,
@@ -326,10 +323,7 @@ export class McpServerRunner {
     }
   }
 
-  /**
-   * Tears the attempt down and schedules the next. `reason` may quote the child (logs only);
-   * `healthReason`, shown on /health, never does.
-   */
+  /** Tears down and retries; `reason` may quote the child (logs), `healthReason` never does. */
   async #failed(attempt: Attempt, reason: string, healthReason = reason): Promise<void> {
     this.#lastError = healthReason;
     // Gone from the outside before the (up to killGraceMs) teardown: a dead child is never up.

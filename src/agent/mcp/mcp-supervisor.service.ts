@@ -28,7 +28,7 @@ import type {
 } from './mcp-server-runner.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
-/** Optional override of the supervision timings (tests); the defaults are the issue's. */
+/** Optional override of the supervision timings (tests). */
 export const MCP_RUNNER_TIMINGS = Symbol('MCP_RUNNER_TIMINGS');
 
 const RELOAD_DEBOUNCE_MS = 500;
@@ -47,10 +47,7 @@ export type McpSessions = Pick<
 
 type Unsubscribe = () => void;
 
-/**
- * The MCP servers in the app's lifecycle: started after bootstrap, applied by difference on a
- * reload of the file, stopped whole.
- */
+/** The MCP servers in the app's lifecycle; a reload of the file is applied by difference. */
 @Injectable()
 export class McpSupervisorService
   implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown

@@ -11,10 +11,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-/**
- * Whether any process of the group still runs, zombies not counted: PID 1 may take over a
- * second to reap a dead grandchild, which would stretch every stop. Without /proc, any member.
- */
+/** Whether a non-zombie of the group runs (PID 1 may take a second to reap); without /proc, any. */
 export function groupRunning(pgid: number): boolean {
   if (!signalGroup(pgid, 0)) return false;
   let entries: string[];

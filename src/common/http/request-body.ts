@@ -98,9 +98,8 @@ export function readBodyText(
 }
 
 /**
- * A body whose Content-Length bytes are all in the stream's buffer (a small one comes in the
- * packet of its headers) is taken at once, with no listeners and no slow-body timer to set and
- * clear; its size was checked with the headers. The stream is resumed so it still ends.
+ * A body whose Content-Length bytes are all buffered (a small one comes with its headers),
+ * taken with no listeners or timer to set; resumed so the stream still ends.
  */
 function arrivedWhole(request: IncomingMessage): Promise<string> {
   const body = request.read() as Buffer;
