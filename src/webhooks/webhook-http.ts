@@ -3,12 +3,7 @@ import { buildConnector, Pool } from 'undici';
 import type { WebhookConfig } from '../config/app-config.js';
 import { isPrivateAddress } from '../config/private-addresses.js';
 
-export interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  /** The answer was longer than the limit: the rest was not read (the connection closed). */
-  cut: boolean;
-}
+export type Answer = Awaited<ReturnType<WebhookPoster['post']>>;
 
 /** `timeoutMs` bounds the whole attempt: connect, answer headers and body. */
 export type PosterLimits = Pick<
@@ -47,7 +42,7 @@ export class WebhookPoster {
     this.authorization = basicAuthorization(url);
   }
 
-  async post(headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
+  async post(headers: Record<string, string>, body: string, signal: AbortSignal) {
     const attempt = new AbortController();
     const stop = () => attempt.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });
