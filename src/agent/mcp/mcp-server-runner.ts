@@ -105,10 +105,6 @@ export class McpServerRunner {
     this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
   }
 
-  get name(): string {
-    return this.spec.name;
-  }
-
   get state(): McpServerState {
     return this.#state;
   }

@@ -154,7 +154,7 @@ export class McpSupervisorService
   /** One server each, as the relay's inventory shows it. */
   servers(): AgentServerView[] {
     return [...this.#runners.values()].map((runner) => ({
-      name: runner.name,
+      name: runner.spec.name,
       state: runner.state,
       tools: runner.tools,
     }));
