@@ -24,6 +24,7 @@ import type {
   McpServerRunner,
   McpServerStatus,
   McpSession,
+  RunnerDeps,
   RunnerHooks,
 } from './mcp-server-runner.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
@@ -62,16 +63,14 @@ export class McpSupervisorService
   #stopped = false;
   readonly #watcher: ConfigWatcher;
   readonly #logger: Logger;
-  readonly #parentEnv: Readonly<Record<string, string | undefined>>;
-  readonly #cwd: string;
-  readonly #timings: RunnerTimings;
+  readonly #runnerDeps: Omit<RunnerDeps, 'hooks'>;
   #reloadProblems: string[] = [];
   #removeSafetyNet: (() => void) | undefined;
   readonly #instances: ClientInstances;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly baseLogger: Logger,
+    @Inject(LOGGER) baseLogger: Logger,
     @InjectMetric('mcp_server_up') private readonly up: Gauge<string>,
     @InjectMetric('mcp_server_restarts_total') private readonly restarts: Counter<string>,
     @InjectMetric('mcp_server_tools') private readonly tools: Gauge<string>,
@@ -80,11 +79,15 @@ export class McpSupervisorService
     @Optional() @Inject(MCP_RUNNER_TIMINGS) timings?: RunnerTimings,
   ) {
     this.#logger = baseLogger.child({ context: 'McpSupervisor' });
-    // Children inherit a filtered copy of the agent's real environment, and a reloaded file
-    // expands `${VAR}` from it as start-up did.
-    this.#parentEnv = config.mcp.parentEnv.reveal();
-    this.#cwd = existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd();
-    this.#timings = timings ?? DEFAULT_RUNNER_TIMINGS;
+    this.#runnerDeps = {
+      // Children inherit a filtered copy of the agent's real environment, and a reloaded file
+      // expands `${VAR}` from it as start-up did.
+      parentEnv: config.mcp.parentEnv.reveal(),
+      cwd: existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd(),
+      logger: baseLogger,
+      timings: timings ?? DEFAULT_RUNNER_TIMINGS,
+      clientInfo: { name: 'plant-store-agent', version: config.version },
+    };
     this.#instances = new ClientInstances({
       start: (spec, onChange) => {
         const runner = this.#newRunner(spec, { changed: onChange });
@@ -200,7 +203,7 @@ export class McpSupervisorService
     const { configDir, configDirExplicit } = this.config.mcp;
     const load = loadMcpServers(configDir, {
       required: configDirExplicit,
-      environment: this.#parentEnv,
+      environment: this.#runnerDeps.parentEnv,
     });
     if (load.problems.length > 0) {
       this.#reloadProblems = load.problems;
@@ -285,12 +288,8 @@ export class McpSupervisorService
     Runner = this.#runnerClass,
   ): McpServerRunner {
     if (!Runner) throw new Error('the MCP SDK is not loaded');
-    const runner = new Runner(spec, {
-      cwd: this.#cwd,
-      parentEnv: this.#parentEnv,
-      logger: this.baseLogger,
-      timings: this.#timings,
-      clientInfo: { name: 'plant-store-agent', version: this.config.version },
+    return new Runner(spec, {
+      ...this.#runnerDeps,
       hooks: {
         restarted: () => undefined,
         relayMessage: (key, message) => {
@@ -303,7 +302,6 @@ export class McpSupervisorService
         ...hooks,
       },
     });
-    return runner;
   }
 
   async #remove(name: string): Promise<void> {
