@@ -38,7 +38,7 @@ export interface McpSession {
 export interface RunnerHooks {
   /** State, pid or tools changed. */
   changed(runner: McpServerRunner): void;
-  restarted(runner: McpServerRunner): void;
+  restarted?(runner: McpServerRunner): void;
   /** A relayed response or a notification from the child. */
   relayMessage(server: string, message: JSONRPCMessage): void;
   /** The session the relay used is gone; its pending requests must fail now. */
@@ -340,7 +340,7 @@ export class McpServerRunner {
     if (this.#stopped) return;
     this.#restartTimer = setTimeout(() => {
       this.#restarts++;
-      this.deps.hooks.restarted(this);
+      this.deps.hooks.restarted?.(this);
       void this.#run();
     }, delay);
   }

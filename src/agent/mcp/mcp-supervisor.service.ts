@@ -291,7 +291,6 @@ export class McpSupervisorService
     return new Runner(spec, {
       ...this.#runnerDeps,
       hooks: {
-        restarted: () => undefined,
         relayMessage: (key, message) => {
           this.#instances.touch(key);
           for (const listener of this.#messageListeners) listener(key, message);
