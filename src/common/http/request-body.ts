@@ -31,9 +31,7 @@ export class BodyReadError extends Error {
 }
 
 /** What one reader allows; the relay server passes its frame limit. */
-export interface BodyLimits {
-  maxBytes: number;
-}
+export type BodyLimits = { maxBytes: number };
 
 const DEFAULT_LIMITS: BodyLimits = { maxBytes: MAX_BODY_BYTES };
 
