@@ -3,7 +3,7 @@ import type { StderrLogOptions } from './stderr-log.js';
 import type { StdoutLimits } from './stdout-reader.js';
 import type { UnsolicitedLimits } from './unsolicited-budget.js';
 
-/** `crashLoopAfter` failures in a row: longest delay, until up for `stableUpMs`. */
+/** `crashLoopAfter` failures in a row: `crash-looping`, longest delay till up `stableUpMs`. */
 export const DEFAULT_RUNNER_TIMINGS = {
   initializeTimeoutMs: 30_000,
   pingIntervalMs: 30_000,
