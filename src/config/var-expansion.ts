@@ -1,16 +1,11 @@
 /** `${VAR}`, `${VAR:-default}` in MCP args and env: secrets come from a Secret, not a ConfigMap. */
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-export interface ExpansionResult {
-  value: string;
-  /** Variables referenced without a default that are not set. */
-  missing: string[];
-}
-
+/** The expanded text, and the variables referenced without a default that are not set. */
 export function expandVariables(
   template: string,
   environment: Readonly<Record<string, string | undefined>>,
-): ExpansionResult {
+) {
   const missing: string[] = [];
   const value = template.replace(REFERENCE, (_match, name: string, fallback?: string) => {
     // Own values only: `${constructor}` must not expand to process.env's inherited Object.

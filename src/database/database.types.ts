@@ -25,23 +25,16 @@ export interface WebhookOutboxTable {
   trace_context: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** Receivers stopped by a 410 Gone (src/webhooks): a row per stopped receiver. */
-export interface WebhookReceiversTable {
-  receiver: string;
-  host: string;
-  stopped_at: ColumnType<number | bigint, number, number>;
-  reason: string;
-}
-
-/** Settings of the plant webhook made by the store itself (the receiver ids' key). */
-export interface WebhookSettingsTable {
-  name: string;
-  value: string;
-}
-
 export interface Database {
   plants: PlantsTable;
   webhook_outbox: WebhookOutboxTable;
-  webhook_receivers: WebhookReceiversTable;
-  webhook_settings: WebhookSettingsTable;
+  /** Receivers stopped by a 410 Gone (src/webhooks): a row per stopped receiver. */
+  webhook_receivers: {
+    receiver: string;
+    host: string;
+    stopped_at: ColumnType<number | bigint, number, number>;
+    reason: string;
+  };
+  /** Settings of the plant webhook made by the store itself (the receiver ids' key). */
+  webhook_settings: { name: string; value: string };
 }

@@ -79,10 +79,6 @@ export function refusalOf(error: unknown, target: string): PostgresRefusedError 
   );
 }
 
-/** SQLSTATE 53300: every connection slot is taken. The server is up and takes us later. */
-const isFull = (error: unknown): boolean =>
-  (error as { code?: unknown } | undefined)?.code === '53300';
-
 /**
  * PostgreSQL may start after us (a database in the same Helm release): retried with backoff
  * until it has not answered for `startupTimeoutMs`. A full server (53300) is waited for as long
@@ -106,7 +102,7 @@ export async function waitForPostgres(
       const reason = error instanceof Error ? error.message : String(error);
       const delay = backoff.next();
       const line = { attempt, target: options.target, reason };
-      if (isFull(error)) {
+      if ((error as { code?: unknown } | undefined)?.code === '53300') {
         deadline = Date.now() + options.startupTimeoutMs;
         options.logger.warn(line, 'PostgreSQL is full (SQLSTATE 53300), waiting for a connection');
       } else if (Date.now() + delay > deadline) {

@@ -7,13 +7,9 @@ import {
   type WalHeader,
 } from './wal-header.js';
 
-interface FileState {
-  dev: number;
-  ino: number;
-  size: number;
-}
+type FileState = NonNullable<ReturnType<typeof stateOf>>;
 
-function stateOf(path: string): FileState | undefined {
+function stateOf(path: string) {
   const stats = statSync(path, { throwIfNoEntry: false });
   return stats && { dev: stats.dev, ino: stats.ino, size: stats.size };
 }

@@ -13,10 +13,7 @@ export class DataDirInUseError extends Error {}
 /** The store cannot be opened; the message names the cause, DATA_DIR and the file. */
 export class SqliteOpenError extends Error {}
 
-export interface OpenedSqlite {
-  db: Kysely<Database>;
-  identity: SqliteFileIdentity;
-}
+export type OpenedSqlite = ReturnType<typeof openSqlite>;
 
 /**
  * The embedded store: WAL with synchronous=FULL, so an acknowledged plant survives `kill -9`
@@ -24,7 +21,7 @@ export interface OpenedSqlite {
  * start; `PRAGMA quick_check` at start (about 100 ms per 38 MiB cached, 700 ms from disk), so
  * a damaged file stops the start rather than answering 404 for rows that exist.
  */
-export function openSqlite(file: string, dataDir: string): OpenedSqlite {
+export function openSqlite(file: string, dataDir: string) {
   let database: BetterSqlite3.Database;
   try {
     mkdirSync(dirname(file), { recursive: true });

@@ -6,14 +6,10 @@ const MAGIC_LITTLE_ENDIAN = 0x377f0682;
 const MAGIC_BIG_ENDIAN = 0x377f0683;
 const FORMAT_VERSION = 3007000;
 
-export interface WalHeader {
-  checkpoint: number;
-  salt1: number;
-  bytes: Buffer;
-}
+export type WalHeader = NonNullable<ReturnType<typeof parseWalHeader>>;
 
 /** The header if it verifies as SQLite's own check does (fileformat.html), else undefined. */
-export function parseWalHeader(bytes: Buffer): WalHeader | undefined {
+export function parseWalHeader(bytes: Buffer) {
   if (bytes.length < WAL_HEADER_BYTES) return undefined;
   const magic = bytes.readUInt32BE(0);
   if (magic !== MAGIC_LITTLE_ENDIAN && magic !== MAGIC_BIG_ENDIAN) return undefined;

@@ -44,7 +44,7 @@ const settled = (promise: Promise<unknown>) =>
   );
 const never = new AbortController().signal;
 const limits = (overrides: Partial<PosterLimits> = {}): PosterLimits => ({
-  maxSockets: 1,
+  maxInFlightPerReceiver: 1,
   maxAnswerBytes: 4096,
   timeoutMs: 5_000,
   allowPrivateAddresses: true,

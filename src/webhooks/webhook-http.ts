@@ -1,23 +1,15 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { buildConnector, Pool } from 'undici';
+import type { WebhookConfig } from '../config/app-config.js';
 import { isPrivateAddress } from '../config/private-addresses.js';
 
-export interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  /** The answer was longer than the limit: the rest was not read (the connection closed). */
-  cut: boolean;
-}
+export type Answer = Awaited<ReturnType<WebhookPoster['post']>>;
 
-export interface PosterLimits {
-  /** Connections to the receiver at once (undici queues the attempts past them). */
-  maxSockets: number;
-  maxAnswerBytes: number;
-  /** The whole attempt: connect, answer headers and body. */
-  timeoutMs: number;
-  /** Off: a receiver whose address is loopback, private or link-local is not connected to. */
-  allowPrivateAddresses: boolean;
-}
+/** `timeoutMs` bounds the whole attempt: connect, answer headers and body. */
+export type PosterLimits = Pick<
+  WebhookConfig,
+  'maxInFlightPerReceiver' | 'maxAnswerBytes' | 'allowPrivateAddresses'
+> & { timeoutMs: number };
 
 /** What an attempt fails with when its time runs out. */
 export const timedOut = Object.assign(new Error('the attempt timed out'), { name: 'TimeoutError' });
@@ -28,8 +20,7 @@ const endedEarly = () => Object.assign(new Error('the answer ended early'), { co
 
 /**
  * POSTs to one receiver over undici's keep-alive pool, TLS verified, no redirects. An attempt
- * ends at the answer's end, its first `maxAnswerBytes` or `timeoutMs`: an endless answer costs
- * a few KiB.
+ * ends by `maxAnswerBytes` or `timeoutMs` at most: an endless answer costs a few KiB.
  */
 export class WebhookPoster {
   private readonly pool: Pool;
@@ -41,7 +32,8 @@ export class WebhookPoster {
     private readonly limits: PosterLimits,
   ) {
     this.pool = new Pool(url.origin, {
-      connections: limits.maxSockets,
+      // Attempts past these connections wait in undici's queue.
+      connections: limits.maxInFlightPerReceiver,
       connect: connector(limits),
       headersTimeout: limits.timeoutMs,
       bodyTimeout: limits.timeoutMs,
@@ -50,7 +42,7 @@ export class WebhookPoster {
     this.authorization = basicAuthorization(url);
   }
 
-  async post(headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
+  async post(headers: Record<string, string>, body: string, signal: AbortSignal) {
     const attempt = new AbortController();
     const stop = () => attempt.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });

@@ -6,15 +6,8 @@ import { databaseNowMs } from '../database/database-clock.js';
 import type { Database } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
 
-/** A pending notice leased to this process for one attempt. */
-export interface ClaimedNotice {
-  id: bigint;
-  eventId: string;
-  payload: string;
-  attempts: number;
-  /** The creating request's traceparent; null when it was not traced. */
-  traceContext: string | null;
-}
+/** A pending notice leased to this process for one attempt; `traceContext` is a traceparent. */
+export type ClaimedNotice = Awaited<ReturnType<WebhookOutboxRepository['claim']>>[number];
 
 /** A receiver's pending notices (counted up to a cap) and its oldest's age. */
 type Backlog = { pending: number; capped: boolean; oldestAgeMs: number };
@@ -52,12 +45,7 @@ export class WebhookOutboxRepository {
   }
 
   /** Leases up to `limit` due notices of a receiver, first due first; an expired lease is free. */
-  async claim(
-    receiver: string,
-    limit: number,
-    owner: string,
-    leaseMs: number,
-  ): Promise<ClaimedNotice[]> {
+  async claim(receiver: string, limit: number, owner: string, leaseMs: number) {
     let due = this.db
       .selectFrom('webhook_outbox')
       .select('id')

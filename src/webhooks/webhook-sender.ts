@@ -20,8 +20,7 @@ export class WebhookSender {
   private readonly targets = new Map<string, { poster: WebhookPoster; keys: KeyObject[] }>();
 
   constructor(config: WebhookConfig, timeoutMs: number) {
-    const { maxInFlightPerReceiver: maxSockets, maxAnswerBytes, allowPrivateAddresses } = config;
-    const limits = { maxSockets, maxAnswerBytes, timeoutMs, allowPrivateAddresses };
+    const limits = { ...config, timeoutMs };
     for (const receiver of config.receivers) {
       const url = new URL(receiver.url.reveal());
       this.targets.set(receiver.id, {

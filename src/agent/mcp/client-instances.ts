@@ -36,9 +36,8 @@ export function serverOfKey(key: string): string {
 }
 
 /**
- * The processes of `"instances": "per-client"` servers: one per client that calls, started on
- * its first request, at most `maxInstances` per server (a further client is refused, never
- * given another's), and stopped after `instanceIdleSeconds` without a request or a message.
+ * The processes of `"instances": "per-client"` servers, one per calling client, at most
+ * `maxInstances` (a further client is refused, never given another's), stopped when idle.
  */
 export class ClientInstances {
   readonly #instances = new Map<string, Instance>();

@@ -1,9 +1,8 @@
 import { type FSWatcher, watch } from 'node:fs';
 
 /**
- * Calls `onChange` (debounced) when anything in the config folder changes. The folder, not the
- * file: Kubernetes swaps a ConfigMap's `..data` symlink (and editors save by rename), so a
- * watch on the file goes stale after the first swap.
+ * Calls `onChange` (debounced) on a change in the config folder, not the file: Kubernetes swaps
+ * a ConfigMap's `..data` symlink (editors save by rename), so a file watch goes stale.
  */
 export interface ConfigWatcherOptions {
   dir: string;

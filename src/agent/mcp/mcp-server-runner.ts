@@ -38,7 +38,7 @@ export interface McpSession {
 export interface RunnerHooks {
   /** State, pid or tools changed. */
   changed(runner: McpServerRunner): void;
-  restarted(runner: McpServerRunner): void;
+  restarted?(runner: McpServerRunner): void;
   /** A relayed response or a notification from the child. */
   relayMessage(server: string, message: JSONRPCMessage): void;
   /** The session the relay used is gone; its pending requests must fail now. */
@@ -105,10 +105,6 @@ export class McpServerRunner {
     this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
   }
 
-  get name(): string {
-    return this.spec.name;
-  }
-
   get state(): McpServerState {
     return this.#state;
   }
@@ -122,10 +118,7 @@ export class McpServerRunner {
     return this.#state === 'up' ? this.#session : undefined;
   }
 
-  /**
-   * What /health shows of the server: counts since the agent started, and never its stderr
-   * (/health is unauthenticated, and a child's stderr may print its secrets).
-   */
+  /** For /health, which is unauthenticated: never the stderr, which may print secrets. */
   status() {
     return {
       name: this.spec.name,
@@ -326,10 +319,7 @@ export class McpServerRunner {
     }
   }
 
-  /**
-   * Tears the attempt down and schedules the next. `reason` may quote the child (logs only);
-   * `healthReason`, shown on /health, never does.
-   */
+  /** Tears down and retries; `reason` may quote the child (logs), `healthReason` never does. */
   async #failed(attempt: Attempt, reason: string, healthReason = reason): Promise<void> {
     this.#lastError = healthReason;
     // Gone from the outside before the (up to killGraceMs) teardown: a dead child is never up.
@@ -350,7 +340,7 @@ export class McpServerRunner {
     if (this.#stopped) return;
     this.#restartTimer = setTimeout(() => {
       this.#restarts++;
-      this.deps.hooks.restarted(this);
+      this.deps.hooks.restarted?.(this);
       void this.#run();
     }, delay);
   }

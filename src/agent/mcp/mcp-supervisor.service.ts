@@ -24,11 +24,12 @@ import type {
   McpServerRunner,
   McpServerStatus,
   McpSession,
+  RunnerDeps,
   RunnerHooks,
 } from './mcp-server-runner.js';
 import { diffSpecs, type SpecDiff } from './spec-diff.js';
 
-/** Optional override of the supervision timings (tests); the defaults are the issue's. */
+/** Optional override of the supervision timings (tests). */
 export const MCP_RUNNER_TIMINGS = Symbol('MCP_RUNNER_TIMINGS');
 
 const RELOAD_DEBOUNCE_MS = 500;
@@ -47,10 +48,7 @@ export type McpSessions = Pick<
 
 type Unsubscribe = () => void;
 
-/**
- * The MCP servers in the app's lifecycle: started after bootstrap, applied by difference on a
- * reload of the file, stopped whole.
- */
+/** The MCP servers in the app's lifecycle; a reload of the file is applied by difference. */
 @Injectable()
 export class McpSupervisorService
   implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown
@@ -65,16 +63,14 @@ export class McpSupervisorService
   #stopped = false;
   readonly #watcher: ConfigWatcher;
   readonly #logger: Logger;
-  readonly #parentEnv: Readonly<Record<string, string | undefined>>;
-  readonly #cwd: string;
-  readonly #timings: RunnerTimings;
+  readonly #runnerDeps: Omit<RunnerDeps, 'hooks'>;
   #reloadProblems: string[] = [];
   #removeSafetyNet: (() => void) | undefined;
   readonly #instances: ClientInstances;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly baseLogger: Logger,
+    @Inject(LOGGER) baseLogger: Logger,
     @InjectMetric('mcp_server_up') private readonly up: Gauge<string>,
     @InjectMetric('mcp_server_restarts_total') private readonly restarts: Counter<string>,
     @InjectMetric('mcp_server_tools') private readonly tools: Gauge<string>,
@@ -83,11 +79,15 @@ export class McpSupervisorService
     @Optional() @Inject(MCP_RUNNER_TIMINGS) timings?: RunnerTimings,
   ) {
     this.#logger = baseLogger.child({ context: 'McpSupervisor' });
-    // Children inherit a filtered copy of the agent's real environment, and a reloaded file
-    // expands `${VAR}` from it as start-up did.
-    this.#parentEnv = config.mcp.parentEnv.reveal();
-    this.#cwd = existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd();
-    this.#timings = timings ?? DEFAULT_RUNNER_TIMINGS;
+    this.#runnerDeps = {
+      // Children inherit a filtered copy of the agent's real environment, and a reloaded file
+      // expands `${VAR}` from it as start-up did.
+      parentEnv: config.mcp.parentEnv.reveal(),
+      cwd: existsSync(config.mcp.reposDir) ? config.mcp.reposDir : process.cwd(),
+      logger: baseLogger,
+      timings: timings ?? DEFAULT_RUNNER_TIMINGS,
+      clientInfo: { name: 'plant-store-agent', version: config.version },
+    };
     this.#instances = new ClientInstances({
       start: (spec, onChange) => {
         const runner = this.#newRunner(spec, { changed: onChange });
@@ -157,7 +157,7 @@ export class McpSupervisorService
   /** One server each, as the relay's inventory shows it. */
   servers(): AgentServerView[] {
     return [...this.#runners.values()].map((runner) => ({
-      name: runner.name,
+      name: runner.spec.name,
       state: runner.state,
       tools: runner.tools,
     }));
@@ -203,7 +203,7 @@ export class McpSupervisorService
     const { configDir, configDirExplicit } = this.config.mcp;
     const load = loadMcpServers(configDir, {
       required: configDirExplicit,
-      environment: this.#parentEnv,
+      environment: this.#runnerDeps.parentEnv,
     });
     if (load.problems.length > 0) {
       this.#reloadProblems = load.problems;
@@ -288,14 +288,9 @@ export class McpSupervisorService
     Runner = this.#runnerClass,
   ): McpServerRunner {
     if (!Runner) throw new Error('the MCP SDK is not loaded');
-    const runner = new Runner(spec, {
-      cwd: this.#cwd,
-      parentEnv: this.#parentEnv,
-      logger: this.baseLogger,
-      timings: this.#timings,
-      clientInfo: { name: 'plant-store-agent', version: this.config.version },
+    return new Runner(spec, {
+      ...this.#runnerDeps,
       hooks: {
-        restarted: () => undefined,
         relayMessage: (key, message) => {
           this.#instances.touch(key);
           for (const listener of this.#messageListeners) listener(key, message);
@@ -306,7 +301,6 @@ export class McpSupervisorService
         ...hooks,
       },
     });
-    return runner;
   }
 
   async #remove(name: string): Promise<void> {

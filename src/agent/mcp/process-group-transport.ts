@@ -14,8 +14,6 @@ import { UnsolicitedBudget, type UnsolicitedLimits } from './unsolicited-budget.
  * signals the whole group: the SDK's StdioClientTransport signals the direct child only, so
  * the real server behind `npx` or `sh -c` outlives it. `onclose` fires when the direct child
  * exits, not when its pipes close (a grandchild may hold them), and the group is then swept.
- * Stdout goes through StdoutReader and UnsolicitedBudget; a child that spends either budget
- * has its stdout paused while it is restarted.
  */
 export interface ProcessGroupTransportOptions {
   command: string;

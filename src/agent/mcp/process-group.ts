@@ -11,10 +11,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-/**
- * Whether any process of the group still runs, zombies not counted: PID 1 may take over a
- * second to reap a dead grandchild, which would stretch every stop. Without /proc, any member.
- */
+/** Whether a non-zombie of the group runs (PID 1 may take a second to reap); without /proc, any. */
 export function groupRunning(pgid: number): boolean {
   if (!signalGroup(pgid, 0)) return false;
   let entries: string[];
@@ -37,15 +34,8 @@ export function groupRunning(pgid: number): boolean {
   return false;
 }
 
-export interface ProcStat {
-  pid: number;
-  state: string;
-  ppid: number;
-  pgid: number;
-}
-
 /** The command name may contain spaces and parentheses, so fields start after the last ')'. */
-export function parseProcStat(text: string): ProcStat | undefined {
+export function parseProcStat(text: string) {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
   const [state, ppid, pgid] = text.slice(close + 2).split(' ');

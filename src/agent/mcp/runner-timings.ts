@@ -3,10 +3,7 @@ import type { StderrLogOptions } from './stderr-log.js';
 import type { StdoutLimits } from './stdout-reader.js';
 import type { UnsolicitedLimits } from './unsolicited-budget.js';
 
-/**
- * How one MCP server runs: initialize, list, ping, restart with backoff. After `crashLoopAfter`
- * failures in a row it is `crash-looping` at the longest delay, until up for `stableUpMs`.
- */
+/** `crashLoopAfter` failures in a row: `crash-looping`, longest delay till up `stableUpMs`. */
 export const DEFAULT_RUNNER_TIMINGS = {
   initializeTimeoutMs: 30_000,
   pingIntervalMs: 30_000,

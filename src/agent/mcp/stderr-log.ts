@@ -1,9 +1,6 @@
 import { TokenBucket } from '../../common/logging/token-bucket.js';
 
-/**
- * A child's stderr, as rate-limited log lines and the last few lines for crash reports. The
- * pipe is always drained: a full one blocks the child mid-write, like a hung MCP session.
- */
+/** A child's stderr, as rate-limited log lines; always drained, as a full pipe blocks it. */
 const DEFAULT_STDERR_LOG = {
   ratePerSecond: 20,
   /** Lines that may pass at once after a quiet spell (a stack trace). */

@@ -5,10 +5,8 @@ import { RelayErrorCode, rpcError } from '../../agent-protocol/relay-protocol.js
 
 /**
  * A child's stdout, split into JSON-RPC messages at a bounded cost: a flood through the SDK's
- * ReadBuffer took the plant API's median from 2.5 to 40 ms. A line that cannot be JSON-RPC is
- * told by its first byte, chunks are joined once per line, a line over `maxLineBytes` is
- * dropped as it arrives, and garbage is charged to token buckets (lines and bytes, an endless
- * line too): a flood empties them and `flood` fires once.
+ * ReadBuffer took the plant API's median from 2.5 to 40 ms. Garbage (an endless line too) is
+ * charged to token buckets of lines and bytes: a flood empties them and `flood` fires once.
  */
 const DEFAULT_STDOUT_LIMITS = {
   /**

@@ -3,9 +3,8 @@ import { TokenBucket } from '../../common/logging/token-bucket.js';
 
 /**
  * What a child sends unasked, charged to budgets: a flood of notifications or of answers to
- * ids nobody waits for took the plant API's median from 17 ms to seconds. Notifications (and
- * the child's requests) get a generous budget, unknown answers a small one and are dropped;
- * either spent, `flood` fires once. The ids waited for are capped at `maxOutstanding`.
+ * ids nobody waits for took the plant API's median from 17 ms to seconds. Unknown answers are
+ * dropped; either budget spent, `flood` fires once.
  */
 const DEFAULT_UNSOLICITED_LIMITS = {
   /** Notifications and requests from the child allowed at once, and per second after that. */

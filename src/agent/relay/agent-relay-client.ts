@@ -81,11 +81,8 @@ export const TOKEN_REJECTED = 'agent token rejected by server';
 
 /**
  * The agent's one outbound WebSocket to its server: hello, inventory, JSON-RPC both ways, ping,
- * and reconnect with backoff. The token goes in the Authorization header only, and TLS is
- * always verified (NODE_TLS_REJECT_UNAUTHORIZED=0 cannot turn it off). Frames over the size
- * limit close the connection, other bad ones are dropped and warned about at a bounded rate.
- * At most `maxQueuedBytes` wait to be sent: past it MCP servers' notifications are dropped and
- * their answers become -32005, and the server's frames are not read until half has drained.
+ * reconnect with backoff. The token goes in the Authorization header only; bad frames are
+ * warned about at a bounded rate; past `maxQueuedBytes` queued, MCP messages are refused.
  */
 export class AgentRelayClient {
   readonly #backoff: Backoff;

@@ -18,10 +18,7 @@ import {
 } from './agent-relay-client.js';
 import { relayUrl } from '../../agent-protocol/relay-protocol.js';
 
-/**
- * The relay connection, when SERVICE_AGENT_TOKEN and SERVICE_SERVER_URL are set. It closes
- * before the MCP servers stop, so the server sees the agent leave rather than its servers fail.
- */
+/** The relay connection; closed before the MCP servers stop, so the agent is seen leaving. */
 @Injectable()
 export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   readonly #client: AgentRelayClient | undefined;

@@ -1,12 +1,11 @@
 import type { JSONRPCRequest } from '@modelcontextprotocol/client';
 import type { TraceContext } from '../../agent-protocol/relay-protocol.js';
 import { mcpSpan } from '../../common/tracing/mcp-attributes.js';
+import type { ClientSpan } from '../../common/tracing/otel.js';
 import { tracing } from '../../common/tracing/tracing.js';
 
 /** A relayed request's span, ended with its answer. */
-export interface CallSpan {
-  end(error?: string): void;
-}
+export type CallSpan = Pick<ClientSpan, 'end'>;
 
 /** A relayed call's CLIENT span, its context passed on in `params._meta` (MCP's SEP-414). */
 export function startCallSpan(

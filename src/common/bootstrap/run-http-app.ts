@@ -47,11 +47,7 @@ export interface HttpEntryPoint<C extends EntryPointConfig> {
   connectionLimits?(app: NestExpressApplication, config: C): ListenerLimits;
 }
 
-/**
- * The one bootstrap of every HTTP entry point: config (exit 78), app (exit 1 if it cannot
- * start), every port listening with the server limits (exit 1 if one is taken), the start-up
- * line, and a graceful stop on SIGTERM, SIGINT and SIGHUP.
- */
+/** The one bootstrap of every HTTP entry point, from the config to the stop on a signal. */
 export async function runHttpApp<C extends EntryPointConfig>(
   entry: HttpEntryPoint<C>,
 ): Promise<void> {

@@ -51,10 +51,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return { status: exception.getStatus(), message: messageOf(exception) };
     }
     if (exception instanceof ServiceUnavailableError) {
-      this.logger.warn(
-        { method: request.method, cause: causeMessage(exception) },
-        exception.logLine,
-      );
+      const { cause } = exception;
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      this.logger.warn({ method: request.method, cause: reason }, exception.logLine);
       return { status: HttpStatus.SERVICE_UNAVAILABLE, message: exception.answer };
     }
     this.logger.error({ err: exception, method: request.method }, 'unhandled error');
@@ -73,10 +72,6 @@ function messageOf(exception: HttpException): string {
 
 function isHealthBody(body: unknown): boolean {
   return typeof body === 'object' && body !== null && 'status' in body && 'details' in body;
-}
-
-function causeMessage(error: Error): string {
-  return error.cause instanceof Error ? error.cause.message : String(error.cause);
 }
 
 /** How long, and how much, a closing connection keeps reading what the client still sends. */

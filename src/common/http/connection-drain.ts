@@ -4,8 +4,7 @@ import { orTimeout } from '../async/or-timeout.js';
 
 /**
  * Graceful stop of HTTP listeners: from `drain()` on, no new connections and every answer says
- * `Connection: close`, so keep-alive clients move on. It resolves when no request is in flight
- * (or after `graceMs`), then closes the connections left.
+ * `Connection: close`, so keep-alive clients move on.
  */
 export class ConnectionDrain {
   private readonly inFlight = new Set<ServerResponse>();

@@ -31,9 +31,7 @@ export class BodyReadError extends Error {
 }
 
 /** What one reader allows; the relay server passes its frame limit. */
-export interface BodyLimits {
-  maxBytes: number;
-}
+export type BodyLimits = { maxBytes: number };
 
 const DEFAULT_LIMITS: BodyLimits = { maxBytes: MAX_BODY_BYTES };
 
@@ -98,9 +96,8 @@ export function readBodyText(
 }
 
 /**
- * A body whose Content-Length bytes are all in the stream's buffer (a small one comes in the
- * packet of its headers) is taken at once, with no listeners and no slow-body timer to set and
- * clear; its size was checked with the headers. The stream is resumed so it still ends.
+ * A body whose Content-Length bytes are all buffered (a small one comes with its headers),
+ * taken with no listeners or timer to set; resumed so the stream still ends.
  */
 function arrivedWhole(request: IncomingMessage): Promise<string> {
   const body = request.read() as Buffer;

@@ -16,7 +16,5 @@ export function toInt64(value: unknown): bigint | undefined {
 
 /** An int64 from text (a path segment, a cursor): decimal digits only, in range. */
 export function parseInt64(text: string): bigint | undefined {
-  if (!DECIMAL_INTEGER.test(text) || text.length > 20) return undefined;
-  const value = BigInt(text);
-  return value >= INT64_MIN && value <= INT64_MAX ? value : undefined;
+  return DECIMAL_INTEGER.test(text) && text.length <= 20 ? toInt64(BigInt(text)) : undefined;
 }

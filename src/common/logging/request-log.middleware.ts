@@ -6,9 +6,8 @@ import { type Tracing, tracing } from '../tracing/tracing.js';
 import { LOGGER } from './logger.token.js';
 
 /**
- * One log line per API request (method, route template, status, duration; no headers, path or
- * body), and in the same `finish` listener the HTTP metrics where they are provided (the relay
- * server has none). With tracing on, the request is a SERVER span too.
+ * One log line per API request (no headers, path or body) and, in the same `finish` listener,
+ * the HTTP metrics where provided (the relay server has none); with tracing, a SERVER span.
  */
 @Injectable()
 export class RequestLogMiddleware implements NestMiddleware {

@@ -1,17 +1,12 @@
 /** Exponential backoff with jitter, so agents restarting at once do not retry in lockstep. */
-export interface BackoffOptions {
-  initialMs: number;
-  maxMs: number;
-  /** 0 disables jitter; 0.2 gives delays between 80 % and 100 % of the nominal one. */
-  jitterRatio: number;
-  random?: () => number;
-}
-
-export const DEFAULT_BACKOFF: BackoffOptions = {
+export const DEFAULT_BACKOFF = {
   initialMs: 1_000,
   maxMs: 60_000,
+  /** 0 disables jitter; 0.2 gives delays between 80 % and 100 % of the nominal one. */
   jitterRatio: 0.2,
 };
+
+export type BackoffOptions = typeof DEFAULT_BACKOFF & { random?: () => number };
 
 export class Backoff {
   #attempts = 0;

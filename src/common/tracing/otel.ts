@@ -32,8 +32,7 @@ import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.
  * Spans are made by hand: instrumentation that patches `require` sees nothing in the bundle.
  */
 export { SpanKind };
-export type { DropReason };
-export type { Context, Span };
+export type { Context, DropReason, Span };
 
 /** W3C trace context as it travels in headers, frames and `_meta`. */
 export interface TraceCarrier {

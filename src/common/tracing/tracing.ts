@@ -35,10 +35,8 @@ export async function startTracing(
     export_failed: 'tracing: an export failed, its spans are lost; is the collector reachable?',
   };
   // One line a minute at most per reason: a collector that is down loses spans continuously.
-  const logs = {
-    queue_full: new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 }),
-    export_failed: new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 }),
-  };
+  const perMinute = () => new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 1 });
+  const logs = { queue_full: perMinute(), export_failed: perMinute() };
   for (const reason of Object.keys(reasons)) dropped.inc({ reason }, 0);
   otel.start(config, version, logger, (reason, spans, error) => {
     dropped.inc({ reason }, spans);

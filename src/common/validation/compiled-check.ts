@@ -12,7 +12,6 @@ import { conversionsOf } from './convert-plain.decorator.js';
 export type CompiledCheck = (plain: object) => object | undefined;
 
 interface Rule {
-  property: string;
   constraints: unknown[];
   each: boolean;
   validateIf: ((object: object, value: unknown) => boolean) | undefined;
@@ -46,7 +45,7 @@ export function compileCheck(metatype: new () => object): CompiledCheck | undefi
   const grouped = storage.groupByPropertyName(metadatas);
   const plans: PropertyPlan[] = [];
   for (const [name, group] of Object.entries(grouped)) {
-    const rules = rulesOf(name, group);
+    const rules = rulesOf(group);
     if (!rules) return undefined;
     const conditions = group
       .filter((m) => m.type === ValidationTypes.CONDITIONAL_VALIDATION)
@@ -66,7 +65,6 @@ export function compileCheck(metatype: new () => object): CompiledCheck | undefi
 
 /** A property's rules, @IsDefined first; undefined if one of its constraints is asynchronous. */
 function rulesOf(
-  name: string,
   group: ReturnType<ReturnType<typeof getMetadataStorage>['getTargetValidationMetadatas']>,
 ): Rule[] | undefined {
   const storage = getMetadataStorage();
@@ -79,7 +77,6 @@ function rulesOf(
     const constraints = storage.getTargetValidatorConstraints(m.constraintCls);
     if (constraints.some((c) => c.async)) return undefined;
     rules.push({
-      property: name,
       constraints: m.constraints as unknown[],
       each: m.each === true,
       validateIf: m.validateIf,
@@ -130,13 +127,7 @@ function planPasses(
     if (rule.validateIf && !rule.validateIf(object, value)) continue;
     if (rule.each && (Array.isArray(value) || value instanceof Set || value instanceof Map))
       return false;
-    const args = {
-      targetName,
-      property: rule.property,
-      object,
-      value,
-      constraints: rule.constraints,
-    };
+    const args = { targetName, property: plan.name, object, value, constraints: rule.constraints };
     for (const validate of rule.validators) {
       const valid = validate(value, args);
       if (valid !== true) return false;

@@ -12,14 +12,11 @@ export function sha256(token: string): Buffer {
   return hash('sha256', token, 'buffer');
 }
 
-export interface ParsedApiTokens {
-  digests: Buffer[];
-  problems: string[];
-}
+export type ParsedApiTokens = ReturnType<typeof parseApiTokens>;
 
 /** `label` names the setting in problems; the relay server passes its own. */
-export function parseApiTokens(value: string | undefined, label = 'API_TOKENS'): ParsedApiTokens {
-  const result: ParsedApiTokens = { digests: [], problems: [] };
+export function parseApiTokens(value: string | undefined, label = 'API_TOKENS') {
+  const result = { digests: [] as Buffer[], problems: [] as string[] };
   if (value === undefined || value.trim() === '') return result;
   value.split(',').forEach((raw, index) => {
     const entry = raw.trim();

@@ -1,21 +1,6 @@
 import { z } from 'zod';
 import { unsetIfEmpty } from './env-fields.js';
 
-/**
- * Tracing is on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true. The SDK reads
- * every other OTEL_* variable itself; these decide whether to load it and say where spans go.
- */
-export interface TracingConfig {
-  /** service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise. */
-  defaultServiceName: string;
-  /** The OTLP protocol the exporter speaks; OpenTelemetry's default is http/protobuf. */
-  protocol: OtlpProtocol;
-  /** Where spans go, without credentials or query: safe to log. */
-  endpoint: string;
-  /** How long the last export may hold the exit (TRACING_SHUTDOWN_TIMEOUT_SECONDS, ms). */
-  shutdownTimeoutMs: number;
-}
-
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
@@ -43,11 +28,14 @@ export const tracingEnvShape = {
 
 type TracingEnv = z.infer<z.ZodObject<typeof tracingEnvShape>>;
 
+/**
+ * Tracing is on when an OTLP endpoint is set and OTEL_SDK_DISABLED is not true. The SDK reads
+ * every other OTEL_* variable itself; these decide whether to load it and say where spans go.
+ */
+export type TracingConfig = NonNullable<ReturnType<typeof tracingConfigOf>>;
+
 /** The tracing of a process named `defaultServiceName`, or undefined when tracing is off. */
-export function tracingConfigOf(
-  env: TracingEnv,
-  defaultServiceName: string,
-): TracingConfig | undefined {
+export function tracingConfigOf(env: TracingEnv, defaultServiceName: string) {
   const signalEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   const endpoint = signalEndpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (endpoint === undefined || env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return undefined;
@@ -58,6 +46,7 @@ export function tracingConfigOf(
   // Over HTTP the general endpoint gets the signal's path; the traces endpoint is used as is.
   const path = signalEndpoint === undefined && protocol !== 'grpc' ? 'v1/traces' : '';
   return {
+    // service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES say otherwise.
     defaultServiceName,
     protocol,
     endpoint: loggable(endpoint, path),
