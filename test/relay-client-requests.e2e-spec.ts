@@ -299,30 +299,37 @@ describe('server-to-client requests through agent and relay (e2e)', () => {
     expect((await post2026({ requestState, inputResponses: answer })).error?.code).toBe(-32602);
   });
 
-  it('refuses, and counts, a request while two sessions have calls in flight', async () => {
-    const holder = await connect({ sampling: {} });
-    const asker = await connect({ sampling: {} });
-    let asked = 0;
-    for (const client of [holder, asker]) {
-      client.setRequestHandler(CreateMessageRequestSchema, () => {
-        asked++;
-        return { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' };
+  it.each([2, 3])(
+    'refuses, and counts, a request while %i sessions have calls in flight',
+    async (sessions) => {
+      const holders = await Promise.all(
+        Array.from({ length: sessions - 1 }, () => connect({ sampling: {} })),
+      );
+      const asker = await connect({ sampling: {} });
+      let asked = 0;
+      for (const client of [...holders, asker]) {
+        client.setRequestHandler(CreateMessageRequestSchema, () => {
+          asked++;
+          return { role: 'assistant', content: { type: 'text', text: 'x' }, model: 'm' };
+        });
+      }
+      const held = holders.map((holder) => holder.callTool({ name: 'hold', arguments: {} }));
+      await waitFor(
+        async () => (await call(asker, 'holding')).body === holders.length,
+        'the hold calls to reach the server',
+      );
+      const before = await clientRequests('ambiguous');
+      const answer = await call(asker, 'ask_sampling', { prompt: 'whose?' });
+      expect(answer).toEqual({
+        isError: true,
+        body: { code: -32006, message: expect.stringContaining('several clients') as unknown },
       });
-    }
-    const held = holder.callTool({ name: 'hold', arguments: {} });
-    await waitFor(
-      async () => (await call(asker, 'holding')).body === 1,
-      'the hold call to reach the server',
-    );
-    const before = await clientRequests('ambiguous');
-    const answer = await call(asker, 'ask_sampling', { prompt: 'whose?' });
-    expect(answer).toEqual({
-      isError: true,
-      body: { code: -32006, message: expect.stringContaining('several clients') as unknown },
-    });
-    expect(asked).toBe(0);
-    expect(await clientRequests('ambiguous')).toBe(before + 1);
-    await asker.callTool({ name: 'release', arguments: {} });
-    expect(firstText((await held) as { content?: unknown })).toBe('released');
-  });
+      expect(asked).toBe(0);
+      expect(await clientRequests('ambiguous')).toBe(before + 1);
+      await asker.callTool({ name: 'release', arguments: {} });
+      for (const result of await Promise.all(held)) {
+        expect(firstText(result as { content?: unknown })).toBe('released');
+      }
+    },
+  );
 });
