@@ -5,7 +5,8 @@
  *   same    two relays sharing Redis, the client on the relay holding the agent connection;
  *   cross   the same two relays, the client on the other one (forwarded over HTTP).
  * Calls are sequential (one in flight), so latency is the path's, not a queue's. CPU is
- * utime + stime from /proc/<pid>/stat of every relay of the variant, over its calls.
+ * utime + stime from /proc/<pid>/stat of every relay of the variant, over its calls; Redis
+ * commands per call from its INFO (background heartbeats included).
  *
  *   npm run build && node bench/relay-replicas.mjs [--rounds 5] [--calls 400]
  * Needs redis-server (bash .ci/install-redis.sh). Figures: median over the rounds.
@@ -56,7 +57,7 @@ async function startRedis() {
       );
       socket.on('connect', () => socket.end());
     });
-    if (up) return `redis://127.0.0.1:${port}`;
+    if (up) return { url: `redis://127.0.0.1:${port}`, port };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -145,8 +146,9 @@ const cpu = (pid) => {
   return (Number(fields[11]) + Number(fields[12])) / TICK;
 };
 
-async function measure({ port, pids, sessionId }) {
+async function measure({ port, pids, sessionId, redisPort }) {
   const times = [];
+  const commands = redisPort && (await redisInfo(redisPort, 'total_commands_processed:'));
   const before = pids.map(cpu);
   for (let i = 1; i <= CALLS; i++) {
     const started = performance.now();
@@ -161,16 +163,35 @@ async function measure({ port, pids, sessionId }) {
   const spent = pids.map(cpu).reduce((sum, after, k) => sum + after - before[k], 0);
   times.sort((a, b) => a - b);
   const at = (q) => times[Math.min(times.length - 1, Math.floor(q * times.length))];
-  return { p50: at(0.5), p99: at(0.99), cpuPerCall: (spent / CALLS) * 1e6 };
+  // Less the INFO that read the count before (it counts itself).
+  const redisPerCall = redisPort
+    ? ((await redisInfo(redisPort, 'total_commands_processed:')) - commands - 1) / CALLS
+    : 0;
+  return { p50: at(0.5), p99: at(0.99), cpuPerCall: (spent / CALLS) * 1e6, redisPerCall };
+}
+
+/** One field of Redis's INFO (raw RESP over TCP: the bench needs no client library). */
+function redisInfo(port, field) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write('INFO\r\n'));
+    socket.on('error', reject).on('data', (chunk) => {
+      text += chunk;
+      const length = Number(/^\$(\d+)\r\n/.exec(text)?.[1]);
+      if (!(text.length >= text.indexOf('\n') + 1 + length)) return;
+      socket.end();
+      resolve(Number(new RegExp(`^${field}(\\d+)`, 'm').exec(text)?.[1] ?? 0));
+    });
+  });
 }
 
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
 
 try {
   const single = await startRelay(undefined);
-  const redisUrl = await startRedis();
-  const holder = await startRelay(redisUrl);
-  const other = await startRelay(redisUrl);
+  const redis = await startRedis();
+  const holder = await startRelay(redis.url);
+  const other = await startRelay(redis.url);
   startAgent(single.port);
   startAgent(holder.port);
   const variants = {
@@ -179,11 +200,13 @@ try {
       port: holder.port,
       pids: [holder.pid, other.pid],
       sessionId: await session(holder.port),
+      redisPort: redis.port,
     },
     cross: {
       port: other.port,
       pids: [holder.pid, other.pid],
       sessionId: await session(other.port),
+      redisPort: redis.port,
     },
   };
   const results = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
@@ -192,13 +215,13 @@ try {
       results[name].push(await measure(variant));
   }
   console.log(`${ROUNDS} rounds x ${CALLS} sequential calls, medians (Node ${process.version})`);
-  console.log('variant  p50 ms  p99 ms  relay CPU us/call');
+  console.log('variant  p50 ms  p99 ms  relay CPU us/call  Redis commands/call');
   for (const [name, runs] of Object.entries(results)) {
-    const [p50, p99, cpuUs] = ['p50', 'p99', 'cpuPerCall'].map((k) =>
+    const [p50, p99, cpuUs, redisCalls] = ['p50', 'p99', 'cpuPerCall', 'redisPerCall'].map((k) =>
       median(runs.map((r) => r[k])),
     );
     console.log(
-      `${name.padEnd(8)} ${p50.toFixed(3).padStart(6)}  ${p99.toFixed(3).padStart(6)}  ${cpuUs.toFixed(0).padStart(8)}`,
+      `${name.padEnd(8)} ${p50.toFixed(3).padStart(6)}  ${p99.toFixed(3).padStart(6)}  ${cpuUs.toFixed(0).padStart(17)}  ${redisCalls.toFixed(2).padStart(19)}`,
     );
   }
 } finally {
