@@ -1,6 +1,7 @@
 import type WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { AgentConnection } from './agent-connection.js';
+import { FrameRateLimit } from './frame-rate-limit.js';
 
 /** A socket stand-in: what AgentConnection reads (bufferedAmount) and calls (send, close). */
 function fakeSocket() {
@@ -14,11 +15,17 @@ function fakeSocket() {
 }
 
 const limits = { maxFrameBytes: 1000, maxDepth: 100 };
+const noRates = new FrameRateLimit({
+  framesPerSecond: 0,
+  bytesPerSecond: 0,
+  inventoryBytesPerMinute: 0,
+  maxFrameBytes: 1000,
+});
 
 describe('AgentConnection backpressure', () => {
   it('refuses a request with -32005 while more than one frame limit waits to be sent', async () => {
     const { socket, sent, ws } = fakeSocket();
-    const connection = new AgentConnection('lab', ws, limits);
+    const connection = new AgentConnection('lab', ws, limits, noRates);
     socket.bufferedAmount = 1000;
     expect(connection.congested).toBeUndefined();
     connection.request('slow', { method: 'tools/call' }, { timeoutMs: 60_000 });
@@ -38,7 +45,7 @@ describe('AgentConnection backpressure', () => {
 
   it('calls onWritten when ws has written a notification, or at once when it is not sent', () => {
     const { sent, ws } = fakeSocket();
-    const connection = new AgentConnection('lab', ws, limits);
+    const connection = new AgentConnection('lab', ws, limits, noRates);
     let written = 0;
     expect(connection.notify('slow', { method: 'notifications/x' }, () => written++)).toBe(
       undefined,
@@ -57,7 +64,12 @@ describe('AgentConnection backpressure', () => {
 describe('AgentConnection progress', () => {
   it("gives each request a random token and takes its progress only from the request's server", () => {
     const { sent, ws } = fakeSocket();
-    const connection = new AgentConnection('lab', ws, { maxFrameBytes: 10_000, maxDepth: 100 });
+    const connection = new AgentConnection(
+      'lab',
+      ws,
+      { maxFrameBytes: 10_000, maxDepth: 100 },
+      noRates,
+    );
     const received: unknown[] = [];
     const call = { method: 'tools/call', params: { _meta: { progressToken: 'mine' } } };
     connection.request('slow', call, { timeoutMs: 60_000, sink: (n) => received.push(n) });

@@ -8,6 +8,7 @@ import {
 } from '../../agent-protocol/relay-protocol.js';
 import { encodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 import type { AgentFrame } from './agent-frames.js';
+import type { FrameRateLimit } from './frame-rate-limit.js';
 import {
   cancelledError,
   isObject,
@@ -59,14 +60,55 @@ export class AgentConnection {
    * request may be about any of them (docs/relay-server.md, Security).
    */
   private readonly tenants = new Map<string, Set<string>>();
-  /** Called when a request timed out: the connection may be frozen (the gateway probes it). */
-  onRequestTimeout: () => void = () => undefined;
+  /** It said hello: it is in the registry, and its answers and requests count. */
+  greeted = false;
+  /** Bytes of its last hello/inventory frame, held against the agent's inventory budget. */
+  inventoryBytes = 0;
+  /** Drops it unless it says hello in time (the gateway sets it). */
+  helloTimer: NodeJS.Timeout | undefined;
+  /** Set by `keepAlive`: pings it at once when a request timed out (it may be frozen). */
+  private probe: () => void = () => undefined;
 
   constructor(
     readonly agent: string,
     private readonly socket: WebSocket,
     private readonly limits: FrameLimits,
+    /** What it may send; the gateway drops it past a rate. */
+    readonly rates: FrameRateLimit,
   ) {}
+
+  /**
+   * A pod that vanished without closing (a cut network, a frozen node) would hold its sessions
+   * until each request timed out: it is cut (`onSilent` first) when it answered no ping by the
+   * next one, or no probe (a ping as soon as a request timed out on it) within `probeTimeoutMs`.
+   */
+  keepAlive(pingMs: number, probeTimeoutMs: number, onSilent: () => void): void {
+    let alive = true;
+    let probe: NodeJS.Timeout | undefined;
+    const silent = () => {
+      onSilent();
+      this.socket.terminate();
+    };
+    this.socket.on('pong', () => {
+      alive = true;
+      clearTimeout(probe);
+      probe = undefined;
+    });
+    this.probe = () => {
+      if (probe !== undefined || this.closed) return;
+      probe = setTimeout(silent, probeTimeoutMs);
+      this.socket.ping();
+    };
+    const pinger = setInterval(() => {
+      if (!alive) return silent();
+      alive = false;
+      this.socket.ping();
+    }, pingMs);
+    this.socket.once('close', () => {
+      clearInterval(pinger);
+      clearTimeout(probe);
+    });
+  }
 
   get open(): boolean {
     return !this.closed;
@@ -145,7 +187,7 @@ export class AgentConnection {
   /** No answer in time: the MCP server is told to stop, and the client gets `-32003`. */
   private timedOut(id: number, server: string, timeoutMs: number, resolve: Resolve): void {
     if (!this.finish(id)) return;
-    this.onRequestTimeout();
+    this.probe();
     this.notify(server, {
       method: 'notifications/cancelled',
       params: { requestId: id, reason: 'relay request timeout' },
@@ -218,6 +260,7 @@ export class AgentConnection {
   }
 
   closedByPeer(): void {
+    clearTimeout(this.helloTimer);
     if (this.closed) return;
     this.closed = true;
     for (const id of [...this.pending.keys()]) {
@@ -225,8 +268,10 @@ export class AgentConnection {
     }
   }
 
-  close(code: number, reason: string): void {
+  /** Later frames are ignored; a peer that does not answer the close is cut after `graceMs`. */
+  close(code: number, reason: string, graceMs?: number): void {
     this.socket.close(code, reason);
+    if (graceMs !== undefined) setTimeout(() => this.socket.terminate(), graceMs).unref();
     this.closedByPeer();
   }
 

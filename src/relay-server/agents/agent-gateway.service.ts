@@ -135,187 +135,123 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   private accept(ws: WebSocket, agent: string): void {
-    const connection = new AgentConnection(agent, ws, this.limits);
-    const state: ConnectionState = {
-      agent,
-      ws,
-      connection,
-      greeted: false,
-      inventoryBytes: 0,
-      rates: new FrameRateLimit({
-        ...this.config.agentRates,
-        maxFrameBytes: this.limits.maxFrameBytes,
-      }),
-      helloTimer: setTimeout(() => this.drop(state, 'no hello frame in time'), HELLO_TIMEOUT_MS),
-      pinger: this.pinger(ws, connection),
-    };
-    ws.on('message', (data, isBinary) => this.onFrame(state, data, isBinary));
+    const { maxFrameBytes } = this.limits;
+    const rates = new FrameRateLimit({ ...this.config.agentRates, maxFrameBytes });
+    const connection = new AgentConnection(agent, ws, this.limits, rates);
+    const late = () => this.drop(connection, 'no hello frame in time');
+    connection.helloTimer = setTimeout(late, HELLO_TIMEOUT_MS);
+    connection.keepAlive(this.config.agentPingMs, this.config.agentProbeTimeoutMs, () => {
+      this.rejections.inc({ reason: 'no_pong' });
+      const ids = { agent, connection: connection.id };
+      this.dropLog.warn(ids, 'agent connection did not answer a ping; dropping it');
+    });
+    ws.on('message', (data, isBinary) => this.onFrame(connection, data, isBinary));
     ws.on('error', (error) =>
       this.dropLog.warn(
         { agent, connection: connection.id, reason: error.message },
         'agent connection error',
       ),
     );
-    ws.on('close', (code) => this.onClose(state, code));
+    ws.on('close', (code) => this.onClose(connection, code));
   }
 
-  /**
-   * A pod that vanished without closing (a cut network, a frozen node) would hold its sessions
-   * until each request timed out: no pong by the next ping drops it. A request that timed out
-   * on it gets it pinged at once, dropped without a pong within RELAY_AGENT_PROBE_TIMEOUT_SECONDS.
-   */
-  private pinger(ws: WebSocket, connection: AgentConnection): NodeJS.Timeout {
-    let alive = true;
-    let probe: NodeJS.Timeout | undefined;
-    const dropSilent = () => {
-      this.rejections.inc({ reason: 'no_pong' });
-      this.dropLog.warn(
-        { agent: connection.agent, connection: connection.id },
-        'agent connection did not answer a ping; dropping it',
-      );
-      ws.terminate();
-    };
-    ws.on('pong', () => {
-      alive = true;
-      clearTimeout(probe);
-      probe = undefined;
-    });
-    ws.once('close', () => clearTimeout(probe));
-    connection.onRequestTimeout = () => {
-      if (probe !== undefined || ws.readyState !== ws.OPEN) return;
-      probe = setTimeout(dropSilent, this.config.agentProbeTimeoutMs);
-      ws.ping();
-    };
-    return setInterval(() => {
-      if (!alive) return dropSilent();
-      alive = false;
-      ws.ping();
-    }, this.config.agentPingMs);
+  private drop(connection: AgentConnection, reason: string, metric?: string, code?: number) {
+    const { agent, id, greeted } = connection;
+    this.rejections.inc({ reason: metric ?? (greeted ? 'invalid_frame' : 'no_hello') });
+    this.dropLog.warn({ agent, connection: id, reason }, 'dropping agent connection');
+    connection.close(code ?? POLICY_VIOLATION, reason, CLOSE_GRACE_MS);
   }
 
-  private drop(state: ConnectionState, reason: string, metric?: string, code = POLICY_VIOLATION) {
-    this.rejections.inc({ reason: metric ?? (state.greeted ? 'invalid_frame' : 'no_hello') });
-    this.dropLog.warn(
-      { agent: state.agent, connection: state.connection.id, reason },
-      'dropping agent connection',
-    );
-    state.connection.close(code, reason);
-    // Later frames are ignored; a peer that does not answer the close is cut after a short
-    // grace instead of ws's 30 s.
-    setTimeout(() => state.ws.terminate(), CLOSE_GRACE_MS).unref();
-  }
-
-  private onFrame(state: ConnectionState, data: WebSocket.RawData, isBinary: boolean): void {
-    if (!state.connection.open) return;
-    const overCount = state.rates.take('frames');
-    if (overCount !== undefined) return this.drop(state, overCount, 'rate_limited');
+  private onFrame(connection: AgentConnection, data: WebSocket.RawData, isBinary: boolean) {
+    if (!connection.open) return;
+    const overCount = connection.rates.take('frames');
+    if (overCount !== undefined) return this.drop(connection, overCount, 'rate_limited');
     // Binary frames are ignored by the protocol, but their bytes still count.
     // ws's default binaryType hands every message over as one Buffer.
     const frame = data as Buffer;
-    const answered = !isBinary && this.handleFrame(state, frame.toString('utf8'));
-    if (answered || !state.connection.open) return;
-    const overBytes = state.rates.take('unasked', frame.length);
-    if (overBytes !== undefined) this.drop(state, overBytes, 'rate_limited');
+    const answered = !isBinary && this.handleFrame(connection, frame.toString('utf8'));
+    if (answered || !connection.open) return;
+    const overBytes = connection.rates.take('unasked', frame.length);
+    if (overBytes !== undefined) this.drop(connection, overBytes, 'rate_limited');
   }
 
-  private handleFrame(state: ConnectionState, text: string): boolean {
+  private handleFrame(connection: AgentConnection, text: string): boolean {
     const frame = parseAgentFrame(text, this.limits);
-    if (!state.greeted && ['response', 'notification', 'request'].includes(frame.kind)) {
-      this.drop(state, 'rpc before hello');
+    if (!connection.greeted && ['response', 'notification', 'request'].includes(frame.kind)) {
+      this.drop(connection, 'rpc before hello');
       return false;
     }
     switch (frame.kind) {
       case 'hello':
       case 'inventory':
-        this.onInventory(state, frame, Buffer.byteLength(text));
+        this.onInventory(connection, frame, Buffer.byteLength(text));
         return false;
       case 'response': {
-        const outcome = state.connection.settle(frame.server, frame.id, frame.message);
-        if (outcome === 'wrong-server') this.misdirected(state, frame.server);
+        const outcome = connection.settle(frame.server, frame.id, frame.message);
+        if (outcome === 'wrong-server') this.misdirected(connection, frame.server);
         return outcome === 'settled';
       }
       case 'notification':
         // Progress goes to the waiting request of that server it is about; the rest to
         // the registry's listeners (McpRelayService decides which sessions hear it).
-        if (!state.connection.deliver(frame.server, frame.message)) {
-          const { connection } = state;
+        if (!connection.deliver(frame.server, frame.message)) {
           this.registry.emit('notification', connection, frame.server, frame.message, frame.client);
         }
         return false;
       case 'request':
-        state.connection.ask(frame);
+        connection.ask(frame);
         return false;
       case 'unknown':
         return false;
       case 'invalid':
-        this.drop(state, frame.reason, undefined, frame.tooBig ? MESSAGE_TOO_BIG : undefined);
+        this.drop(connection, frame.reason, undefined, frame.tooBig ? MESSAGE_TOO_BIG : undefined);
         return false;
     }
   }
 
   /** A hello or inventory: charged to the connection's rate and the agent's inventory budget. */
   private onInventory(
-    state: ConnectionState,
+    connection: AgentConnection,
     frame: Extract<AgentFrame, { kind: 'hello' | 'inventory' }>,
     bytes: number,
   ): void {
-    const { connection } = state;
-    if (frame.kind === 'inventory' && !state.greeted)
-      return this.drop(state, 'inventory before hello');
-    const overRate = state.rates.take('inventory', bytes);
-    if (overRate !== undefined) return this.drop(state, overRate, 'rate_limited');
-    if (!this.budgets.replaceInventory(state.agent, state.inventoryBytes, bytes)) {
+    const { agent, greeted } = connection;
+    if (frame.kind === 'inventory' && !greeted)
+      return this.drop(connection, 'inventory before hello');
+    const overRate = connection.rates.take('inventory', bytes);
+    if (overRate !== undefined) return this.drop(connection, overRate, 'rate_limited');
+    if (!this.budgets.replaceInventory(agent, connection.inventoryBytes, bytes)) {
       const reason = `the agent's inventories would pass ${this.config.agentBudgets.maxInventoryBytesPerAgent} bytes`;
-      return this.drop(state, reason, 'inventory_budget');
+      return this.drop(connection, reason, 'inventory_budget');
     }
-    state.inventoryBytes = bytes;
+    connection.inventoryBytes = bytes;
     if (frame.kind === 'hello') {
       connection.agentId = frame.agentId;
       connection.version = frame.version;
     }
-    if (state.greeted) return this.registry.setInventory(connection, frame.servers);
-    state.greeted = true;
-    clearTimeout(state.helloTimer);
+    if (greeted) return this.registry.setInventory(connection, frame.servers);
+    connection.greeted = true;
+    clearTimeout(connection.helloTimer);
     connection.servers = frame.servers;
     this.registry.add(connection);
     const { id, agentId, version } = connection;
-    this.connectionLog.info(
-      { agent: state.agent, connection: id, agentId, version },
-      'agent connected',
-    );
+    this.connectionLog.info({ agent, connection: id, agentId, version }, 'agent connected');
   }
 
-  private misdirected({ agent, connection }: ConnectionState, server: string): void {
+  private misdirected({ agent, id }: AgentConnection, server: string): void {
     this.misdirectedLog.warn(
-      { agent, connection: connection.id, server: server.slice(0, 64) },
+      { agent, connection: id, server: server.slice(0, 64) },
       'dropping an answer from a server the request was not sent to',
     );
   }
 
-  private onClose(state: ConnectionState, code: number): void {
-    clearTimeout(state.helloTimer);
-    clearInterval(state.pinger);
-    state.connection.closedByPeer();
-    this.budgets.replaceInventory(state.agent, state.inventoryBytes, 0);
-    state.inventoryBytes = 0;
-    if (state.greeted) {
-      this.registry.remove(state.connection);
-      this.connectionLog.info(
-        { agent: state.agent, connection: state.connection.id, code },
-        'agent disconnected',
-      );
-    }
+  private onClose(connection: AgentConnection, code: number): void {
+    const { agent, id } = connection;
+    connection.closedByPeer();
+    this.budgets.replaceInventory(agent, connection.inventoryBytes, 0);
+    connection.inventoryBytes = 0;
+    if (!connection.greeted) return;
+    this.registry.remove(connection);
+    this.connectionLog.info({ agent, connection: id, code }, 'agent disconnected');
   }
-}
-
-interface ConnectionState {
-  agent: string;
-  ws: WebSocket;
-  connection: AgentConnection;
-  greeted: boolean;
-  /** Bytes of its last hello/inventory frame, held against the agent's inventory budget. */
-  inventoryBytes: number;
-  rates: FrameRateLimit;
-  helloTimer: NodeJS.Timeout;
-  pinger: NodeJS.Timeout;
 }
