@@ -52,15 +52,13 @@ export class HeldCalls {
   /** `replicaTag`: this replica's tag, put in each state so a retry can be placed here. */
   constructor(private readonly replicaTag: () => string = () => '') {}
 
-  /** Keeps `call`'s server requests for the client; passes the rest (progress) to `next`. */
-  static catching(call: HeldCall, next?: (message: Message) => void) {
-    return (message: Message): void => {
-      if (typeof message.method !== 'string' || message.id === undefined) return next?.(message);
-      const key = keyOf(call, message);
-      if (isObject(call.pool[key])) return call.reply(answer(message, call.pool[key]));
-      call.asked.set(key, message);
-      call.wake?.();
-    };
+  /** Keeps a server request of `call`'s for its client; passes the rest (progress) to `next`. */
+  static catch(call: HeldCall, message: Message, next?: (message: Message) => void): void {
+    if (typeof message.method !== 'string' || message.id === undefined) return next?.(message);
+    const key = keyOf(call, message);
+    if (isObject(call.pool[key])) return call.reply(answer(message, call.pool[key]));
+    call.asked.set(key, message);
+    call.wake?.();
   }
 
   /** The held call a retry's `requestState` names; undefined when it names none of this client's. */

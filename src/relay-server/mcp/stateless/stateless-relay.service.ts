@@ -84,9 +84,7 @@ export class StatelessRelay {
     const method = message.method;
     if (method === 'subscriptions/listen') return this.listen(target, id, message, signal, sink);
 
-    const [to, request] = this.throughAggregate(target, message);
-    const connection =
-      to.server === undefined ? undefined : this.registry.pick(to.agent, to.server);
+    const [to, request, connection] = this.throughAggregate(target, message);
     if (to.server !== undefined && !connection) {
       return { status: 200, body: this.forwarder.unavailable(to.agent, id, to.server) };
     }
@@ -100,15 +98,18 @@ export class StatelessRelay {
 
   /**
    * An aggregate `tools/call` of a server up here, as a call of that server (its tool's own
-   * name), so that MRTR works there too; anything else as it came.
+   * name), so that MRTR works there too; anything else as it came. With the connection to use.
    */
-  private throughAggregate(target: RelayTarget, message: Message): [RelayTarget, Message] {
+  private throughAggregate(target: RelayTarget, message: Message) {
     const params = isObject(message.params) ? message.params : {};
-    if (target.server !== undefined || message.method !== 'tools/call') return [target, message];
-    const named = typeof params.name === 'string' ? splitName(params.name) : undefined;
-    if (!named || !this.registry.pick(target.agent, named.server)) return [target, message];
+    const aggregateCall = target.server === undefined && message.method === 'tools/call';
+    const named =
+      aggregateCall && typeof params.name === 'string' ? splitName(params.name) : undefined;
+    const server = named?.server ?? target.server;
+    const connection = server === undefined ? undefined : this.registry.pick(target.agent, server);
+    if (!named || !connection) return [target, message, connection] as const;
     const call = { ...message, params: { ...params, name: named.tool } };
-    return [{ ...target, server: named.server }, call];
+    return [{ ...target, server: named.server }, call, connection] as const;
   }
 
   /** A request; one that may take input (MRTR) is held while its server waits for its client. */
@@ -129,10 +130,14 @@ export class StatelessRelay {
     const params = message.params as Message;
     if (params.requestState !== undefined) return this.resume(session, message, signal);
     const cancel = new AbortController();
+    const request = withoutInputs(withoutEnvelope(message));
     const call: HeldCall = {
       client: session.client,
       request: requestKey(message),
-      answer: Promise.resolve(undefined as never),
+      // Its server's requests come later, once `call` is defined.
+      answer: this.relay
+        .request(session, request, cancel.signal, (asked) => HeldCalls.catch(call, asked, sink))
+        .then((answer) => toStatelessAnswer(message, answer)),
       asked: new Map(),
       pool: isObject(params.inputResponses) ? params.inputResponses : {},
       reply: (reply) =>
@@ -140,11 +145,6 @@ export class StatelessRelay {
       cancel,
       keys: 0,
     };
-    const request = withoutInputs(withoutEnvelope(message));
-    const catching = HeldCalls.catching(call, sink);
-    call.answer = this.relay
-      .request(session, request, cancel.signal, catching)
-      .then((answer) => toStatelessAnswer(message, answer));
     return this.held.next(call, id, signal);
   }
 
