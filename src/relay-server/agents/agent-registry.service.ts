@@ -64,16 +64,22 @@ export class AgentRegistry extends EventEmitter<AgentEvents> {
     return [...this.connections.values()].flatMap((set) => [...set]);
   }
 
+  /** The open connections of `agent` with `server` up; with no server, all its open ones. */
+  serving(agent: string, server?: string | null): AgentConnection[] {
+    return this.of(agent).filter((c) => c.open && (server == null || c.serves(server)));
+  }
+
   /** The servers up on some open connection of `agent`, in inventory order, each once. */
   serversUp(agent: string): string[] {
-    const open = this.of(agent).filter((c) => c.open);
-    const up = open.flatMap((c) => c.servers.filter((s) => s.state === 'up').map((s) => s.name));
+    const up = this.serving(agent).flatMap((c) =>
+      c.servers.filter((s) => s.state === 'up').map((s) => s.name),
+    );
     return [...new Set(up)];
   }
 
   /** One open connection of `agent` with `server` up, taken in turn; undefined when none. */
   pick(agent: string, server: string): AgentConnection | undefined {
-    const candidates = this.of(agent).filter((c) => c.open && c.serves(server));
+    const candidates = this.serving(agent, server);
     if (candidates.length === 0) return undefined;
     this.turn = (this.turn + 1) % Number.MAX_SAFE_INTEGER;
     return candidates[this.turn % candidates.length];

@@ -236,9 +236,7 @@ export class RelayCluster implements OnModuleDestroy {
   }
 
   private holds({ agent, server }: Pick<RelayTarget, 'agent' | 'server'>): boolean {
-    return this.registry
-      .of(agent)
-      .some((c) => c.open && (server === undefined || c.serves(server)));
+    return this.registry.serving(agent, server).length > 0;
   }
 
   refreshSoon(): void {
@@ -295,7 +293,7 @@ export class RelayCluster implements OnModuleDestroy {
   private heldAgents(): Map<string, string[]> {
     const held = new Map<string, string[]>();
     for (const { name } of this.config.agents) {
-      if (this.registry.of(name).some((c) => c.open)) held.set(name, this.registry.serversUp(name));
+      if (this.registry.serving(name).length > 0) held.set(name, this.registry.serversUp(name));
     }
     return held;
   }

@@ -29,7 +29,7 @@ describe.skipIf(!redisAvailable)('SessionMover waiting for a home', () => {
       store,
       replica: B,
       // No connection of the agent on any replica: it is reconnecting.
-      registry: { of: () => [] } as unknown as AgentRegistry,
+      registry: { serving: () => [] } as unknown as AgentRegistry,
       sessions: {} as SessionStore,
       waitMs: WAIT_MS,
       maxWaitingPerClient: 1,

@@ -118,10 +118,7 @@ export class SessionMover {
   }
 
   private connectionFor(record: SessionRecord) {
-    const { server } = record;
-    const open = this.deps.registry
-      .of(record.agent)
-      .filter((c) => c.open && (server === null || c.serves(server)));
+    const open = this.deps.registry.serving(record.agent, record.server);
     return open.find((c) => c.agentId === record.pod) ?? open[0];
   }
 }
