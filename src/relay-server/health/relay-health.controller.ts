@@ -46,12 +46,9 @@ export class RelayHealthController {
    */
   private agents() {
     const agents = Object.fromEntries(
-      this.config.agents.map((agent) => {
-        const connections = this.registry.of(agent.name);
-        const up = new Set(
-          connections.flatMap((c) => c.servers.filter((s) => s.state === 'up').map((s) => s.name)),
-        );
-        return [agent.name, { connections: connections.length, serversUp: [...up].sort() }];
+      this.config.agents.map(({ name }) => {
+        const connections = this.registry.of(name).length;
+        return [name, { connections, serversUp: this.registry.serversUp(name).sort() }];
       }),
     );
     return this.indicator.check('agents').up({ agents });
