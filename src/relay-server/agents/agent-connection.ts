@@ -37,12 +37,11 @@ interface Pending {
 }
 
 /**
- * One WebSocket of one agent pod, after its token was accepted: its last inventory and the
- * requests sent to it, each under an id of this connection's own and answered exactly once (by
- * the agent, a timeout, or the close). Progress tokens are replaced by random ones and count
- * only from the server the request went to, so no server can reach another client's stream.
- * Past one frame limit of bytes the pod has not read (`congested`), new requests get -32005
- * instead of being buffered without bound.
+ * One accepted WebSocket of one agent pod: its state, last inventory and the requests sent to
+ * it, each under an id of its own and answered once (by the agent, a timeout, or the close).
+ * Progress tokens are replaced by random ones and count only from the server the request went
+ * to, so no server reaches another client's stream. Past a frame limit of bytes the pod has not
+ * read (`congested`), new requests get -32005 rather than an unbounded buffer.
  */
 export class AgentConnection {
   /** Internal id, for logs and session pinning; never sent anywhere. */

@@ -40,11 +40,10 @@ const RETRY_AFTER_SECONDS = 10;
 const MAX_FRAME_DEPTH = 100;
 
 /**
- * The agent endpoint, `<base>/agent/v1/connect` (docs/agent-protocol.md). The token is checked
- * at the upgrade, before any WebSocket exists. A frame past RELAY_MAX_FRAME_BYTES (1009), nested
- * deeper than 100, malformed, over a rate or a budget drops that connection (1008) and answers
- * its waiting clients, nothing else: one agent never takes the relay down. Unknown frame types
- * are ignored, as the protocol says.
+ * The agent endpoint, `<base>/agent/v1/connect` (docs/agent-protocol.md); the token is checked
+ * before any WebSocket exists. A frame too large (1009), too deep, malformed, over a rate or a
+ * budget drops that connection (1008) and answers its waiting clients, nothing else: one agent
+ * never takes the relay down. Unknown frame types are ignored, as the protocol says.
  */
 @Injectable()
 export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {

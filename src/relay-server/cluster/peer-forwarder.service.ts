@@ -37,11 +37,10 @@ type RetryLater = RelayAnswer & { headers: Record<string, string> };
 const PEER_LOST = 'the relay replica serving this request went away; retry';
 
 /**
- * Serves a client request that belongs to another replica by passing it there (a reverse
- * proxy over RELAY_PORT), or answers 503 + Retry-After while the shared state is unreachable.
- * The peer sees the client already authenticated here, signed for this one request; it serves
- * such a request itself, never passing it on. The aggregate endpoint asks servers up only on
- * other replicas through it too (OtherReplicas).
+ * Passes a client request that belongs to another replica there (a reverse proxy over
+ * RELAY_PORT), or answers 503 + Retry-After while the shared state is unreachable. The peer gets
+ * the client authenticated here, signed for this one request, and serves it itself. The
+ * aggregate endpoint reaches servers up only on other replicas through it too.
  */
 @Injectable()
 export class PeerForwarder implements OtherReplicas {

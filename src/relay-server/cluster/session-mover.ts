@@ -30,10 +30,9 @@ const HERE = { kind: 'here' } as const;
 const WAITING = { kind: 'waiting' } as const;
 
 /**
- * Moves a 2025-11-25 session off a replica that went (killed, frozen, or it lost the agent's
- * connection) to one holding a connection of its agent. The agent keeps no state per relay
- * connection, so what moves is the record in Redis; one replica wins, by a compare-and-set of
- * the owner.
+ * Moves a 2025-11-25 session off a replica that went (killed, frozen, or lost the agent) to one
+ * with a connection of its agent. The agent keeps no state per relay connection, so only the
+ * Redis record moves; one replica wins, by a compare-and-set of the owner.
  */
 export class SessionMover {
   private readonly waiting: InFlightLimiter;

@@ -22,10 +22,9 @@ import { clientTag } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
 /**
- * Streamable HTTP (MCP 2025-11-25) as a pure forwarder: it reads only what routing needs (the
- * kind of message, `initialize`, the id) and passes the rest through, so MCP features the relay
- * does not know still work. `initialize` opens a session on one agent connection that has the
- * server up, and the session's later requests go there; aggregate sessions go to AggregateService.
+ * Streamable HTTP (MCP 2025-11-25) as a pure forwarder: it reads only what routing needs (kind,
+ * `initialize`, id), so MCP features the relay does not know still work. `initialize` opens a
+ * session on a connection with the server up, where its later requests go (aggregate: its own).
  */
 @Injectable()
 export class McpRelayService {

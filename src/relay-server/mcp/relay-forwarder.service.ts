@@ -25,10 +25,9 @@ import { answerOf, notUp, type RelayAnswer } from './relay-target.js';
 import type { RelaySession } from './session-store.service.js';
 
 /**
- * How a client's request reaches an agent: `run` admits one request of a session (an id not in
- * flight, within the caps, counted) and makes it cancellable; `send` puts one request on an
- * agent connection and cancels it there when aborted. An aggregate `tools/list` is several
- * `send`s under one `run`.
+ * How a client's request reaches an agent: `run` admits a session's request (an id not in
+ * flight, within the caps, counted) and makes it cancellable; `send` puts one on a connection
+ * and cancels it there when aborted (an aggregate `tools/list`: several under one `run`).
  */
 @Injectable()
 export class RelayForwarder {

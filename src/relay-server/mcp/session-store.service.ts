@@ -32,11 +32,10 @@ export interface RelaySession {
 }
 
 /**
- * The sessions the relay handed out. A session lives on one agent connection (the MCP session
- * state is that pod's): when it closes, the client's next request gets 404 and starts a new
- * session. With several replicas its record in Redis outlives it (RelayCluster). Clients often
- * never DELETE, so a session idle for RELAY_SESSION_IDLE_SECONDS ends, and a client past
- * RELAY_MAX_SESSIONS_PER_CLIENT loses its least recently used one: a leak hurts only itself.
+ * The sessions the relay handed out, each on one agent connection (the pod holds its state):
+ * when that closes, the next request gets 404 and starts anew (with replicas, its Redis record
+ * outlives it: RelayCluster). Clients often never DELETE, so idle sessions end, and a client
+ * past RELAY_MAX_SESSIONS_PER_CLIENT loses its least recently used one: a leak hurts only it.
  */
 @Injectable()
 export class SessionStore implements OnModuleInit, OnModuleDestroy {

@@ -5,10 +5,9 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 export type StreamBudgetName = 'stream' | 'client' | 'relay';
 
 /**
- * Bytes written to clients that the network has not taken yet, per client across all its
- * streams and answers and for the relay in total: more streams a client never reads add no
- * memory. Notifications past a budget are not written; answers always are, and a client over
- * its budget gets no new request in (429) until it has read them.
+ * Bytes written that the network has not taken yet, per client (all its streams and answers)
+ * and in total, so streams a client never reads add no memory. Notifications past a budget are
+ * not written; answers always are, and a client over budget gets 429 until it reads them.
  */
 @Injectable()
 export class StreamBudget {

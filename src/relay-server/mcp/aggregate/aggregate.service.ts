@@ -35,11 +35,10 @@ const TOOL_LIST_LIMITS: ToolListLimits = {
 };
 
 /**
- * The agent's aggregate endpoint (`/mcp/<agent>`): one MCP server, the relay itself, offering
- * the tools of all the agent's servers as `<server>__<tool>` (tool-names.ts). `tools/list` asks
- * every server up on some connection, or on another replica (OtherReplicas); `tools/call` goes
- * through RelayForwarder to the server its prefix names. Tools only: the rest stays on
- * `/mcp/<agent>/<server>`. Its sessions hear `list_changed` when the offered tools change.
+ * The agent's aggregate endpoint (`/mcp/<agent>`): the relay as one MCP server offering the tools
+ * of all the agent's servers as `<server>__<tool>`, asked here or on another replica; a call
+ * goes to the server its prefix names. Tools only: the rest stays on `/mcp/<agent>/<server>`.
+ * Its sessions hear `list_changed` when the offered tools change.
  */
 @Injectable()
 export class AggregateService {

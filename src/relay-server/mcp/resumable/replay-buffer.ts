@@ -23,11 +23,10 @@ interface Stream {
 
 /**
  * One session's event streams (Streamable HTTP, "Resumability and Redelivery"): each event gets
- * the id `<stream>.<n>` and is kept, so that a GET with `Last-Event-ID` gets what that stream
- * sent after it. A request's stream is `<tag>.<count>.<its id>` (the id answers it when its
- * events are gone), the GET stream `<tag>.0`; the random tag keeps other sessions' ids out.
- * At most `limit` bytes are kept, the oldest going first, and they count in the client's
- * StreamBudget; a request's events go once its answer is written to a connection.
+ * the id `<stream>.<n>` and is kept for a GET with `Last-Event-ID`. A request's stream is
+ * `<tag>.<count>.<its id>` (the id answers it when its events are gone), the GET stream
+ * `<tag>.0`; the random tag keeps other sessions' ids out. At most `limit` bytes are kept, oldest
+ * out first, counted in the client's StreamBudget; a request's go once its answer is written.
  */
 export class ReplayBuffer {
   private readonly tag = randomBytes(6).toString('base64url');

@@ -37,14 +37,12 @@ export interface HeldCall {
 }
 
 /**
- * MRTR for 2026-07-28 clients, whose servers are 2025 servers: a server's request for its client
- * (elicitation, sampling, roots) during `tools/call`, `prompts/get` or `resources/read` becomes
- * an `input_required` result, and the client's retry with `inputResponses` and the
- * `requestState` it got resumes the held call. The state is a random handle bound to the client
- * and the request, new each round: a forged, altered or stale one finds nothing. With replicas
- * it starts with this one's tag, so a retry entering another replica is placed here. A held call is
- * still a relayed request: it keeps its client's in-flight slot, and ends (cancelled on the
- * server) at the relay's request timeout.
+ * MRTR for 2026-07-28 clients of 2025 servers: a server's request for its client (elicitation,
+ * sampling, roots) during `tools/call`, `prompts/get` or `resources/read` becomes an
+ * `input_required` result; the retry with `inputResponses` and its `requestState` resumes the
+ * held call. The state is a random handle bound to the client and the request, new each round,
+ * so a forged, altered or stale one finds nothing; with replicas it starts with this one's tag.
+ * A held call keeps its client's in-flight slot and ends (cancelled) at the request timeout.
  */
 export class HeldCalls {
   readonly #calls = new Map<string, HeldCall>();
