@@ -146,14 +146,11 @@ export class AgentConnection {
     const { timeoutMs, sink, trace, client } = options;
     const id = this.nextRequestId++;
     const response = new Promise<JsonRpcResponse>((resolve) => {
-      if (this.closed) {
-        resolve(closedError(id, this.agent));
-        return;
-      }
+      if (this.closed) return resolve(closedError(id, this.agent));
       const waiting = this.congested;
       if (waiting !== undefined) {
-        resolve(jsonRpcError(id, JsonRpcCode.Overloaded, congestionMessage(this.agent, waiting)));
-        return;
+        const refusal = congestionMessage(this.agent, waiting);
+        return resolve(jsonRpcError(id, JsonRpcCode.Overloaded, refusal));
       }
       const timer = setTimeout(() => this.timedOut(id, server, timeoutMs, resolve), timeoutMs);
       const pending: Pending = { server, resolve, timer, sink };
@@ -166,14 +163,8 @@ export class AgentConnection {
         sent = withProgressToken(message, relayToken);
       }
       this.pending.set(id, pending);
-      const frame = {
-        type: 'rpc',
-        server,
-        message: { ...sent, jsonrpc: '2.0', id },
-        client,
-        trace,
-      };
-      const refused = this.send(frame);
+      const rpc = { ...sent, jsonrpc: '2.0', id };
+      const refused = this.send({ type: 'rpc', server, message: rpc, client, trace });
       // A message the agent would refuse (too large, too deep) is never sent: the agent would
       // close the connection (1009) and end every session on it. Only this client is answered.
       if (refused !== undefined && this.finish(id)) {
@@ -251,10 +242,8 @@ export class AgentConnection {
     const id = typeof token === 'string' ? this.progressIds.get(token) : undefined;
     const pending = id === undefined ? undefined : this.pending.get(id);
     if (!pending?.progress || pending.server !== server) return false;
-    pending.progress.sink({
-      ...message,
-      params: { ...params, progressToken: pending.progress.clientToken },
-    });
+    const { clientToken, sink } = pending.progress;
+    sink({ ...message, params: { ...params, progressToken: clientToken } });
     return true;
   }
 

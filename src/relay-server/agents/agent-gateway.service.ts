@@ -139,17 +139,14 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     const connection = new AgentConnection(agent, ws, this.limits, rates);
     const late = () => this.drop(connection, 'no hello frame in time');
     connection.helloTimer = setTimeout(late, HELLO_TIMEOUT_MS);
+    const ids = { agent, connection: connection.id };
     connection.keepAlive(this.config.agentPingMs, this.config.agentProbeTimeoutMs, () => {
       this.rejections.inc({ reason: 'no_pong' });
-      const ids = { agent, connection: connection.id };
       this.dropLog.warn(ids, 'agent connection did not answer a ping; dropping it');
     });
     ws.on('message', (data, isBinary) => this.onFrame(connection, data, isBinary));
     ws.on('error', (error) =>
-      this.dropLog.warn(
-        { agent, connection: connection.id, reason: error.message },
-        'agent connection error',
-      ),
+      this.dropLog.warn({ ...ids, reason: error.message }, 'agent connection error'),
     );
     ws.on('close', (code) => this.onClose(connection, code));
   }
@@ -248,7 +245,6 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     const { agent, id } = connection;
     connection.closedByPeer();
     this.budgets.replaceInventory(agent, connection.inventoryBytes, 0);
-    connection.inventoryBytes = 0;
     if (!connection.greeted) return;
     this.registry.remove(connection);
     this.connectionLog.info({ agent, connection: id, code }, 'agent disconnected');
