@@ -43,11 +43,8 @@ export async function postToPeer(post: PeerPost): Promise<PeerReply> {
   const { url, signal, timeoutMs, maxBytes, ...options } = post;
   const timeout = AbortSignal.timeout(timeoutMs);
   try {
-    const answer = await request(url, {
-      ...options,
-      method: 'POST',
-      signal: AbortSignal.any([signal, timeout]),
-    });
+    const either = AbortSignal.any([signal, timeout]);
+    const answer = await request(url, { ...options, method: 'POST', signal: either });
     const body = await readAtMost(answer.body, maxBytes);
     if (!body) return { failed: 'too_large' };
     return { status: answer.statusCode, body: parseJsonOrUndefined(body.toString('utf8')) };
@@ -84,22 +81,14 @@ export function withEnvelope(message: Message): Message {
 export function answerOf(reply: PeerReply, server: string): JsonRpcResponse {
   if ('failed' in reply) {
     if (reply.failed === 'aborted') return cancelledError(null);
-    const code =
-      reply.failed === 'timeout' ? RelayErrorCode.RequestTimeout : RelayErrorCode.ServerUnavailable;
-    return jsonRpcError(null, code, unreachable(server, reply.failed));
+    return unreachable(server, reply.failed, reply.failed === 'timeout');
   }
   const body = reply.body;
   const error = isObject(body) ? body.error : undefined;
   const wellFormed = isObject(error)
     ? typeof error.code === 'number' && typeof error.message === 'string'
     : error === undefined && isObject(body) && isObject(body.result);
-  if (!isObject(body) || !wellFormed) {
-    return jsonRpcError(
-      null,
-      RelayErrorCode.ServerUnavailable,
-      unreachable(server, `HTTP ${reply.status}`),
-    );
-  }
+  if (!isObject(body) || !wellFormed) return unreachable(server, `HTTP ${reply.status}`);
   if (error !== undefined) return body as unknown as JsonRpcResponse;
   const result = { ...(body.result as Message) };
   for (const field of STATELESS_RESULT_FIELDS) delete result[field];
@@ -112,6 +101,8 @@ export function outcomeOf(reply: PeerReply): string | undefined {
   return reply.failed === 'refused' ? 'refused' : 'lost_before_answer';
 }
 
-function unreachable(server: string, why: string): string {
-  return `MCP server "${server.slice(0, 64)}" is up on another relay replica, which did not answer (${why})`;
+function unreachable(server: string, why: string, timedOut = false): JsonRpcResponse {
+  const code = timedOut ? RelayErrorCode.RequestTimeout : RelayErrorCode.ServerUnavailable;
+  const message = `MCP server "${server.slice(0, 64)}" is up on another relay replica, which did not answer (${why})`;
+  return jsonRpcError(null, code, message);
 }
