@@ -94,7 +94,7 @@ export class AgentConnection {
       probe = undefined;
     });
     this.probe = () => {
-      if (probe !== undefined || this.closed) return;
+      if (probe !== undefined || this.socket.readyState !== this.socket.OPEN) return;
       probe = setTimeout(silent, probeTimeoutMs);
       this.socket.ping();
     };
