@@ -21,11 +21,9 @@ const DEFAULT_STDOUT_LIMITS = {
    */
   maxDepth: 99,
   /** Garbage lines allowed at once, and per second after that. */
-  garbageBurstLines: 200,
-  garbageLinesPerSecond: 20,
+  lineBudget: { burst: 200, ratePerSecond: 20 },
   /** Garbage bytes (oversized lines included) allowed at once, and per second after that. */
-  garbageBurstBytes: 16 * 1024 * 1024,
-  garbageBytesPerSecond: 256 * 1024,
+  byteBudget: { burst: 16 * 1024 * 1024, ratePerSecond: 256 * 1024 },
 };
 
 export type StdoutLimits = typeof DEFAULT_STDOUT_LIMITS & { now?: () => number };
@@ -69,16 +67,8 @@ export class StdoutReader {
   ) {
     this.#limits = { ...DEFAULT_STDOUT_LIMITS, ...limits };
     const { now } = this.#limits;
-    this.#lineBudget = new TokenBucket({
-      ratePerSecond: this.#limits.garbageLinesPerSecond,
-      burst: this.#limits.garbageBurstLines,
-      now,
-    });
-    this.#byteBudget = new TokenBucket({
-      ratePerSecond: this.#limits.garbageBytesPerSecond,
-      burst: this.#limits.garbageBurstBytes,
-      now,
-    });
+    this.#lineBudget = new TokenBucket({ ...this.#limits.lineBudget, now });
+    this.#byteBudget = new TokenBucket({ ...this.#limits.byteBudget, now });
   }
 
   get flooded(): boolean {
