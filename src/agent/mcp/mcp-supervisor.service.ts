@@ -17,7 +17,7 @@ import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
 import { ClientInstances, instanceKey, type InstanceRefusal } from './client-instances.js';
-import { ConfigWatcher } from './config-watcher.js';
+import { watchConfigDir } from './config-watcher.js';
 import { installExitSafetyNet } from './exit-safety-net.js';
 import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 import type {
@@ -61,7 +61,7 @@ export class McpSupervisorService
   readonly #closedListeners = new Set<(server: string) => void>();
   #queue: Promise<unknown> = Promise.resolve();
   #stopped = false;
-  readonly #watcher: ConfigWatcher;
+  #stopWatching: (() => void) | undefined;
   readonly #logger: Logger;
   readonly #runnerDeps: Omit<RunnerDeps, 'hooks'>;
   #reloadProblems: string[] = [];
@@ -98,18 +98,6 @@ export class McpSupervisorService
       counted: (server, count) => this.instances.set({ server }, count),
       refused: (server, reason: InstanceRefusal) => refused.inc({ server, reason }),
     });
-    this.#watcher = new ConfigWatcher({
-      dir: config.mcp.configDir,
-      debounceMs: RELOAD_DEBOUNCE_MS,
-      onChange: () => void this.reload(),
-      onError: (error) => {
-        // The default folder may simply not exist (the quick start): nothing to watch then.
-        const expected = config.mcp.absent && !config.mcp.configDirExplicit;
-        this.#logger[expected ? 'debug' : 'warn'](
-          `cannot watch ${config.mcp.configDir} for changes: ${error.message}`,
-        );
-      },
-    });
   }
 
   /** With servers configured, the SDK is loaded before bootstrap, so `hello` lists them. */
@@ -130,12 +118,24 @@ export class McpSupervisorService
       `starting ${names.length} MCP server(s)`,
     );
     void this.#applyInTurn(this.config.mcp.servers);
-    this.#watcher.start();
+    const { configDir, absent, configDirExplicit } = this.config.mcp;
+    this.#stopWatching = watchConfigDir(
+      configDir,
+      RELOAD_DEBOUNCE_MS,
+      () => void this.reload(),
+      (error) => {
+        // The default folder may simply not exist (the quick start): nothing to watch then.
+        const expected = absent && !configDirExplicit;
+        this.#logger[expected ? 'debug' : 'warn'](
+          `cannot watch ${configDir} for changes: ${error.message}`,
+        );
+      },
+    );
   }
 
   /** Stops every server (SIGTERM to each process group, SIGKILL after the grace period). */
   async onApplicationShutdown(): Promise<void> {
-    this.#watcher.stop();
+    this.#stopWatching?.();
     this.#logger.info('stopping MCP servers');
     this.#stopped = true;
     await this.#queue;
