@@ -243,38 +243,32 @@ export class McpSupervisorService
       specs,
     );
     if (this.#stopped) return diff;
-    const starts = diff.added.length + diff.changed.length > 0;
-    const Runner = starts ? await this.#loadRunner() : undefined;
+    if (diff.added.length + diff.changed.length > 0) await this.#loadRunner();
     await Promise.all([
       ...diff.removed.map((name) => this.#remove(name)),
-      ...(Runner ? diff.changed.map((spec) => this.#replace(Runner, spec)) : []),
+      ...diff.changed.map((spec) => this.#replace(spec)),
     ]);
-    if (Runner) for (const spec of diff.added) this.#add(Runner, spec);
+    for (const spec of diff.added) this.#add(spec);
     return diff;
   }
 
   /** The MCP SDK loads with the first server: a service without MCP servers never loads it. */
-  async #loadRunner(): Promise<typeof McpServerRunner> {
+  async #loadRunner(): Promise<void> {
     this.#runnerClass ??= (await import('./mcp-server-runner.js')).McpServerRunner;
-    return this.#runnerClass;
   }
 
-  #add(Runner: typeof McpServerRunner, spec: McpServerSpec): void {
+  #add(spec: McpServerSpec): void {
     const labels = { server: spec.name };
-    const runner = this.#newRunner(
-      spec,
-      {
-        changed: (changed) => {
-          // A stopped runner's last "down" must not recreate the series of a removed server.
-          if (this.#runners.get(spec.name) !== changed) return;
-          this.up.set(labels, changed.state === 'up' ? 1 : 0);
-          this.tools.set(labels, changed.tools.length);
-          for (const listener of this.#changeListeners) listener();
-        },
-        restarted: () => this.restarts.inc(labels),
+    const runner = this.#newRunner(spec, {
+      changed: (changed) => {
+        // A stopped runner's last "down" must not recreate the series of a removed server.
+        if (this.#runners.get(spec.name) !== changed) return;
+        this.up.set(labels, changed.state === 'up' ? 1 : 0);
+        this.tools.set(labels, changed.tools.length);
+        for (const listener of this.#changeListeners) listener();
       },
-      Runner,
-    );
+      restarted: () => this.restarts.inc(labels),
+    });
     // Present from the start, so a dashboard sees 0 rather than no series.
     this.restarts.inc(labels, 0);
     this.#runners.set(spec.name, runner);
@@ -285,8 +279,8 @@ export class McpSupervisorService
   #newRunner(
     spec: McpServerSpec,
     hooks: Pick<RunnerHooks, 'changed'> & Partial<RunnerHooks>,
-    Runner = this.#runnerClass,
   ): McpServerRunner {
+    const Runner = this.#runnerClass;
     if (!Runner) throw new Error('the MCP SDK is not loaded');
     return new Runner(spec, {
       ...this.#runnerDeps,
@@ -315,12 +309,12 @@ export class McpSupervisorService
     await this.#stop(runner);
   }
 
-  async #replace(Runner: typeof McpServerRunner, spec: McpServerSpec): Promise<void> {
+  async #replace(spec: McpServerSpec): Promise<void> {
     const old = this.#runners.get(spec.name);
     this.#runners.delete(spec.name);
     await this.#instances.stopAll(spec.name);
     if (old) await this.#stop(old);
-    this.#add(Runner, spec);
+    this.#add(spec);
   }
 
   /** Out of the map at once, but still reachable by the safety net until its group is gone. */
