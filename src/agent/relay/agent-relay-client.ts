@@ -239,27 +239,25 @@ export class AgentRelayClient {
       this.#peerWarnings.warn({}, 'ignored a binary frame from the agent server');
       return;
     }
-    try {
-      // ws's default binaryType: every message arrives as one Buffer, fragments joined.
-      this.#dispatch(socket, router, (data as Buffer).toString('utf8'));
-    } catch (error) {
-      // The last net: whatever a frame does, the process (and the plant API) stays up.
-      this.#peerWarnings.warn(
-        { reason: truncateForLog((error as Error).message) },
-        'dropped a frame from the agent server that could not be handled',
-      );
-    }
+    // ws's default binaryType: every message arrives as one Buffer, fragments joined.
+    const text = (data as Buffer).toString('utf8');
+    this.#guarded({}, 'a frame from the agent server', () => this.#dispatch(socket, router, text));
   }
 
   /** Runs in a child's stdout handler: nothing may escape it (it would end the process). */
   #fromChild(server: string, message: JSONRPCMessage): void {
+    this.#guarded({ server }, 'a message from an MCP server', () =>
+      this.#router?.fromChild(server, message),
+    );
+  }
+
+  /** The last net: whatever a peer sends, the process (and the plant API) stays up. */
+  #guarded(fields: Record<string, unknown>, what: string, handle: () => void): void {
     try {
-      this.#router?.fromChild(server, message);
+      handle();
     } catch (error) {
-      this.#peerWarnings.warn(
-        { server, reason: truncateForLog((error as Error).message) },
-        'dropped a message from an MCP server that could not be handled',
-      );
+      const reason = truncateForLog((error as Error).message);
+      this.#peerWarnings.warn({ ...fields, reason }, `dropped ${what} that could not be handled`);
     }
   }
 
