@@ -136,7 +136,14 @@ export class RequestRouter {
       const reason = `MCP server "${server}" is not available (unknown or not running)`;
       return this.#reply(server, rpcError(message.id, RelayErrorCode.ServerUnavailable, reason));
     }
-    if (this.#pending.size >= this.deps.maxInFlight) return this.#tooManyInFlight(server, message);
+    if (this.#pending.size >= this.deps.maxInFlight) {
+      this.deps.warn(
+        { server, inFlight: this.#pending.size },
+        'refused a relayed request: too many in flight',
+      );
+      const reason = `too many relayed requests in flight (at most ${this.deps.maxInFlight})`;
+      return this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
+    }
     // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
     const bytes = Buffer.byteLength(JSON.stringify(message));
     if (!this.#stdinHasRoom(session, bytes)) {
@@ -195,10 +202,10 @@ export class RequestRouter {
       return;
     }
     if (!isRelayId(message.id)) return;
-    const expected = this.#pending.get(message.id);
+    const pending = this.#pending.get(message.id);
     // Unknown: answered already (timeout), or sent on an earlier connection.
-    if (!expected) return;
-    if (expected.child !== child) {
+    if (!pending) return;
+    if (pending.child !== child) {
       // Relay ids are guessable; only the child that got the request may answer it.
       this.deps.warn(
         { server: child, id: message.id },
@@ -206,31 +213,32 @@ export class RequestRouter {
       );
       return;
     }
-    const server = expected.server;
-    const pending = this.#forget(message.id);
-    if (!pending) return;
+    this.#forget(message.id);
     pending.span?.end('error' in message ? 'error' : undefined);
-    const outcome = this.deps.send({
-      type: 'rpc',
-      server: pending.server,
-      message: withMissing({ ...message, id: pending.remoteId }, pending.missing),
+    const { server, remoteId } = pending;
+    const answer = withMissing({ ...message, id: remoteId }, pending.missing);
+    const outcome = this.#sendFromChild({ type: 'rpc', server, message: answer }, 'answer', {
+      id: message.id,
     });
-    if (!outcome.sent) {
-      // Never lost silently: the server's client gets an error it can retry on.
-      if (outcome.congested) this.deps.dropped?.('relay-send', server, 'answer');
-      this.deps.warn(
-        { server, id: message.id },
-        `dropped an answer from an MCP server: ${outcome.reason}`,
-      );
-      this.#reply(
-        pending.server,
-        rpcError(
-          pending.remoteId,
-          outcome.congested ? RelayErrorCode.TooManyRequests : RelayErrorCode.MessageRejected,
-          `answer of MCP server "${pending.server}" dropped: ${outcome.reason}`,
-        ),
-      );
-    }
+    if (outcome.sent) return;
+    // Never lost silently: the server's client gets an error it can retry on.
+    const code = outcome.congested
+      ? RelayErrorCode.TooManyRequests
+      : RelayErrorCode.MessageRejected;
+    const reason = `answer of MCP server "${server}" dropped: ${outcome.reason}`;
+    this.#reply(server, rpcError(remoteId, code, reason));
+  }
+
+  /** Sends what a child said; a frame that could not go is counted (congested) and warned about. */
+  #sendFromChild(frame: RpcFrame, kind: DropKind, fields: Record<string, unknown>): SendOutcome {
+    const outcome = this.deps.send(frame);
+    if (outcome.sent) return outcome;
+    if (outcome.congested) this.deps.dropped?.('relay-send', frame.server, kind);
+    this.deps.warn(
+      { server: frame.server, ...fields },
+      `dropped ${kind === 'answer' ? 'an answer' : 'a notification'} from an MCP server: ${outcome.reason}`,
+    );
+    return outcome;
   }
 
   /** A client's process speaks only to its client; the relay finds that client's sessions. */
@@ -238,13 +246,7 @@ export class RequestRouter {
     const server = serverOfKey(child);
     const name = child === server ? undefined : child.slice(server.length + 1);
     const frame: RpcFrame = { type: 'rpc', server, message, ...(name ? { client: { name } } : {}) };
-    const outcome = this.deps.send(frame);
-    if (outcome.sent) return;
-    if (outcome.congested) this.deps.dropped?.('relay-send', server, 'notification');
-    this.deps.warn(
-      { server, method: truncateForLog(message.method, 64) },
-      `dropped a notification from an MCP server: ${outcome.reason}`,
-    );
+    this.#sendFromChild(frame, 'notification', { method: truncateForLog(message.method, 64) });
   }
 
   /** The child `child` is gone: its pending requests fail now, not at the timeout. */
@@ -285,15 +287,6 @@ export class RequestRouter {
       .session(child)
       ?.send(message)
       .catch(() => undefined);
-  }
-
-  #tooManyInFlight(server: string, message: JSONRPCRequest): void {
-    this.deps.warn(
-      { server, inFlight: this.#pending.size },
-      'refused a relayed request: too many in flight',
-    );
-    const reason = `too many relayed requests in flight (at most ${this.deps.maxInFlight})`;
-    this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
   }
 
   #stdinHasRoom(session: McpSession, bytes: number): boolean {
