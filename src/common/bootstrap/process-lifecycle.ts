@@ -79,27 +79,27 @@ export interface PortSetting {
   variable: string;
 }
 
-/** Rethrows a listen failure naming the variable that set the port (`EADDRINUSE` alone does not). */
-export function namingPort({ port, host, variable }: PortSetting) {
-  return (error: unknown): never => {
+/**
+ * Listens (with `listen`, else `server.listen`) and returns the bound port: the configured one,
+ * or the kernel's pick for 0. A failure names the variable that set the port, as `EADDRINUSE`
+ * alone does not.
+ */
+export async function listenNamed(
+  server: Server,
+  { port, host, variable }: PortSetting,
+  listen: () => Promise<unknown> = () =>
+    new Promise<void>((resolve, reject) =>
+      server.once('error', reject).listen(port, host, resolve),
+    ),
+): Promise<number> {
+  await listen().catch((error: unknown) => {
     throw new Error(`${variable}=${port} on ${host}: ${reasonOf(error)}`);
-  };
-}
-
-/** The port a listening server holds: the configured one, or the kernel's pick for 0. */
-export function boundPort(server: Server): number {
+  });
   const address = server.address();
   if (address === null || typeof address === 'string') {
     throw new Error('the server is not listening on a TCP port');
   }
   return address.port;
-}
-
-export function listenNamed(server: Server, setting: PortSetting): Promise<Server> {
-  return new Promise<Server>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(setting.port, setting.host, () => resolve(server));
-  }).catch(namingPort(setting));
 }
 
 /**
