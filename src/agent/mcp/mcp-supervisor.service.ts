@@ -37,16 +37,18 @@ const RELOAD_DEBOUNCE_MS = 500;
 /** What the relay needs from the supervisor. */
 export type McpSessions = Pick<
   McpSupervisorService,
-  | 'servers'
-  | 'session'
-  | 'childKey'
-  | 'openChild'
-  | 'onChange'
-  | 'onRelayMessage'
-  | 'onSessionClosed'
+  'servers' | 'session' | 'childKey' | 'openChild' | 'setListener'
 >;
 
-type Unsubscribe = () => void;
+/** What the relay connection hears from the supervisor. */
+export interface SessionListener {
+  /** A server was added or removed, or its state or tools changed. */
+  changed(): void;
+  /** A relayed response or a notification from a server's child. */
+  message(server: string, message: JSONRPCMessage): void;
+  /** A server's session ended (exit, failed ping, stop, reload). */
+  closed(server: string): void;
+}
 
 /** The MCP servers in the app's lifecycle; a reload of the file is applied by difference. */
 @Injectable()
@@ -56,9 +58,7 @@ export class McpSupervisorService
   readonly #runners = new Map<string, McpServerRunner>();
   readonly #stopping = new Set<McpServerRunner>();
   #runnerClass: typeof McpServerRunner | undefined;
-  readonly #changeListeners = new Set<() => void>();
-  readonly #messageListeners = new Set<(server: string, message: JSONRPCMessage) => void>();
-  readonly #closedListeners = new Set<(server: string) => void>();
+  #listener: SessionListener | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #stopped = false;
   #stopWatching: (() => void) | undefined;
@@ -183,19 +183,9 @@ export class McpSupervisorService
     await this.#instances.keyFor(spec, client);
   }
 
-  /** A server was added or removed, or its state or tools changed. */
-  onChange(listener: () => void): Unsubscribe {
-    return subscribe(this.#changeListeners, listener);
-  }
-
-  /** A relayed response or a notification from a server's child. */
-  onRelayMessage(listener: (server: string, message: JSONRPCMessage) => void): Unsubscribe {
-    return subscribe(this.#messageListeners, listener);
-  }
-
-  /** A server's session ended (exit, failed ping, stop, reload). */
-  onSessionClosed(listener: (server: string) => void): Unsubscribe {
-    return subscribe(this.#closedListeners, listener);
+  /** The one relay connection that hears of changes and messages; undefined when it stops. */
+  setListener(listener: SessionListener | undefined): void {
+    this.#listener = listener;
   }
 
   /** Re-reads `mcp-servers.json`; a bad file keeps the running servers as they are. */
@@ -265,7 +255,7 @@ export class McpSupervisorService
         if (this.#runners.get(spec.name) !== changed) return;
         this.up.set(labels, changed.state === 'up' ? 1 : 0);
         this.tools.set(labels, changed.tools.length);
-        for (const listener of this.#changeListeners) listener();
+        this.#listener?.changed();
       },
       restarted: () => this.restarts.inc(labels),
     });
@@ -275,7 +265,7 @@ export class McpSupervisorService
     runner.start();
   }
 
-  /** A runner whose relayed traffic goes to the listeners. */
+  /** A runner whose relayed traffic goes to the listener. */
   #newRunner(
     spec: McpServerSpec,
     hooks: Pick<RunnerHooks, 'changed'> & Partial<RunnerHooks>,
@@ -287,11 +277,9 @@ export class McpSupervisorService
       hooks: {
         relayMessage: (key, message) => {
           this.#instances.touch(key);
-          for (const listener of this.#messageListeners) listener(key, message);
+          this.#listener?.message(key, message);
         },
-        sessionClosed: (key) => {
-          for (const listener of this.#closedListeners) listener(key);
-        },
+        sessionClosed: (key) => this.#listener?.closed(key),
         ...hooks,
       },
     });
@@ -305,7 +293,7 @@ export class McpSupervisorService
     const labels = { server: name };
     const metrics = [this.up, this.tools, this.restarts, this.instances];
     for (const metric of metrics) metric.remove(labels);
-    for (const listener of this.#changeListeners) listener();
+    this.#listener?.changed();
     await this.#stop(runner);
   }
 
@@ -326,9 +314,4 @@ export class McpSupervisorService
       this.#stopping.delete(runner);
     }
   }
-}
-
-function subscribe<T>(set: Set<T>, listener: T): Unsubscribe {
-  set.add(listener);
-  return () => set.delete(listener);
 }

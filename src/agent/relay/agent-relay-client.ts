@@ -104,7 +104,6 @@ export class AgentRelayClient {
   #reconnects = 0;
   #certificateHintGiven = false;
   #stopped = true;
-  #unsubscribe: (() => void)[] = [];
 
   constructor(private readonly options: AgentRelayClientOptions) {
     this.#backoff = new Backoff(options.timings.backoff);
@@ -117,12 +116,11 @@ export class AgentRelayClient {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.options.connectedGauge.set(0);
-    const { sessions } = this.options;
-    this.#unsubscribe = [
-      sessions.onChange(() => this.#sendInventory()),
-      sessions.onRelayMessage((server, message) => this.#fromChild(server, message)),
-      sessions.onSessionClosed((server) => this.#router?.sessionClosed(server)),
-    ];
+    this.options.sessions.setListener({
+      changed: () => this.#sendInventory(),
+      message: (server, message) => this.#fromChild(server, message),
+      closed: (server) => this.#router?.sessionClosed(server),
+    });
     this.#connect();
   }
 
@@ -130,8 +128,7 @@ export class AgentRelayClient {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#reconnectTimer);
-    for (const unsubscribe of this.#unsubscribe) unsubscribe();
-    this.#unsubscribe = [];
+    this.options.sessions.setListener(undefined);
     const socket = this.#socket;
     if (!socket || socket.readyState === WebSocket.CLOSED) return;
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
