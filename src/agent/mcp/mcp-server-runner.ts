@@ -90,17 +90,7 @@ export class McpServerRunner {
   ) {
     this.#backoff = new Backoff(deps.timings.backoff);
     this.#logger = deps.logger.child({ mcpServer: spec.name });
-    this.#stderr = new StderrLog(
-      {
-        line: (text) => this.#logger.info({ stream: 'stderr' }, text),
-        dropped: (count) =>
-          this.#logger.warn(
-            { stream: 'stderr', dropped: count },
-            `${count} stderr lines dropped (rate limit)`,
-          ),
-      },
-      deps.timings.stderr,
-    );
+    this.#stderr = new StderrLog(this.#logger, deps.timings.stderr);
     this.#garbageLog = new RateLimitedLog(this.#logger);
     this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
   }
