@@ -75,8 +75,8 @@ export class ProcessGroupTransport implements Transport {
   #closed = false;
   #sweep: Promise<void> | undefined;
   #sweepDone = false;
-  readonly #exited: Promise<ChildExit>;
   #resolveExited!: (exit: ChildExit) => void;
+  readonly #exited = new Promise<ChildExit>((resolve) => (this.#resolveExited = resolve));
 
   constructor(private readonly options: ProcessGroupTransportOptions) {
     this.#unsolicited = new UnsolicitedBudget(
@@ -104,7 +104,6 @@ export class ProcessGroupTransport implements Transport {
       },
       options.stdout,
     );
-    this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
   }
 
   get pid(): number | undefined {
@@ -150,10 +149,12 @@ export class ProcessGroupTransport implements Transport {
       });
       child.on('exit', (code, signal) => this.#onExit({ code, signal }));
 
-      child.stdin.on('error', (error) => this.onerror?.(error));
-      child.stdout.on('error', (error) => this.onerror?.(error));
-      child.stderr.on('error', (error) => this.onerror?.(error));
-      child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+      for (const pipe of [child.stdin, child.stdout, child.stderr]) {
+        pipe.on('error', (error) => this.onerror?.(error));
+      }
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (!this.#flooded) this.#stdout.write(chunk);
+      });
       child.stderr.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk));
     });
   }
@@ -187,10 +188,6 @@ export class ProcessGroupTransport implements Transport {
   /** Written to stdin and not taken by the pipe yet: a child that does not read shows here. */
   get stdinWaitingBytes(): number {
     return this.#child?.stdin.writableLength ?? 0;
-  }
-
-  #onStdout(chunk: Buffer): void {
-    if (!this.#flooded) this.#stdout.write(chunk);
   }
 
   #flood(budget: 'garbage' | 'unsolicited', reason: string): void {
