@@ -231,13 +231,14 @@ export class McpServerRunner {
     const timeout = this.deps.timings.initializeTimeoutMs;
     let stage = 'initialize';
     try {
-      // A child that exits during initialize fails the start at once, not after the timeout.
-      await untilExit(transport, client.connect(tap, { timeout }));
+      // The child's exit closes the transport, and the SDK then fails every pending request:
+      // a child that exits during initialize fails the start at once, not after the timeout.
+      await client.connect(tap, { timeout });
       const capabilities = client.getServerCapabilities() ?? {};
       const listOptions = { timeout, cacheMode: 'refresh' as const };
       if (capabilities.tools) {
         stage = 'tools/list';
-        const { tools } = await untilExit(transport, client.listTools(undefined, listOptions));
+        const { tools } = await client.listTools(undefined, listOptions);
         this.#tools = tools.map(toToolInfo);
       }
       this.#resources = await this.#count(attempt, 'resources', capabilities.resources, () =>
@@ -297,10 +298,7 @@ export class McpServerRunner {
 
   async #ping(attempt: Attempt): Promise<void> {
     try {
-      await untilExit(
-        attempt.transport,
-        attempt.client.ping({ timeout: this.deps.timings.pingTimeoutMs }),
-      );
+      await attempt.client.ping({ timeout: this.deps.timings.pingTimeoutMs });
     } catch (error) {
       if (this.#stopped || this.#attempt !== attempt || attempt.transport.exitInfo) return;
       const reason = `ping failed: ${errorMessage(error)}`;
@@ -355,7 +353,7 @@ export class McpServerRunner {
   ): Promise<number> {
     if (!offered) return 0;
     try {
-      return (await untilExit(transport, list())).length;
+      return (await list()).length;
     } catch (error) {
       if (transport.exitInfo) throw error;
       // Tools are what the relay needs; a broken resources/prompts listing is not fatal.
@@ -400,14 +398,4 @@ function describeForHealth(error: unknown): string {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** Races `promise` against the child's exit, so nothing waits for a timeout on a dead child. */
-async function untilExit<T>(transport: ProcessGroupTransport, promise: Promise<T>): Promise<T> {
-  return Promise.race([
-    promise,
-    transport.exited.then((exit) => {
-      throw new Error(describeExit(exit));
-    }),
-  ]);
 }
