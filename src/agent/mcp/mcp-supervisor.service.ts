@@ -180,7 +180,7 @@ export class McpSupervisorService
   async openChild(server: string, client: string): Promise<void> {
     const spec = this.#runners.get(server)?.spec;
     if (!spec) throw new Error(`MCP server "${server}" is not available (unknown or not running)`);
-    await this.#instances.keyFor(spec, client);
+    await this.#instances.open(spec, client);
   }
 
   /** The one relay connection that hears of changes and messages; undefined when it stops. */
