@@ -19,6 +19,7 @@ import {
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
+import { errorMessage } from '../../common/errors/error-message.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 
@@ -394,8 +395,4 @@ function describeForHealth(error: unknown): string {
     return "the server's answer was not accepted (see the logs)";
   }
   return 'see the logs';
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -8,6 +8,7 @@ import { serverOfKey } from '../mcp/client-instances.js';
 import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
+import { errorMessage } from '../../common/errors/error-message.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import {
   type ClientTag,
@@ -122,8 +123,8 @@ export class RequestRouter {
     this.deps.sessions.openChild(server, client.name).then(
       () => this.#send({ server, child, message, trace, client }),
       (error: unknown) => {
-        const reason = error instanceof Error ? error.message : String(error);
-        this.#reply(server, rpcError(message.id, RelayErrorCode.ServerUnavailable, reason));
+        const { ServerUnavailable } = RelayErrorCode;
+        this.#reply(server, rpcError(message.id, ServerUnavailable, errorMessage(error)));
       },
     );
   }
@@ -157,8 +158,7 @@ export class RequestRouter {
     const pending = { server, child, remoteId: message.id, client, timer, span: traced.span };
     this.#pending.set(agentId, pending);
     session.send({ ...traced.message, id: agentId }).catch((error: unknown) => {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#fail(agentId, `could not be reached (${reason})`);
+      this.#fail(agentId, `could not be reached (${errorMessage(error)})`);
     });
   }
 

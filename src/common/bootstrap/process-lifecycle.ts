@@ -3,6 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
 import { orTimeout } from '../async/or-timeout.js';
+import { errorMessage } from '../errors/error-message.js';
 import type { ConnectionDrain } from '../http/connection-drain.js';
 import {
   type ConnectionLimits,
@@ -50,7 +51,7 @@ export async function startProcess<C extends EntryPointConfig, A>(
   try {
     return { config, logger, app: await create(config, logger) };
   } catch (error) {
-    logger.fatal({ reason: reasonOf(error) }, 'cannot start');
+    logger.fatal({ reason: errorMessage(error) }, 'cannot start');
     logger.flush();
     process.exitCode = 1;
     return undefined;
@@ -93,7 +94,7 @@ export async function listenNamed(
     ),
 ): Promise<number> {
   await listen().catch((error: unknown) => {
-    throw new Error(`${variable}=${port} on ${host}: ${reasonOf(error)}`);
+    throw new Error(`${variable}=${port} on ${host}: ${errorMessage(error)}`);
   });
   const address = server.address();
   if (address === null || typeof address === 'string') {
@@ -111,7 +112,7 @@ export async function exitCannotListen(
   error: unknown,
   logger: Logger,
 ): Promise<never> {
-  logger.fatal({ reason: reasonOf(error) }, 'cannot listen');
+  logger.fatal({ reason: errorMessage(error) }, 'cannot listen');
   await orTimeout(
     app.close().catch(() => undefined),
     SHUTDOWN_GRACE_MS,
@@ -139,7 +140,9 @@ export function stopOnSignals(
     Promise.resolve()
       .then(() => beforeDrain?.())
       // The drain and Nest's shutdown hooks (the database closed, marks written) still run.
-      .catch((error: unknown) => logger.error({ reason: reasonOf(error) }, 'shutdown step failed'))
+      .catch((error: unknown) =>
+        logger.error({ reason: errorMessage(error) }, 'shutdown step failed'),
+      )
       .then(() => drained)
       .then((outcome) => {
         if (outcome === 'cut') {
@@ -164,8 +167,4 @@ function exitAfterLog(logger: Logger, message: string | undefined, code: number)
   if (message) logger.info(message);
   logger.flush();
   process.exit(code);
-}
-
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
