@@ -10,6 +10,9 @@ import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
 import { errorMessage } from '../../common/errors/error-message.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
+import { mcpSpan } from '../../common/tracing/mcp-attributes.js';
+import type { ClientSpan } from '../../common/tracing/otel.js';
+import { tracing } from '../../common/tracing/tracing.js';
 import {
   type ClientTag,
   RelayErrorCode,
@@ -17,7 +20,6 @@ import {
   rpcError,
   type TraceContext,
 } from '../../agent-protocol/relay-protocol.js';
-import { type CallSpan, startCallSpan } from './call-span.js';
 import { type ClientRequestOutcome, ClientRequests, withMissing } from './client-requests.js';
 
 /**
@@ -72,7 +74,7 @@ interface Pending {
   missing?: Record<string, object>;
   timer: NodeJS.Timeout;
   /** With tracing on: ended with the answer, or with the reason there is none. */
-  span?: CallSpan | undefined;
+  span?: Pick<ClientSpan, 'end'> | undefined;
 }
 
 /** A request from the server on its way to a child. */
@@ -329,4 +331,23 @@ export class RequestRouter {
   #reply(server: string, message: JSONRPCResponse): void {
     if (!this.#closed) this.deps.send({ type: 'rpc', server, message }, true);
   }
+}
+
+/** A relayed call's CLIENT span, its context passed on in `params._meta` (MCP's SEP-414). */
+function startCallSpan(
+  server: string,
+  message: JSONRPCRequest,
+  trace: TraceContext | undefined,
+): { span?: Pick<ClientSpan, 'end'>; message: JSONRPCRequest } {
+  const otel = tracing();
+  if (!otel) return { message };
+  const { name, attributes } = mcpSpan(message);
+  const span = otel.startClientSpan(
+    name,
+    { ...attributes, 'plant_store.mcp_server': server },
+    trace,
+  );
+  const params = message.params ?? {};
+  const meta = { ...(params._meta ?? {}), ...span.carrier };
+  return { span, message: { ...message, params: { ...params, _meta: meta } } };
 }
