@@ -147,10 +147,7 @@ export class RequestRouter {
       const reason = `too many relayed requests in flight (at most ${this.deps.maxInFlight})`;
       return this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
     }
-    // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
-    const bytes = Buffer.byteLength(JSON.stringify(message));
-    if (!this.#stdinHasRoom(session, bytes)) {
-      this.#stdinFull(server, 'request', session, bytes);
+    if (this.#stdinFull(server, 'request', session, message)) {
       const reason = `too many bytes waiting for MCP server "${server}" to read them (at most ${this.deps.maxStdinBytes})`;
       return this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
     }
@@ -170,9 +167,7 @@ export class RequestRouter {
     if (message.method === 'notifications/cancelled') return this.#cancel(server, message);
     const session = this.deps.sessions.session(this.deps.sessions.childKey(server, client?.name));
     if (!session) return;
-    const bytes = Buffer.byteLength(JSON.stringify(message));
-    if (!this.#stdinHasRoom(session, bytes))
-      return this.#stdinFull(server, 'notification', session, bytes);
+    if (this.#stdinFull(server, 'notification', session, message)) return;
     session.send(message).catch(() => undefined);
   }
 
@@ -291,16 +286,17 @@ export class RequestRouter {
       .catch(() => undefined);
   }
 
-  #stdinHasRoom(session: McpSession, bytes: number): boolean {
-    return session.waitingBytes() + bytes <= this.deps.maxStdinBytes;
-  }
-
-  #stdinFull(server: string, kind: DropKind, session: McpSession, bytes: number): void {
+  /** Whether `message` finds no room in the child's stdin budget; if so, counted and warned. */
+  #stdinFull(server: string, kind: DropKind, session: McpSession, message: unknown): boolean {
+    // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
+    const bytes = Buffer.byteLength(JSON.stringify(message));
+    if (session.waitingBytes() + bytes <= this.deps.maxStdinBytes) return false;
     this.deps.dropped?.('mcp-stdin', server, kind);
     this.deps.warn(
       { server, waitingBytes: session.waitingBytes(), bytes },
       `${kind === 'request' ? 'refused a relayed request' : 'dropped a relayed notification'}: too many bytes waiting for the MCP server to read them`,
     );
+    return true;
   }
 
   #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable): void {
