@@ -5,8 +5,8 @@ import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
 export type InstanceRefusal = 'max_instances' | 'start_failed';
 
 export interface ClientInstancesDeps {
-  /** Starts a runner for `spec` (named by its instance key) and reports its state changes. */
-  start(spec: McpServerSpec, onChange: (runner: McpServerRunner) => void): McpServerRunner;
+  /** A runner for `spec` (named by its instance key) that reports its state changes. */
+  create(spec: McpServerSpec, onChange: (runner: McpServerRunner) => void): McpServerRunner;
   stop(runner: McpServerRunner): Promise<void>;
   /** How many processes `server` runs for its clients now (a metric). */
   counted(server: string, instances: number): void;
@@ -82,7 +82,7 @@ export class ClientInstances {
     }
     let settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
     const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    const runner = this.deps.start({ ...spec, name: key }, (changed) => {
+    const runner = this.deps.create({ ...spec, name: key }, (changed) => {
       if (changed.state === 'up') settle?.resolve();
       else if (changed.state !== 'starting') settle?.reject(this.#startFailed(spec.name, key));
       else return;
@@ -93,6 +93,7 @@ export class ClientInstances {
     const idleMs = spec.instanceIdleSeconds * 1000;
     const instance = { runner, lastUsed: Date.now(), idleMs, ready };
     this.#instances.set(key, instance);
+    runner.start();
     this.deps.counted(spec.name, this.#count(spec.name));
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS).unref();
     return instance;

@@ -89,11 +89,7 @@ export class McpSupervisorService
       clientInfo: { name: 'plant-store-agent', version: config.version },
     };
     this.#instances = new ClientInstances({
-      start: (spec, onChange) => {
-        const runner = this.#newRunner(spec, { changed: onChange });
-        runner.start();
-        return runner;
-      },
+      create: (spec, onChange) => this.#newRunner(spec, { changed: onChange }),
       stop: (runner) => this.#stop(runner),
       counted: (server, count) => this.instances.set({ server }, count),
       refused: (server, reason: InstanceRefusal) => refused.inc({ server, reason }),
