@@ -117,8 +117,7 @@ export async function exitCannotListen(
     app.close().catch(() => undefined),
     SHUTDOWN_GRACE_MS,
   );
-  logger.flush();
-  process.exit(1);
+  return exitAfterLog(logger, undefined, 1);
 }
 
 /**
