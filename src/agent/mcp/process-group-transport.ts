@@ -76,7 +76,8 @@ export class ProcessGroupTransport implements Transport {
   #sweep: Promise<void> | undefined;
   #sweepDone = false;
   #resolveExited!: (exit: ChildExit) => void;
-  readonly #exited = new Promise<ChildExit>((resolve) => (this.#resolveExited = resolve));
+  /** Resolves once the direct child has exited (or failed to spawn). */
+  readonly exited = new Promise<ChildExit>((resolve) => (this.#resolveExited = resolve));
 
   constructor(private readonly options: ProcessGroupTransportOptions) {
     this.#unsolicited = new UnsolicitedBudget(
@@ -108,11 +109,6 @@ export class ProcessGroupTransport implements Transport {
 
   get pid(): number | undefined {
     return this.#exit ? undefined : this.#child?.pid;
-  }
-
-  /** Resolves once the direct child has exited (or failed to spawn). */
-  get exited(): Promise<ChildExit> {
-    return this.#exited;
   }
 
   get exitInfo(): ChildExit | undefined {
@@ -176,7 +172,7 @@ export class ProcessGroupTransport implements Transport {
       if (this.#child && !this.#exit) this.onclose?.();
     }
     await this.#sweepGroup();
-    if (this.#child?.pid !== undefined) await this.#exited;
+    if (this.#child?.pid !== undefined) await this.exited;
   }
 
   /** SIGKILL the group synchronously when the agent exits without its shutdown hooks. */
@@ -224,6 +220,6 @@ export class ProcessGroupTransport implements Transport {
       if (!groupRunning(pgid)) return;
     }
     signalGroup(pgid, 'SIGKILL');
-    await this.#exited;
+    await this.exited;
   }
 }
