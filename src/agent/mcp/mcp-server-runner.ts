@@ -28,7 +28,6 @@ export type McpServerStatus = ReturnType<McpServerRunner['status']>;
 
 /** The relay's handle on a running server's MCP session. */
 export interface McpSession {
-  readonly server: string;
   /** The child's answer to the agent's `initialize`, replayed to the agent's server. */
   readonly initializeResult: Record<string, unknown>;
   send(message: JSONRPCMessage): Promise<void>;
@@ -275,7 +274,6 @@ export class McpServerRunner {
     const { transport, tap } = attempt;
     const { timings } = this.deps;
     this.#session = {
-      server: this.spec.name,
       initializeResult,
       send: (message) => tap.sendRelay(message),
       waitingBytes: () => transport.stdinWaitingBytes,

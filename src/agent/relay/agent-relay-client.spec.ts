@@ -52,7 +52,6 @@ class FakeSessions implements McpSessions {
   session = (name: string): McpSession | undefined =>
     name === 'echo'
       ? {
-          server: 'echo',
           initializeResult: { protocolVersion: '2025-11-25' },
           waitingBytes: () => 0,
           send: (message) => {
