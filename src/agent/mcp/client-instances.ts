@@ -102,8 +102,7 @@ export class ClientInstances {
   #startFailed(server: string, key: string): Error {
     this.deps.refused(server, 'start_failed');
     void this.#stop(key);
-    const message = `MCP server "${server}" could not start a process for this client`;
-    return new Error(message);
+    return new Error(`MCP server "${server}" could not start a process for this client`);
   }
 
   #sweep(): void {
