@@ -64,11 +64,9 @@ export class UnsolicitedBudget {
     if (this.#flooded) return false;
     if ('method' in message) {
       this.notifications++;
-      if (!this.#notificationBudget.take()) {
-        this.#flood();
-        return false;
-      }
-      return true;
+      if (this.#notificationBudget.take()) return true;
+      this.#flood();
+      return false;
     }
     const id = 'id' in message ? message.id : undefined;
     if (this.#outstanding.delete(key(id))) return true;
