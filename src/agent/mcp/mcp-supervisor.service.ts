@@ -191,15 +191,14 @@ export class McpSupervisorService
       required: configDirExplicit,
       environment: this.#runnerDeps.parentEnv,
     });
+    this.#reloadProblems = load.problems;
     if (load.problems.length > 0) {
-      this.#reloadProblems = load.problems;
       this.#logger.error(
         { problems: load.problems },
         `${load.file} was not reloaded (the running MCP servers are kept): ${load.problems.join('; ')}`,
       );
       return;
     }
-    this.#reloadProblems = [];
     const { added, removed, changed } = await this.#applyInTurn(load.specs);
     if (added.length + removed.length + changed.length === 0) return;
     const names = (specs: McpServerSpec[]) => specs.map((spec) => spec.name);
