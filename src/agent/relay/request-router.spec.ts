@@ -389,7 +389,7 @@ function congested() {
   const router = new RequestRouter({
     sessions: {
       ...SHARED_ONLY,
-      session: (server) => ({
+      session: () => ({
         initializeResult: INIT_RESULT,
         send: (message) => {
           toChild.push(message);
