@@ -60,17 +60,6 @@ export interface ProtocolServer {
   tools: McpToolInfo[];
 }
 
-export interface HelloFrame {
-  type: 'hello';
-  agent: { id: string; version: string };
-  servers: ProtocolServer[];
-}
-
-export interface InventoryFrame {
-  type: 'inventory';
-  servers: ProtocolServer[];
-}
-
 export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
   type: 'rpc';
   server: string;
@@ -87,7 +76,11 @@ export type ClientTag = NonNullable<z.infer<typeof clientTag>>;
 /** W3C trace context beside a request in an `rpc` frame: the agent's span continues it. */
 export type TraceContext = NonNullable<z.infer<typeof traceContext>>;
 
-export type AgentFrame = HelloFrame | InventoryFrame | RpcFrame;
+/** What the agent sends: `hello` once connected, `inventory` on a change, then `rpc`. */
+export type AgentFrame =
+  | { type: 'hello'; agent: { id: string; version: string }; servers: ProtocolServer[] }
+  | { type: 'inventory'; servers: ProtocolServer[] }
+  | RpcFrame;
 
 /** `https://host/base` → `wss://host/base/agent/v1/connect`. The token never goes in the URL. */
 export function relayUrl(serverUrl: URL): URL {

@@ -19,8 +19,7 @@ export class DatabaseWatchService implements OnApplicationBootstrap, OnApplicati
     this.timer = setInterval(
       () => void this.ping.ping(DATABASE_PING_TIMEOUT_MS),
       WATCH_INTERVAL_MS,
-    );
-    this.timer.unref();
+    ).unref();
   }
 
   onApplicationShutdown(): void {

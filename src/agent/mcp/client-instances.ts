@@ -5,8 +5,8 @@ import type { McpServerRunner, McpSession } from './mcp-server-runner.js';
 export type InstanceRefusal = 'max_instances' | 'start_failed';
 
 export interface ClientInstancesDeps {
-  /** Starts a runner for `spec` (named by its instance key) and reports its state changes. */
-  start(spec: McpServerSpec, onChange: (runner: McpServerRunner) => void): McpServerRunner;
+  /** A runner for `spec` (named by its instance key) that reports its state changes. */
+  create(spec: McpServerSpec, onChange: (runner: McpServerRunner) => void): McpServerRunner;
   stop(runner: McpServerRunner): Promise<void>;
   /** How many processes `server` runs for its clients now (a metric). */
   counted(server: string, instances: number): void;
@@ -14,7 +14,6 @@ export interface ClientInstancesDeps {
 }
 
 interface Instance {
-  server: string;
   runner: McpServerRunner;
   lastUsed: number;
   idleMs: number;
@@ -45,13 +44,12 @@ export class ClientInstances {
 
   constructor(private readonly deps: ClientInstancesDeps) {}
 
-  /** The key of `client`'s process of `spec`, started if need be; throws why it cannot. */
-  async keyFor(spec: McpServerSpec, client: string): Promise<string> {
+  /** Starts `client`'s process of `spec` if need be; throws why it cannot. */
+  async open(spec: McpServerSpec, client: string): Promise<void> {
     const key = instanceKey(spec.name, client);
     const instance = this.#instances.get(key) ?? this.#start(spec, key);
     instance.lastUsed = Date.now();
     await instance.ready;
-    return key;
   }
 
   session(key: string): McpSession | undefined {
@@ -84,7 +82,7 @@ export class ClientInstances {
     }
     let settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
     const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    const runner = this.deps.start({ ...spec, name: key }, (changed) => {
+    const runner = this.deps.create({ ...spec, name: key }, (changed) => {
       if (changed.state === 'up') settle?.resolve();
       else if (changed.state !== 'starting') settle?.reject(this.#startFailed(spec.name, key));
       else return;
@@ -93,8 +91,9 @@ export class ClientInstances {
     // Awaited by the request that started it; this only keeps a failed start from going unhandled.
     ready.catch(() => undefined);
     const idleMs = spec.instanceIdleSeconds * 1000;
-    const instance = { server: spec.name, runner, lastUsed: Date.now(), idleMs, ready };
+    const instance = { runner, lastUsed: Date.now(), idleMs, ready };
     this.#instances.set(key, instance);
+    runner.start();
     this.deps.counted(spec.name, this.#count(spec.name));
     this.#sweeper ??= setInterval(() => this.#sweep(), SWEEP_MS).unref();
     return instance;
@@ -103,8 +102,7 @@ export class ClientInstances {
   #startFailed(server: string, key: string): Error {
     this.deps.refused(server, 'start_failed');
     void this.#stop(key);
-    const message = `MCP server "${server}" could not start a process for this client`;
-    return new Error(message);
+    return new Error(`MCP server "${server}" could not start a process for this client`);
   }
 
   #sweep(): void {
@@ -118,7 +116,7 @@ export class ClientInstances {
     const instance = this.#instances.get(key);
     if (!instance) return;
     this.#instances.delete(key);
-    this.deps.counted(instance.server, this.#count(instance.server));
+    this.deps.counted(serverOfKey(key), this.#count(serverOfKey(key)));
     if (this.#instances.size === 0) {
       clearInterval(this.#sweeper);
       this.#sweeper = undefined;
@@ -127,6 +125,6 @@ export class ClientInstances {
   }
 
   #count(server: string): number {
-    return [...this.#instances.values()].filter((instance) => instance.server === server).length;
+    return [...this.#instances.keys()].filter((key) => serverOfKey(key) === server).length;
   }
 }

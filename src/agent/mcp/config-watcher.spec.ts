@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ConfigWatcher } from './config-watcher.js';
+import { watchConfigDir } from './config-watcher.js';
 
 /**
  * The file system's events are real; the debounce timer is fake, so "one change per burst" is
@@ -12,9 +12,9 @@ import { ConfigWatcher } from './config-watcher.js';
 const realSetTimeout = globalThis.setTimeout;
 beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }));
 
-const watchers: ConfigWatcher[] = [];
+const stops: (() => void)[] = [];
 afterEach(() => {
-  watchers.splice(0).forEach((watcher) => watcher.stop());
+  stops.splice(0).forEach((stop) => stop());
   vi.useRealTimers();
 });
 
@@ -30,18 +30,17 @@ async function untilDebounceArmed(): Promise<void> {
 function watchDir(dir: string) {
   const calls: number[] = [];
   const errors: Error[] = [];
-  const watcher = new ConfigWatcher({
+  const stop = watchConfigDir(
     dir,
-    debounceMs: 100,
-    onChange: () => calls.push(Date.now()),
-    onError: (error) => errors.push(error),
-  });
-  watchers.push(watcher);
-  watcher.start();
+    100,
+    () => calls.push(Date.now()),
+    (error) => errors.push(error),
+  );
+  stops.push(stop);
   return { calls, errors };
 }
 
-describe('ConfigWatcher', () => {
+describe('watchConfigDir', () => {
   it('reports one change for a burst of writes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'watch-'));
     const { calls } = watchDir(dir);

@@ -2,39 +2,29 @@ import { type FSWatcher, watch } from 'node:fs';
 
 /**
  * Calls `onChange` (debounced) on a change in the config folder, not the file: Kubernetes swaps
- * a ConfigMap's `..data` symlink (editors save by rename), so a file watch goes stale.
+ * a ConfigMap's `..data` symlink (editors save by rename), so a file watch goes stale. A missing
+ * folder is reported to `onError`, never thrown: the agent runs on, it just will not hot-reload.
+ * Returns the function that stops watching.
  */
-export interface ConfigWatcherOptions {
-  dir: string;
-  debounceMs: number;
-  onChange: () => void;
-  onError: (error: Error) => void;
-}
-
-export class ConfigWatcher {
-  #watcher: FSWatcher | undefined;
-  #timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly options: ConfigWatcherOptions) {}
-
-  start(): void {
-    try {
-      this.#watcher = watch(this.options.dir, { persistent: false }, () => this.#schedule());
-      this.#watcher.on('error', (error) => this.options.onError(error));
-    } catch (error) {
-      // A missing folder must not stop the agent; it just will not hot-reload.
-      this.options.onError(error as Error);
-    }
+export function watchConfigDir(
+  dir: string,
+  debounceMs: number,
+  onChange: () => void,
+  onError: (error: Error) => void,
+): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(dir, { persistent: false }, () => {
+      clearTimeout(timer);
+      timer = setTimeout(onChange, debounceMs);
+    });
+    watcher.on('error', onError);
+  } catch (error) {
+    onError(error as Error);
   }
-
-  stop(): void {
-    clearTimeout(this.#timer);
-    this.#watcher?.close();
-    this.#watcher = undefined;
-  }
-
-  #schedule(): void {
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.options.onChange(), this.options.debounceMs);
-  }
+  return () => {
+    clearTimeout(timer);
+    watcher?.close();
+  };
 }

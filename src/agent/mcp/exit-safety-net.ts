@@ -27,7 +27,6 @@ export function installExitSafetyNet(kill: () => void): () => void {
   const signals = FATAL_CATCHABLE_SIGNALS.filter(
     (signal) => constants.signals[signal] !== undefined,
   );
-  const onExit = () => kill();
   const onSignal = (signal: NodeJS.Signals) => {
     // Handled by the application (a graceful shutdown, a reload): not ours to end the process.
     if (process.listenerCount(signal) > 1) return;
@@ -36,10 +35,10 @@ export function installExitSafetyNet(kill: () => void): () => void {
     process.kill(process.pid, signal);
   };
   const uninstall = () => {
-    process.removeListener('exit', onExit);
+    process.removeListener('exit', kill);
     for (const signal of signals) process.removeListener(signal, onSignal);
   };
-  process.once('exit', onExit);
+  process.once('exit', kill);
   for (const signal of signals) process.on(signal, onSignal);
   return uninstall;
 }

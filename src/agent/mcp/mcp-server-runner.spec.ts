@@ -285,7 +285,7 @@ describe('McpServerRunner', () => {
     it('valid notifications flooded beyond their budget', async () => {
       const { runner, relayed } = setup(
         { args: [HOSTILE] },
-        { ...NO_RETRY, unsolicited: { notificationBurst: 200, notificationsPerSecond: 20 } },
+        { ...NO_RETRY, unsolicited: { notificationBudget: { burst: 200, ratePerSecond: 20 } } },
       );
       await waitFor(() => runner.state === 'up');
       await callTool(runner, 'notify-flood');
@@ -298,7 +298,7 @@ describe('McpServerRunner', () => {
     it('answers to ids nobody waits for: dropped, logged rate-limited, then restarted', async () => {
       const { runner, relayed, logLines } = setup(
         { args: [HOSTILE] },
-        { ...NO_RETRY, unsolicited: { unknownAnswerBurst: 50, unknownAnswersPerSecond: 5 } },
+        { ...NO_RETRY, unsolicited: { unknownAnswerBudget: { burst: 50, ratePerSecond: 5 } } },
       );
       await waitFor(() => runner.state === 'up');
       await callTool(runner, 'unknown-answers');
@@ -316,7 +316,10 @@ describe('McpServerRunner', () => {
         { args: [HOSTILE] },
         {
           ...NO_RETRY,
-          stdout: { maxLineBytes: 1024 * 1024, garbageBurstBytes: 4 * 1024 * 1024 },
+          stdout: {
+            maxLineBytes: 1024 * 1024,
+            byteBudget: { burst: 4 * 1024 * 1024, ratePerSecond: 256 * 1024 },
+          },
         },
       );
       await waitFor(() => runner.state === 'up');

@@ -19,6 +19,7 @@ import {
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
+import { errorMessage } from '../../common/errors/error-message.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 
@@ -27,7 +28,6 @@ export type McpServerStatus = ReturnType<McpServerRunner['status']>;
 
 /** The relay's handle on a running server's MCP session. */
 export interface McpSession {
-  readonly server: string;
   /** The child's answer to the agent's `initialize`, replayed to the agent's server. */
   readonly initializeResult: Record<string, unknown>;
   send(message: JSONRPCMessage): Promise<void>;
@@ -90,17 +90,7 @@ export class McpServerRunner {
   ) {
     this.#backoff = new Backoff(deps.timings.backoff);
     this.#logger = deps.logger.child({ mcpServer: spec.name });
-    this.#stderr = new StderrLog(
-      {
-        line: (text) => this.#logger.info({ stream: 'stderr' }, text),
-        dropped: (count) =>
-          this.#logger.warn(
-            { stream: 'stderr', dropped: count },
-            `${count} stderr lines dropped (rate limit)`,
-          ),
-      },
-      deps.timings.stderr,
-    );
+    this.#stderr = new StderrLog(this.#logger, deps.timings.stderr);
     this.#garbageLog = new RateLimitedLog(this.#logger);
     this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
   }
@@ -241,13 +231,14 @@ export class McpServerRunner {
     const timeout = this.deps.timings.initializeTimeoutMs;
     let stage = 'initialize';
     try {
-      // A child that exits during initialize fails the start at once, not after the timeout.
-      await untilExit(transport, client.connect(tap, { timeout }));
+      // The child's exit closes the transport, and the SDK then fails every pending request:
+      // a child that exits during initialize fails the start at once, not after the timeout.
+      await client.connect(tap, { timeout });
       const capabilities = client.getServerCapabilities() ?? {};
       const listOptions = { timeout, cacheMode: 'refresh' as const };
       if (capabilities.tools) {
         stage = 'tools/list';
-        const { tools } = await untilExit(transport, client.listTools(undefined, listOptions));
+        const { tools } = await client.listTools(undefined, listOptions);
         this.#tools = tools.map(toToolInfo);
       }
       this.#resources = await this.#count(attempt, 'resources', capabilities.resources, () =>
@@ -283,7 +274,6 @@ export class McpServerRunner {
     const { transport, tap } = attempt;
     const { timings } = this.deps;
     this.#session = {
-      server: this.spec.name,
       initializeResult,
       send: (message) => tap.sendRelay(message),
       waitingBytes: () => transport.stdinWaitingBytes,
@@ -307,10 +297,7 @@ export class McpServerRunner {
 
   async #ping(attempt: Attempt): Promise<void> {
     try {
-      await untilExit(
-        attempt.transport,
-        attempt.client.ping({ timeout: this.deps.timings.pingTimeoutMs }),
-      );
+      await attempt.client.ping({ timeout: this.deps.timings.pingTimeoutMs });
     } catch (error) {
       if (this.#stopped || this.#attempt !== attempt || attempt.transport.exitInfo) return;
       const reason = `ping failed: ${errorMessage(error)}`;
@@ -365,7 +352,7 @@ export class McpServerRunner {
   ): Promise<number> {
     if (!offered) return 0;
     try {
-      return (await untilExit(transport, list())).length;
+      return (await list()).length;
     } catch (error) {
       if (transport.exitInfo) throw error;
       // Tools are what the relay needs; a broken resources/prompts listing is not fatal.
@@ -406,18 +393,4 @@ function describeForHealth(error: unknown): string {
     return "the server's answer was not accepted (see the logs)";
   }
   return 'see the logs';
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** Races `promise` against the child's exit, so nothing waits for a timeout on a dead child. */
-async function untilExit<T>(transport: ProcessGroupTransport, promise: Promise<T>): Promise<T> {
-  return Promise.race([
-    promise,
-    transport.exited.then((exit) => {
-      throw new Error(describeExit(exit));
-    }),
-  ]);
 }

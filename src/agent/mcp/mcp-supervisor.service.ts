@@ -17,7 +17,7 @@ import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
 import { ClientInstances, instanceKey, type InstanceRefusal } from './client-instances.js';
-import { ConfigWatcher } from './config-watcher.js';
+import { watchConfigDir } from './config-watcher.js';
 import { installExitSafetyNet } from './exit-safety-net.js';
 import { DEFAULT_RUNNER_TIMINGS, type RunnerTimings } from './runner-timings.js';
 import type {
@@ -37,16 +37,18 @@ const RELOAD_DEBOUNCE_MS = 500;
 /** What the relay needs from the supervisor. */
 export type McpSessions = Pick<
   McpSupervisorService,
-  | 'servers'
-  | 'session'
-  | 'childKey'
-  | 'openChild'
-  | 'onChange'
-  | 'onRelayMessage'
-  | 'onSessionClosed'
+  'servers' | 'session' | 'childKey' | 'openChild' | 'setListener'
 >;
 
-type Unsubscribe = () => void;
+/** What the relay connection hears from the supervisor. */
+export interface SessionListener {
+  /** A server was added or removed, or its state or tools changed. */
+  changed(): void;
+  /** A relayed response or a notification from a server's child. */
+  message(server: string, message: JSONRPCMessage): void;
+  /** A server's session ended (exit, failed ping, stop, reload). */
+  closed(server: string): void;
+}
 
 /** The MCP servers in the app's lifecycle; a reload of the file is applied by difference. */
 @Injectable()
@@ -56,12 +58,10 @@ export class McpSupervisorService
   readonly #runners = new Map<string, McpServerRunner>();
   readonly #stopping = new Set<McpServerRunner>();
   #runnerClass: typeof McpServerRunner | undefined;
-  readonly #changeListeners = new Set<() => void>();
-  readonly #messageListeners = new Set<(server: string, message: JSONRPCMessage) => void>();
-  readonly #closedListeners = new Set<(server: string) => void>();
+  #listener: SessionListener | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #stopped = false;
-  readonly #watcher: ConfigWatcher;
+  #stopWatching: (() => void) | undefined;
   readonly #logger: Logger;
   readonly #runnerDeps: Omit<RunnerDeps, 'hooks'>;
   #reloadProblems: string[] = [];
@@ -89,26 +89,10 @@ export class McpSupervisorService
       clientInfo: { name: 'plant-store-agent', version: config.version },
     };
     this.#instances = new ClientInstances({
-      start: (spec, onChange) => {
-        const runner = this.#newRunner(spec, { changed: onChange });
-        runner.start();
-        return runner;
-      },
+      create: (spec, onChange) => this.#newRunner(spec, { changed: onChange }),
       stop: (runner) => this.#stop(runner),
       counted: (server, count) => this.instances.set({ server }, count),
       refused: (server, reason: InstanceRefusal) => refused.inc({ server, reason }),
-    });
-    this.#watcher = new ConfigWatcher({
-      dir: config.mcp.configDir,
-      debounceMs: RELOAD_DEBOUNCE_MS,
-      onChange: () => void this.reload(),
-      onError: (error) => {
-        // The default folder may simply not exist (the quick start): nothing to watch then.
-        const expected = config.mcp.absent && !config.mcp.configDirExplicit;
-        this.#logger[expected ? 'debug' : 'warn'](
-          `cannot watch ${config.mcp.configDir} for changes: ${error.message}`,
-        );
-      },
     });
   }
 
@@ -130,12 +114,24 @@ export class McpSupervisorService
       `starting ${names.length} MCP server(s)`,
     );
     void this.#applyInTurn(this.config.mcp.servers);
-    this.#watcher.start();
+    const { configDir, absent, configDirExplicit } = this.config.mcp;
+    this.#stopWatching = watchConfigDir(
+      configDir,
+      RELOAD_DEBOUNCE_MS,
+      () => void this.reload(),
+      (error) => {
+        // The default folder may simply not exist (the quick start): nothing to watch then.
+        const expected = absent && !configDirExplicit;
+        this.#logger[expected ? 'debug' : 'warn'](
+          `cannot watch ${configDir} for changes: ${error.message}`,
+        );
+      },
+    );
   }
 
   /** Stops every server (SIGTERM to each process group, SIGKILL after the grace period). */
   async onApplicationShutdown(): Promise<void> {
-    this.#watcher.stop();
+    this.#stopWatching?.();
     this.#logger.info('stopping MCP servers');
     this.#stopped = true;
     await this.#queue;
@@ -180,22 +176,12 @@ export class McpSupervisorService
   async openChild(server: string, client: string): Promise<void> {
     const spec = this.#runners.get(server)?.spec;
     if (!spec) throw new Error(`MCP server "${server}" is not available (unknown or not running)`);
-    await this.#instances.keyFor(spec, client);
+    await this.#instances.open(spec, client);
   }
 
-  /** A server was added or removed, or its state or tools changed. */
-  onChange(listener: () => void): Unsubscribe {
-    return subscribe(this.#changeListeners, listener);
-  }
-
-  /** A relayed response or a notification from a server's child. */
-  onRelayMessage(listener: (server: string, message: JSONRPCMessage) => void): Unsubscribe {
-    return subscribe(this.#messageListeners, listener);
-  }
-
-  /** A server's session ended (exit, failed ping, stop, reload). */
-  onSessionClosed(listener: (server: string) => void): Unsubscribe {
-    return subscribe(this.#closedListeners, listener);
+  /** The one relay connection that hears of changes and messages; undefined when it stops. */
+  setListener(listener: SessionListener | undefined): void {
+    this.#listener = listener;
   }
 
   /** Re-reads `mcp-servers.json`; a bad file keeps the running servers as they are. */
@@ -205,15 +191,14 @@ export class McpSupervisorService
       required: configDirExplicit,
       environment: this.#runnerDeps.parentEnv,
     });
+    this.#reloadProblems = load.problems;
     if (load.problems.length > 0) {
-      this.#reloadProblems = load.problems;
       this.#logger.error(
         { problems: load.problems },
         `${load.file} was not reloaded (the running MCP servers are kept): ${load.problems.join('; ')}`,
       );
       return;
     }
-    this.#reloadProblems = [];
     const { added, removed, changed } = await this.#applyInTurn(load.specs);
     if (added.length + removed.length + changed.length === 0) return;
     const names = (specs: McpServerSpec[]) => specs.map((spec) => spec.name);
@@ -243,61 +228,53 @@ export class McpSupervisorService
       specs,
     );
     if (this.#stopped) return diff;
-    const starts = diff.added.length + diff.changed.length > 0;
-    const Runner = starts ? await this.#loadRunner() : undefined;
+    if (diff.added.length + diff.changed.length > 0) await this.#loadRunner();
     await Promise.all([
       ...diff.removed.map((name) => this.#remove(name)),
-      ...(Runner ? diff.changed.map((spec) => this.#replace(Runner, spec)) : []),
+      ...diff.changed.map((spec) => this.#replace(spec)),
     ]);
-    if (Runner) for (const spec of diff.added) this.#add(Runner, spec);
+    for (const spec of diff.added) this.#add(spec);
     return diff;
   }
 
   /** The MCP SDK loads with the first server: a service without MCP servers never loads it. */
-  async #loadRunner(): Promise<typeof McpServerRunner> {
+  async #loadRunner(): Promise<void> {
     this.#runnerClass ??= (await import('./mcp-server-runner.js')).McpServerRunner;
-    return this.#runnerClass;
   }
 
-  #add(Runner: typeof McpServerRunner, spec: McpServerSpec): void {
+  #add(spec: McpServerSpec): void {
     const labels = { server: spec.name };
-    const runner = this.#newRunner(
-      spec,
-      {
-        changed: (changed) => {
-          // A stopped runner's last "down" must not recreate the series of a removed server.
-          if (this.#runners.get(spec.name) !== changed) return;
-          this.up.set(labels, changed.state === 'up' ? 1 : 0);
-          this.tools.set(labels, changed.tools.length);
-          for (const listener of this.#changeListeners) listener();
-        },
-        restarted: () => this.restarts.inc(labels),
+    const runner = this.#newRunner(spec, {
+      changed: (changed) => {
+        // A stopped runner's last "down" must not recreate the series of a removed server.
+        if (this.#runners.get(spec.name) !== changed) return;
+        this.up.set(labels, changed.state === 'up' ? 1 : 0);
+        this.tools.set(labels, changed.tools.length);
+        this.#listener?.changed();
       },
-      Runner,
-    );
+      restarted: () => this.restarts.inc(labels),
+    });
     // Present from the start, so a dashboard sees 0 rather than no series.
     this.restarts.inc(labels, 0);
     this.#runners.set(spec.name, runner);
     runner.start();
   }
 
-  /** A runner whose relayed traffic goes to the listeners. */
+  /** A runner whose relayed traffic goes to the listener. */
   #newRunner(
     spec: McpServerSpec,
     hooks: Pick<RunnerHooks, 'changed'> & Partial<RunnerHooks>,
-    Runner = this.#runnerClass,
   ): McpServerRunner {
+    const Runner = this.#runnerClass;
     if (!Runner) throw new Error('the MCP SDK is not loaded');
     return new Runner(spec, {
       ...this.#runnerDeps,
       hooks: {
         relayMessage: (key, message) => {
           this.#instances.touch(key);
-          for (const listener of this.#messageListeners) listener(key, message);
+          this.#listener?.message(key, message);
         },
-        sessionClosed: (key) => {
-          for (const listener of this.#closedListeners) listener(key);
-        },
+        sessionClosed: (key) => this.#listener?.closed(key),
         ...hooks,
       },
     });
@@ -311,16 +288,16 @@ export class McpSupervisorService
     const labels = { server: name };
     const metrics = [this.up, this.tools, this.restarts, this.instances];
     for (const metric of metrics) metric.remove(labels);
-    for (const listener of this.#changeListeners) listener();
+    this.#listener?.changed();
     await this.#stop(runner);
   }
 
-  async #replace(Runner: typeof McpServerRunner, spec: McpServerSpec): Promise<void> {
+  async #replace(spec: McpServerSpec): Promise<void> {
     const old = this.#runners.get(spec.name);
     this.#runners.delete(spec.name);
     await this.#instances.stopAll(spec.name);
     if (old) await this.#stop(old);
-    this.#add(Runner, spec);
+    this.#add(spec);
   }
 
   /** Out of the map at once, but still reachable by the safety net until its group is gone. */
@@ -332,9 +309,4 @@ export class McpSupervisorService
       this.#stopping.delete(runner);
     }
   }
-}
-
-function subscribe<T>(set: Set<T>, listener: T): Unsubscribe {
-  set.add(listener);
-  return () => set.delete(listener);
 }

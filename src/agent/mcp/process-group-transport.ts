@@ -75,8 +75,9 @@ export class ProcessGroupTransport implements Transport {
   #closed = false;
   #sweep: Promise<void> | undefined;
   #sweepDone = false;
-  readonly #exited: Promise<ChildExit>;
   #resolveExited!: (exit: ChildExit) => void;
+  /** Resolves once the direct child has exited (or failed to spawn). */
+  readonly exited = new Promise<ChildExit>((resolve) => (this.#resolveExited = resolve));
 
   constructor(private readonly options: ProcessGroupTransportOptions) {
     this.#unsolicited = new UnsolicitedBudget(
@@ -104,16 +105,10 @@ export class ProcessGroupTransport implements Transport {
       },
       options.stdout,
     );
-    this.#exited = new Promise((resolve) => (this.#resolveExited = resolve));
   }
 
   get pid(): number | undefined {
     return this.#exit ? undefined : this.#child?.pid;
-  }
-
-  /** Resolves once the direct child has exited (or failed to spawn). */
-  get exited(): Promise<ChildExit> {
-    return this.#exited;
   }
 
   get exitInfo(): ChildExit | undefined {
@@ -150,10 +145,12 @@ export class ProcessGroupTransport implements Transport {
       });
       child.on('exit', (code, signal) => this.#onExit({ code, signal }));
 
-      child.stdin.on('error', (error) => this.onerror?.(error));
-      child.stdout.on('error', (error) => this.onerror?.(error));
-      child.stderr.on('error', (error) => this.onerror?.(error));
-      child.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+      for (const pipe of [child.stdin, child.stdout, child.stderr]) {
+        pipe.on('error', (error) => this.onerror?.(error));
+      }
+      child.stdout.on('data', (chunk: Buffer) => {
+        if (!this.#flooded) this.#stdout.write(chunk);
+      });
       child.stderr.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk));
     });
   }
@@ -175,7 +172,7 @@ export class ProcessGroupTransport implements Transport {
       if (this.#child && !this.#exit) this.onclose?.();
     }
     await this.#sweepGroup();
-    if (this.#child?.pid !== undefined) await this.#exited;
+    if (this.#child?.pid !== undefined) await this.exited;
   }
 
   /** SIGKILL the group synchronously when the agent exits without its shutdown hooks. */
@@ -187,10 +184,6 @@ export class ProcessGroupTransport implements Transport {
   /** Written to stdin and not taken by the pipe yet: a child that does not read shows here. */
   get stdinWaitingBytes(): number {
     return this.#child?.stdin.writableLength ?? 0;
-  }
-
-  #onStdout(chunk: Buffer): void {
-    if (!this.#flooded) this.#stdout.write(chunk);
   }
 
   #flood(budget: 'garbage' | 'unsolicited', reason: string): void {
@@ -227,6 +220,6 @@ export class ProcessGroupTransport implements Transport {
       if (!groupRunning(pgid)) return;
     }
     signalGroup(pgid, 'SIGKILL');
-    await this.#exited;
+    await this.exited;
   }
 }

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { StderrLog } from './stderr-log.js';
 
@@ -5,7 +6,10 @@ function setup(options: { burst?: number; ratePerSecond?: number; keepLines?: nu
   let now = 0;
   const events: string[] = [];
   const log = new StderrLog(
-    { line: (text) => events.push(text), dropped: (count) => events.push(`[${count} dropped]`) },
+    {
+      info: (_fields: object, text: string) => events.push(text),
+      warn: (fields: { dropped: number }) => events.push(`[${fields.dropped} dropped]`),
+    } as unknown as Pick<Logger, 'info' | 'warn'>,
     { burst: 3, ratePerSecond: 1, keepLines: 4, maxLineLength: 10, now: () => now, ...options },
   );
   return { log, events, advance: (ms: number) => (now += ms) };

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { TokenBucket } from '../../common/logging/token-bucket.js';
 
 /** A child's stderr, as rate-limited log lines; always drained, as a full pipe blocks it. */
@@ -12,11 +13,6 @@ const DEFAULT_STDERR_LOG = {
 
 export type StderrLogOptions = typeof DEFAULT_STDERR_LOG & { now?: () => number };
 
-export interface StderrSink {
-  line(text: string): void;
-  dropped(count: number): void;
-}
-
 export class StderrLog {
   readonly #options: StderrLogOptions;
   readonly #bucket: TokenBucket;
@@ -25,7 +21,7 @@ export class StderrLog {
   readonly #recent: string[] = [];
 
   constructor(
-    private readonly sink: StderrSink,
+    private readonly logger: Pick<Logger, 'info' | 'warn'>,
     options: Partial<StderrLogOptions> = {},
   ) {
     this.#options = { ...DEFAULT_STDERR_LOG, ...options };
@@ -64,12 +60,13 @@ export class StderrLog {
       return;
     }
     this.#flushDropped();
-    this.sink.line(text);
+    this.logger.info({ stream: 'stderr' }, text);
   }
 
   #flushDropped(): void {
     if (this.#dropped === 0) return;
-    this.sink.dropped(this.#dropped);
+    const dropped = this.#dropped;
+    this.logger.warn({ stream: 'stderr', dropped }, `${dropped} stderr lines dropped (rate limit)`);
     this.#dropped = 0;
   }
 }

@@ -44,7 +44,7 @@ describe('StdoutReader', () => {
   });
 
   it('reports a flood once the garbage budget is spent, then ignores the rest', () => {
-    const { reader, messages, floods } = setup({ garbageBurstLines: 10, garbageLinesPerSecond: 1 });
+    const { reader, messages, floods } = setup({ lineBudget: { burst: 10, ratePerSecond: 1 } });
     for (let i = 0; i < 1_000; i++) reader.write(Buffer.from(`garbage ${i}\n`));
     reader.write(Buffer.from(ping(1)));
     expect(floods).toEqual(['wrote too much to stdout that is not JSON-RPC (11 lines, 100 bytes)']);
@@ -53,7 +53,7 @@ describe('StdoutReader', () => {
   });
 
   it('lets a slow trickle of garbage through: the budget refills', () => {
-    const { reader, floods, tick } = setup({ garbageBurstLines: 5, garbageLinesPerSecond: 2 });
+    const { reader, floods, tick } = setup({ lineBudget: { burst: 5, ratePerSecond: 2 } });
     for (let i = 0; i < 100; i++) {
       reader.write(Buffer.from(`debug line ${i}\n`));
       tick(1_000);
@@ -120,8 +120,7 @@ describe('StdoutReader', () => {
   it('charges a line over the limit at once, and restarts a child whose line never ends', () => {
     const { reader, garbage, floods } = setup({
       maxLineBytes: 1_000,
-      garbageBurstBytes: 100_000,
-      garbageBytesPerSecond: 1_000,
+      byteBudget: { burst: 100_000, ratePerSecond: 1_000 },
     });
     const chunk = Buffer.alloc(4_096, 'x');
     reader.write(chunk);

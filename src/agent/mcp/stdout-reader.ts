@@ -21,11 +21,9 @@ const DEFAULT_STDOUT_LIMITS = {
    */
   maxDepth: 99,
   /** Garbage lines allowed at once, and per second after that. */
-  garbageBurstLines: 200,
-  garbageLinesPerSecond: 20,
+  lineBudget: { burst: 200, ratePerSecond: 20 },
   /** Garbage bytes (oversized lines included) allowed at once, and per second after that. */
-  garbageBurstBytes: 16 * 1024 * 1024,
-  garbageBytesPerSecond: 256 * 1024,
+  byteBudget: { burst: 16 * 1024 * 1024, ratePerSecond: 256 * 1024 },
 };
 
 export type StdoutLimits = typeof DEFAULT_STDOUT_LIMITS & { now?: () => number };
@@ -69,16 +67,8 @@ export class StdoutReader {
   ) {
     this.#limits = { ...DEFAULT_STDOUT_LIMITS, ...limits };
     const { now } = this.#limits;
-    this.#lineBudget = new TokenBucket({
-      ratePerSecond: this.#limits.garbageLinesPerSecond,
-      burst: this.#limits.garbageBurstLines,
-      now,
-    });
-    this.#byteBudget = new TokenBucket({
-      ratePerSecond: this.#limits.garbageBytesPerSecond,
-      burst: this.#limits.garbageBurstBytes,
-      now,
-    });
+    this.#lineBudget = new TokenBucket({ ...this.#limits.lineBudget, now });
+    this.#byteBudget = new TokenBucket({ ...this.#limits.byteBudget, now });
   }
 
   get flooded(): boolean {
@@ -117,20 +107,15 @@ export class StdoutReader {
     }
     if (this.#pending + part.length > this.#limits.maxLineBytes) {
       const sofar = Buffer.concat([...this.#chunks, part]);
+      this.clear();
       this.#oversized = {
         // A copy: a view would keep the whole line so far (up to maxLineBytes) while it goes on.
         head: Buffer.from(sofar.subarray(0, EDGE_BYTES)),
         tail: lastBytes(sofar, EDGE_BYTES),
         bytes: sofar.length,
       };
-      this.#chunks = [];
-      this.#pending = 0;
       // Garbage from now on, whether or not it ever ends: charged at once, not at its end.
-      this.#garbage(
-        sofar.length,
-        sofar,
-        `line over the ${this.#limits.maxLineBytes}-byte limit (dropped)`,
-      );
+      this.#garbage(sofar, `line over the ${this.#limits.maxLineBytes}-byte limit (dropped)`);
       return;
     }
     // Kept, not copied: a pipe's stream gives each read a buffer of its own and never reuses
@@ -154,23 +139,19 @@ export class StdoutReader {
       return;
     }
     const line = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks);
-    this.#chunks = [];
-    this.#pending = 0;
+    this.clear();
     const first = firstNonBlank(line);
     if (first === -1) return; // a blank line costs nothing
     if (line[first] !== OPEN_BRACE) {
-      this.#garbage(line.length, line, 'not JSON');
+      this.#garbage(line, 'not JSON');
       return;
     }
     let message: JSONRPCMessage;
     try {
       message = deserializeMessage(line.toString('utf8'));
     } catch (error) {
-      this.#garbage(
-        line.length,
-        line,
-        error instanceof SyntaxError ? 'not JSON' : 'JSON but not a JSON-RPC message',
-      );
+      const reason = error instanceof SyntaxError ? 'not JSON' : 'JSON but not a JSON-RPC message';
+      this.#garbage(line, reason);
       return;
     }
     if (depthExceeds(message, this.#limits.maxDepth)) {
@@ -178,19 +159,16 @@ export class StdoutReader {
       // An answer (the relay's or the agent's own Client's) fails its request now.
       if (!('method' in message) && 'id' in message && message.id !== undefined)
         this.sink.message(rejected(message.id, reason));
-      this.#garbage(line.length, line, reason);
+      this.#garbage(line, reason);
       return;
     }
     this.sink.message(message);
   }
 
-  #garbage(bytes: number, line: Buffer, reason: string): void {
-    this.sink.garbage({
-      bytes,
-      sample: line.subarray(0, SAMPLE_BYTES).toString('utf8'),
-      reason,
-    });
-    this.#spend(1, bytes);
+  #garbage(line: Buffer, reason: string): void {
+    const sample = line.subarray(0, SAMPLE_BYTES).toString('utf8');
+    this.sink.garbage({ bytes: line.length, sample, reason });
+    this.#spend(1, line.length);
   }
 
   /** Charges garbage to the budget; over it, the child is reported once and ignored. */

@@ -42,7 +42,7 @@ describe('UnsolicitedBudget', () => {
   });
 
   it('lets notifications through at a normal rate and floods once over their budget', () => {
-    const { budget, floods, tick } = setup({ notificationBurst: 10, notificationsPerSecond: 5 });
+    const { budget, floods, tick } = setup({ notificationBudget: { burst: 10, ratePerSecond: 5 } });
     for (let i = 0; i < 100; i++) {
       expect(budget.received(note)).toBe(true);
       tick(250);
@@ -53,7 +53,7 @@ describe('UnsolicitedBudget', () => {
   });
 
   it('floods once over the budget for unknown answers', () => {
-    const { budget, floods } = setup({ unknownAnswerBurst: 5, unknownAnswersPerSecond: 1 });
+    const { budget, floods } = setup({ unknownAnswerBudget: { burst: 5, ratePerSecond: 1 } });
     for (let i = 0; i < 20; i++) budget.received(answer(`x${i}`));
     expect(floods).toEqual([
       'sent too many messages nobody asked for (0 notifications or requests, 6 answers to unknown ids)',

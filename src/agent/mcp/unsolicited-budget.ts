@@ -8,11 +8,9 @@ import { TokenBucket } from '../../common/logging/token-bucket.js';
  */
 const DEFAULT_UNSOLICITED_LIMITS = {
   /** Notifications and requests from the child allowed at once, and per second after that. */
-  notificationBurst: 2_000,
-  notificationsPerSecond: 200,
+  notificationBudget: { burst: 2_000, ratePerSecond: 200 },
   /** Answers to ids nobody waits for allowed at once, and per second after that. */
-  unknownAnswerBurst: 100,
-  unknownAnswersPerSecond: 10,
+  unknownAnswerBudget: { burst: 100, ratePerSecond: 10 },
   /** Request ids remembered at most. */
   maxOutstanding: 10_000,
 };
@@ -42,16 +40,8 @@ export class UnsolicitedBudget {
   ) {
     this.#limits = { ...DEFAULT_UNSOLICITED_LIMITS, ...limits };
     const { now } = this.#limits;
-    this.#notificationBudget = new TokenBucket({
-      ratePerSecond: this.#limits.notificationsPerSecond,
-      burst: this.#limits.notificationBurst,
-      now,
-    });
-    this.#answerBudget = new TokenBucket({
-      ratePerSecond: this.#limits.unknownAnswersPerSecond,
-      burst: this.#limits.unknownAnswerBurst,
-      now,
-    });
+    this.#notificationBudget = new TokenBucket({ ...this.#limits.notificationBudget, now });
+    this.#answerBudget = new TokenBucket({ ...this.#limits.unknownAnswerBudget, now });
   }
 
   /** A message sent to the child. */
@@ -74,11 +64,9 @@ export class UnsolicitedBudget {
     if (this.#flooded) return false;
     if ('method' in message) {
       this.notifications++;
-      if (!this.#notificationBudget.take()) {
-        this.#flood();
-        return false;
-      }
-      return true;
+      if (this.#notificationBudget.take()) return true;
+      this.#flood();
+      return false;
     }
     const id = 'id' in message ? message.id : undefined;
     if (this.#outstanding.delete(key(id))) return true;

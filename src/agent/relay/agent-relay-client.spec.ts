@@ -15,7 +15,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { Secret } from '../../config/secret.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
-import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
+import type { McpSessions, SessionListener } from '../mcp/mcp-supervisor.service.js';
 import {
   AgentRelayClient,
   DEFAULT_RELAY_LIMITS,
@@ -41,18 +41,17 @@ class FakeSessions implements McpSessions {
   views: AgentServerView[] = [
     { name: 'echo', state: 'up', tools: [{ name: 'echo', inputSchema: { type: 'object' } }] },
   ];
-  change = () => {};
+  listener: SessionListener | undefined;
+  change = () => this.listener?.changed();
   /** The result the fake child answers every request with (default: the method echoed). */
   answer: Record<string, unknown> | undefined;
-  relay: (server: string, message: JSONRPCMessage) => void = () => {};
-  closed: (server: string) => void = () => {};
+  relay = (server: string, message: JSONRPCMessage) => this.listener?.message(server, message);
   servers = () => this.views;
   childKey = (server: string) => server;
   openChild = () => Promise.resolve();
   session = (name: string): McpSession | undefined =>
     name === 'echo'
       ? {
-          server: 'echo',
           initializeResult: { protocolVersion: '2025-11-25' },
           waitingBytes: () => 0,
           send: (message) => {
@@ -70,9 +69,7 @@ class FakeSessions implements McpSessions {
           },
         }
       : undefined;
-  onChange = (listener: () => void) => ((this.change = listener), () => undefined);
-  onRelayMessage = (listener: typeof this.relay) => ((this.relay = listener), () => undefined);
-  onSessionClosed = (listener: typeof this.closed) => ((this.closed = listener), () => undefined);
+  setListener = (listener: SessionListener | undefined) => (this.listener = listener);
 }
 
 interface TestServer {

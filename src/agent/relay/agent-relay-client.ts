@@ -104,7 +104,6 @@ export class AgentRelayClient {
   #reconnects = 0;
   #certificateHintGiven = false;
   #stopped = true;
-  #unsubscribe: (() => void)[] = [];
 
   constructor(private readonly options: AgentRelayClientOptions) {
     this.#backoff = new Backoff(options.timings.backoff);
@@ -117,12 +116,11 @@ export class AgentRelayClient {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.options.connectedGauge.set(0);
-    const { sessions } = this.options;
-    this.#unsubscribe = [
-      sessions.onChange(() => this.#sendInventory()),
-      sessions.onRelayMessage((server, message) => this.#fromChild(server, message)),
-      sessions.onSessionClosed((server) => this.#router?.sessionClosed(server)),
-    ];
+    this.options.sessions.setListener({
+      changed: () => this.#sendInventory(),
+      message: (server, message) => this.#fromChild(server, message),
+      closed: (server) => this.#router?.sessionClosed(server),
+    });
     this.#connect();
   }
 
@@ -130,8 +128,7 @@ export class AgentRelayClient {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#reconnectTimer);
-    for (const unsubscribe of this.#unsubscribe) unsubscribe();
-    this.#unsubscribe = [];
+    this.options.sessions.setListener(undefined);
     const socket = this.#socket;
     if (!socket || socket.readyState === WebSocket.CLOSED) return;
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -239,27 +236,25 @@ export class AgentRelayClient {
       this.#peerWarnings.warn({}, 'ignored a binary frame from the agent server');
       return;
     }
-    try {
-      // ws's default binaryType: every message arrives as one Buffer, fragments joined.
-      this.#dispatch(socket, router, (data as Buffer).toString('utf8'));
-    } catch (error) {
-      // The last net: whatever a frame does, the process (and the plant API) stays up.
-      this.#peerWarnings.warn(
-        { reason: truncateForLog((error as Error).message) },
-        'dropped a frame from the agent server that could not be handled',
-      );
-    }
+    // ws's default binaryType: every message arrives as one Buffer, fragments joined.
+    const text = (data as Buffer).toString('utf8');
+    this.#guarded({}, 'a frame from the agent server', () => this.#dispatch(socket, router, text));
   }
 
   /** Runs in a child's stdout handler: nothing may escape it (it would end the process). */
   #fromChild(server: string, message: JSONRPCMessage): void {
+    this.#guarded({ server }, 'a message from an MCP server', () =>
+      this.#router?.fromChild(server, message),
+    );
+  }
+
+  /** The last net: whatever a peer sends, the process (and the plant API) stays up. */
+  #guarded(fields: Record<string, unknown>, what: string, handle: () => void): void {
     try {
-      this.#router?.fromChild(server, message);
+      handle();
     } catch (error) {
-      this.#peerWarnings.warn(
-        { server, reason: truncateForLog((error as Error).message) },
-        'dropped a message from an MCP server that could not be handled',
-      );
+      const reason = truncateForLog((error as Error).message);
+      this.#peerWarnings.warn({ ...fields, reason }, `dropped ${what} that could not be handled`);
     }
   }
 

@@ -49,7 +49,7 @@ interface Held {
 /** A server's requests sent together (one call asking several things) arrive within this. */
 const BURST_MS = 20;
 
-type Target = { to: { remoteId: string | number; session: string } } | { refusal: Refusal };
+type Target = { remoteId: string | number; session: string };
 type Refusal = { outcome: ClientRequestOutcome; code: number; message: string };
 
 export const CLIENT_ID_PREFIX = 'agent:';
@@ -72,7 +72,7 @@ export class ClientRequests {
 
   ask(child: string, request: JSONRPCRequest): void {
     const target = this.#target(child, request);
-    if ('refusal' in target) return this.#refuse(child, request.id, target.refusal);
+    if ('code' in target) return this.#refuse(child, request.id, target);
     if (this.#held.size >= this.deps.maxHeld) {
       const message = `too many requests wait for clients' answers (at most ${this.deps.maxHeld})`;
       return this.#refuse(child, request.id, refused(RelayErrorCode.TooManyRequests, message));
@@ -82,7 +82,7 @@ export class ClientRequests {
       type: 'rpc',
       server: serverOfKey(child),
       message: { ...request, id },
-      relatedRequestId: target.to.remoteId,
+      relatedRequestId: target.remoteId,
     });
     if (!outcome.sent) {
       const code = outcome.congested
@@ -92,7 +92,7 @@ export class ClientRequests {
     }
     const timer = setTimeout(() => this.#timeout(id), this.deps.timeoutMs);
     const sent = performance.now();
-    this.#held.set(id, { child, childId: request.id, session: target.to.session, sent, timer });
+    this.#held.set(id, { child, childId: request.id, session: target.session, sent, timer });
     this.deps.counted?.(serverOfKey(child), 'relayed');
   }
 
@@ -118,30 +118,28 @@ export class ClientRequests {
     for (const id of [...this.#held.keys()]) this.#forget(id);
   }
 
-  #target(child: string, request: JSONRPCRequest): Target {
+  #target(child: string, request: JSONRPCRequest): Target | Refusal {
     const requests = this.#candidates(child);
     const to = requests[0];
-    if (!to) return noClient('no client request is in flight on this MCP server');
+    const { NoClient } = RelayErrorCode;
+    if (!to)
+      return refused(NoClient, 'no client request is in flight on this MCP server', 'no_client');
     if (new Set(requests.map((r) => r.client?.session)).size > 1) {
-      return {
-        refusal: refused(
-          RelayErrorCode.NoClient,
-          'several clients have requests in flight on this MCP server: whom it asks is unknown',
-          'ambiguous',
-        ),
-      };
+      const message =
+        'several clients have requests in flight on this MCP server: whom it asks is unknown';
+      return refused(NoClient, message, 'ambiguous');
     }
     const session = to.client?.session;
     if (!to.client || session === undefined) {
-      return noClient('the client of the request in flight cannot be asked');
+      return refused(NoClient, 'the client of the request in flight cannot be asked', 'no_client');
     }
     if (!declares(to.client, request)) {
       const capability = CLIENT_REQUEST_CAPABILITY[request.method] ?? request.method;
       to.missing = { ...to.missing, [capability]: {} };
       const message = `the client did not declare the ${capability} capability`;
-      return { refusal: refused(-32601, message, 'no_capability') };
+      return refused(-32601, message, 'no_capability');
     }
-    return { to: { remoteId: to.remoteId, session } };
+    return { remoteId: to.remoteId, session };
   }
 
   /**
@@ -210,10 +208,6 @@ function refused(
   outcome: ClientRequestOutcome = 'refused',
 ): Refusal {
   return { outcome, code, message };
-}
-
-function noClient(message: string): Target {
-  return { refusal: refused(RelayErrorCode.NoClient, message, 'no_client') };
 }
 
 /** The client declared the capability the request needs, and the elicitation mode it uses. */

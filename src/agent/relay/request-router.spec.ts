@@ -27,8 +27,7 @@ function setup(maxInFlight = 1_000) {
   const frames: RpcFrame[] = [];
   const warnings: string[] = [];
   let up = true;
-  const session = (server: string): McpSession => ({
-    server,
+  const session = (): McpSession => ({
     initializeResult: INIT_RESULT,
     send: (message) => {
       toChild.push(message);
@@ -37,8 +36,8 @@ function setup(maxInFlight = 1_000) {
     waitingBytes: () => 0,
   });
   const sessions = new Map([
-    ['echo', session('echo')],
-    ['other', session('other')],
+    ['echo', session()],
+    ['other', session()],
   ]);
   const router = new RequestRouter({
     sessions: {
@@ -360,7 +359,6 @@ function deafChild() {
     sessions: {
       ...SHARED_ONLY,
       session: (server) => ({
-        server,
         initializeResult: INIT_RESULT,
         send: (message) => {
           writes[server]?.push(Buffer.byteLength(JSON.stringify(message)));
@@ -391,8 +389,7 @@ function congested() {
   const router = new RequestRouter({
     sessions: {
       ...SHARED_ONLY,
-      session: (server) => ({
-        server,
+      session: () => ({
         initializeResult: INIT_RESULT,
         send: (message) => {
           toChild.push(message);

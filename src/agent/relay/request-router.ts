@@ -8,7 +8,11 @@ import { serverOfKey } from '../mcp/client-instances.js';
 import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
+import { errorMessage } from '../../common/errors/error-message.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
+import { mcpSpan } from '../../common/tracing/mcp-attributes.js';
+import type { ClientSpan } from '../../common/tracing/otel.js';
+import { tracing } from '../../common/tracing/tracing.js';
 import {
   type ClientTag,
   RelayErrorCode,
@@ -16,7 +20,6 @@ import {
   rpcError,
   type TraceContext,
 } from '../../agent-protocol/relay-protocol.js';
-import { type CallSpan, startCallSpan } from './call-span.js';
 import { type ClientRequestOutcome, ClientRequests, withMissing } from './client-requests.js';
 
 /**
@@ -71,7 +74,7 @@ interface Pending {
   missing?: Record<string, object>;
   timer: NodeJS.Timeout;
   /** With tracing on: ended with the answer, or with the reason there is none. */
-  span?: CallSpan | undefined;
+  span?: Pick<ClientSpan, 'end'> | undefined;
 }
 
 /** A request from the server on its way to a child. */
@@ -122,8 +125,8 @@ export class RequestRouter {
     this.deps.sessions.openChild(server, client.name).then(
       () => this.#send({ server, child, message, trace, client }),
       (error: unknown) => {
-        const reason = error instanceof Error ? error.message : String(error);
-        this.#reply(server, rpcError(message.id, RelayErrorCode.ServerUnavailable, reason));
+        const { ServerUnavailable } = RelayErrorCode;
+        this.#reply(server, rpcError(message.id, ServerUnavailable, errorMessage(error)));
       },
     );
   }
@@ -136,11 +139,15 @@ export class RequestRouter {
       const reason = `MCP server "${server}" is not available (unknown or not running)`;
       return this.#reply(server, rpcError(message.id, RelayErrorCode.ServerUnavailable, reason));
     }
-    if (this.#pending.size >= this.deps.maxInFlight) return this.#tooManyInFlight(server, message);
-    // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
-    const bytes = Buffer.byteLength(JSON.stringify(message));
-    if (!this.#stdinHasRoom(session, bytes)) {
-      this.#stdinFull(server, 'request', session, bytes);
+    if (this.#pending.size >= this.deps.maxInFlight) {
+      this.deps.warn(
+        { server, inFlight: this.#pending.size },
+        'refused a relayed request: too many in flight',
+      );
+      const reason = `too many relayed requests in flight (at most ${this.deps.maxInFlight})`;
+      return this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
+    }
+    if (this.#stdinFull(server, 'request', session, message)) {
       const reason = `too many bytes waiting for MCP server "${server}" to read them (at most ${this.deps.maxStdinBytes})`;
       return this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
     }
@@ -150,8 +157,7 @@ export class RequestRouter {
     const pending = { server, child, remoteId: message.id, client, timer, span: traced.span };
     this.#pending.set(agentId, pending);
     session.send({ ...traced.message, id: agentId }).catch((error: unknown) => {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#fail(agentId, `could not be reached (${reason})`);
+      this.#fail(agentId, `could not be reached (${errorMessage(error)})`);
     });
   }
 
@@ -161,9 +167,7 @@ export class RequestRouter {
     if (message.method === 'notifications/cancelled') return this.#cancel(server, message);
     const session = this.deps.sessions.session(this.deps.sessions.childKey(server, client?.name));
     if (!session) return;
-    const bytes = Buffer.byteLength(JSON.stringify(message));
-    if (!this.#stdinHasRoom(session, bytes))
-      return this.#stdinFull(server, 'notification', session, bytes);
+    if (this.#stdinFull(server, 'notification', session, message)) return;
     session.send(message).catch(() => undefined);
   }
 
@@ -195,10 +199,10 @@ export class RequestRouter {
       return;
     }
     if (!isRelayId(message.id)) return;
-    const expected = this.#pending.get(message.id);
+    const pending = this.#pending.get(message.id);
     // Unknown: answered already (timeout), or sent on an earlier connection.
-    if (!expected) return;
-    if (expected.child !== child) {
+    if (!pending) return;
+    if (pending.child !== child) {
       // Relay ids are guessable; only the child that got the request may answer it.
       this.deps.warn(
         { server: child, id: message.id },
@@ -206,31 +210,32 @@ export class RequestRouter {
       );
       return;
     }
-    const server = expected.server;
-    const pending = this.#forget(message.id);
-    if (!pending) return;
+    this.#forget(message.id);
     pending.span?.end('error' in message ? 'error' : undefined);
-    const outcome = this.deps.send({
-      type: 'rpc',
-      server: pending.server,
-      message: withMissing({ ...message, id: pending.remoteId }, pending.missing),
+    const { server, remoteId } = pending;
+    const answer = withMissing({ ...message, id: remoteId }, pending.missing);
+    const outcome = this.#sendFromChild({ type: 'rpc', server, message: answer }, 'answer', {
+      id: message.id,
     });
-    if (!outcome.sent) {
-      // Never lost silently: the server's client gets an error it can retry on.
-      if (outcome.congested) this.deps.dropped?.('relay-send', server, 'answer');
-      this.deps.warn(
-        { server, id: message.id },
-        `dropped an answer from an MCP server: ${outcome.reason}`,
-      );
-      this.#reply(
-        pending.server,
-        rpcError(
-          pending.remoteId,
-          outcome.congested ? RelayErrorCode.TooManyRequests : RelayErrorCode.MessageRejected,
-          `answer of MCP server "${pending.server}" dropped: ${outcome.reason}`,
-        ),
-      );
-    }
+    if (outcome.sent) return;
+    // Never lost silently: the server's client gets an error it can retry on.
+    const code = outcome.congested
+      ? RelayErrorCode.TooManyRequests
+      : RelayErrorCode.MessageRejected;
+    const reason = `answer of MCP server "${server}" dropped: ${outcome.reason}`;
+    this.#reply(server, rpcError(remoteId, code, reason));
+  }
+
+  /** Sends what a child said; a frame that could not go is counted (congested) and warned about. */
+  #sendFromChild(frame: RpcFrame, kind: DropKind, fields: Record<string, unknown>): SendOutcome {
+    const outcome = this.deps.send(frame);
+    if (outcome.sent) return outcome;
+    if (outcome.congested) this.deps.dropped?.('relay-send', frame.server, kind);
+    this.deps.warn(
+      { server: frame.server, ...fields },
+      `dropped ${kind === 'answer' ? 'an answer' : 'a notification'} from an MCP server: ${outcome.reason}`,
+    );
+    return outcome;
   }
 
   /** A client's process speaks only to its client; the relay finds that client's sessions. */
@@ -238,13 +243,7 @@ export class RequestRouter {
     const server = serverOfKey(child);
     const name = child === server ? undefined : child.slice(server.length + 1);
     const frame: RpcFrame = { type: 'rpc', server, message, ...(name ? { client: { name } } : {}) };
-    const outcome = this.deps.send(frame);
-    if (outcome.sent) return;
-    if (outcome.congested) this.deps.dropped?.('relay-send', server, 'notification');
-    this.deps.warn(
-      { server, method: truncateForLog(message.method, 64) },
-      `dropped a notification from an MCP server: ${outcome.reason}`,
-    );
+    this.#sendFromChild(frame, 'notification', { method: truncateForLog(message.method, 64) });
   }
 
   /** The child `child` is gone: its pending requests fail now, not at the timeout. */
@@ -287,25 +286,17 @@ export class RequestRouter {
       .catch(() => undefined);
   }
 
-  #tooManyInFlight(server: string, message: JSONRPCRequest): void {
-    this.deps.warn(
-      { server, inFlight: this.#pending.size },
-      'refused a relayed request: too many in flight',
-    );
-    const reason = `too many relayed requests in flight (at most ${this.deps.maxInFlight})`;
-    this.#reply(server, rpcError(message.id, RelayErrorCode.TooManyRequests, reason));
-  }
-
-  #stdinHasRoom(session: McpSession, bytes: number): boolean {
-    return session.waitingBytes() + bytes <= this.deps.maxStdinBytes;
-  }
-
-  #stdinFull(server: string, kind: DropKind, session: McpSession, bytes: number): void {
+  /** Whether `message` finds no room in the child's stdin budget; if so, counted and warned. */
+  #stdinFull(server: string, kind: DropKind, session: McpSession, message: unknown): boolean {
+    // The message came from a decoded frame (4 MiB, 100 levels at most): this cannot throw.
+    const bytes = Buffer.byteLength(JSON.stringify(message));
+    if (session.waitingBytes() + bytes <= this.deps.maxStdinBytes) return false;
     this.deps.dropped?.('mcp-stdin', server, kind);
     this.deps.warn(
       { server, waitingBytes: session.waitingBytes(), bytes },
       `${kind === 'request' ? 'refused a relayed request' : 'dropped a relayed notification'}: too many bytes waiting for the MCP server to read them`,
     );
+    return true;
   }
 
   #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable): void {
@@ -336,4 +327,23 @@ export class RequestRouter {
   #reply(server: string, message: JSONRPCResponse): void {
     if (!this.#closed) this.deps.send({ type: 'rpc', server, message }, true);
   }
+}
+
+/** A relayed call's CLIENT span, its context passed on in `params._meta` (MCP's SEP-414). */
+function startCallSpan(
+  server: string,
+  message: JSONRPCRequest,
+  trace: TraceContext | undefined,
+): { span?: Pick<ClientSpan, 'end'>; message: JSONRPCRequest } {
+  const otel = tracing();
+  if (!otel) return { message };
+  const { name, attributes } = mcpSpan(message);
+  const span = otel.startClientSpan(
+    name,
+    { ...attributes, 'plant_store.mcp_server': server },
+    trace,
+  );
+  const params = message.params ?? {};
+  const meta = { ...(params._meta ?? {}), ...span.carrier };
+  return { span, message: { ...message, params: { ...params, _meta: meta } } };
 }

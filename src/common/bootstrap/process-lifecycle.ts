@@ -3,6 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
 import { orTimeout } from '../async/or-timeout.js';
+import { errorMessage } from '../errors/error-message.js';
 import type { ConnectionDrain } from '../http/connection-drain.js';
 import {
   type ConnectionLimits,
@@ -50,7 +51,7 @@ export async function startProcess<C extends EntryPointConfig, A>(
   try {
     return { config, logger, app: await create(config, logger) };
   } catch (error) {
-    logger.fatal({ reason: reasonOf(error) }, 'cannot start');
+    logger.fatal({ reason: errorMessage(error) }, 'cannot start');
     logger.flush();
     process.exitCode = 1;
     return undefined;
@@ -79,27 +80,27 @@ export interface PortSetting {
   variable: string;
 }
 
-/** Rethrows a listen failure naming the variable that set the port (`EADDRINUSE` alone does not). */
-export function namingPort({ port, host, variable }: PortSetting) {
-  return (error: unknown): never => {
-    throw new Error(`${variable}=${port} on ${host}: ${reasonOf(error)}`);
-  };
-}
-
-/** The port a listening server holds: the configured one, or the kernel's pick for 0. */
-export function boundPort(server: Server): number {
+/**
+ * Listens (with `listen`, else `server.listen`) and returns the bound port: the configured one,
+ * or the kernel's pick for 0. A failure names the variable that set the port, as `EADDRINUSE`
+ * alone does not.
+ */
+export async function listenNamed(
+  server: Server,
+  { port, host, variable }: PortSetting,
+  listen: () => Promise<unknown> = () =>
+    new Promise<void>((resolve, reject) =>
+      server.once('error', reject).listen(port, host, resolve),
+    ),
+): Promise<number> {
+  await listen().catch((error: unknown) => {
+    throw new Error(`${variable}=${port} on ${host}: ${errorMessage(error)}`);
+  });
   const address = server.address();
   if (address === null || typeof address === 'string') {
     throw new Error('the server is not listening on a TCP port');
   }
   return address.port;
-}
-
-export function listenNamed(server: Server, setting: PortSetting): Promise<Server> {
-  return new Promise<Server>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(setting.port, setting.host, () => resolve(server));
-  }).catch(namingPort(setting));
 }
 
 /**
@@ -111,13 +112,12 @@ export async function exitCannotListen(
   error: unknown,
   logger: Logger,
 ): Promise<never> {
-  logger.fatal({ reason: reasonOf(error) }, 'cannot listen');
+  logger.fatal({ reason: errorMessage(error) }, 'cannot listen');
   await orTimeout(
     app.close().catch(() => undefined),
     SHUTDOWN_GRACE_MS,
   );
-  logger.flush();
-  process.exit(1);
+  return exitAfterLog(logger, undefined, 1);
 }
 
 /**
@@ -139,7 +139,9 @@ export function stopOnSignals(
     Promise.resolve()
       .then(() => beforeDrain?.())
       // The drain and Nest's shutdown hooks (the database closed, marks written) still run.
-      .catch((error: unknown) => logger.error({ reason: reasonOf(error) }, 'shutdown step failed'))
+      .catch((error: unknown) =>
+        logger.error({ reason: errorMessage(error) }, 'shutdown step failed'),
+      )
       .then(() => drained)
       .then((outcome) => {
         if (outcome === 'cut') {
@@ -164,8 +166,4 @@ function exitAfterLog(logger: Logger, message: string | undefined, code: number)
   if (message) logger.info(message);
   logger.flush();
   process.exit(code);
-}
-
-function reasonOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -6,14 +6,12 @@ import { ConnectionDrain } from '../http/connection-drain.js';
 import type { PortScope } from '../http/port-scope.js';
 import { startUpLogger } from '../logging/logger.js';
 import {
-  boundPort,
   connectionLimiter,
   type EntryPointConfig,
   exitCannotListen,
   type Limiter,
   type ListenerLimits,
   listenNamed,
-  namingPort,
   startProcess,
   stopOnSignals,
 } from './process-lifecycle.js';
@@ -68,8 +66,7 @@ export async function runHttpApp<C extends EntryPointConfig>(
     limit.api(app.getHttpServer());
     // Nest's own listen: it also runs the modules' init and bootstrap hooks.
     const api = { port: configured.api, host, variable: portVariables.api };
-    await app.listen(configured.api, host).catch(namingPort(api));
-    ports.api = boundPort(app.getHttpServer());
+    ports.api = await listenNamed(app.getHttpServer(), api, () => app.listen(configured.api, host));
     const express = app.getHttpAdapter().getInstance();
     probes = await listenProbes({ health: express, metrics: express }, listeners, ports, limit);
   } catch (error) {
@@ -131,8 +128,7 @@ async function listenProbes(
       limit.probe(server);
       servers.push(server);
       const variable = portVariables[listener];
-      await listenNamed(server, { port: configured[listener], host, variable });
-      ports[listener] = boundPort(server);
+      ports[listener] = await listenNamed(server, { port: configured[listener], host, variable });
     }
     return servers;
   } catch (error) {

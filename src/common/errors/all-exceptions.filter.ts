@@ -11,6 +11,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { LOGGER } from '../logging/logger.token.js';
+import { errorMessage } from './error-message.js';
 import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
 import { ServiceUnavailableError } from './service-unavailable.error.js';
 
@@ -51,9 +52,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return { status: exception.getStatus(), message: messageOf(exception) };
     }
     if (exception instanceof ServiceUnavailableError) {
-      const { cause } = exception;
-      const reason = cause instanceof Error ? cause.message : String(cause);
-      this.logger.warn({ method: request.method, cause: reason }, exception.logLine);
+      const cause = errorMessage(exception.cause);
+      this.logger.warn({ method: request.method, cause }, exception.logLine);
       return { status: HttpStatus.SERVICE_UNAVAILABLE, message: exception.answer };
     }
     this.logger.error({ err: exception, method: request.method }, 'unhandled error');

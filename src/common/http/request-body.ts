@@ -50,11 +50,11 @@ function charsetsOf(type: string): string[] {
   );
 }
 
-/** Refuses what the headers condemn: a charset not UTF-8, an unknown encoding, a long length. */
+/** Refuses a charset not UTF-8, an unknown encoding, a long length; returns the encoding. */
 export function checkBodyHeaders(
   request: IncomingMessage,
   limits: BodyLimits = DEFAULT_LIMITS,
-): void {
+): string {
   const type = request.headers['content-type'];
   if (type !== undefined) {
     try {
@@ -72,6 +72,7 @@ export function checkBodyHeaders(
   }
   const length = Number(request.headers['content-length'] ?? 0);
   if (length > limits.maxBytes) throw tooLarge(limits);
+  return encoding;
 }
 
 /**
@@ -82,16 +83,13 @@ export function readBodyText(
   request: IncomingMessage,
   limits: BodyLimits = DEFAULT_LIMITS,
 ): Promise<string> {
-  checkBodyHeaders(request, limits);
-  const encoding = (request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const encoding = checkBodyHeaders(request, limits);
   const length = Number(request.headers['content-length']);
   if (encoding === 'identity' && length > 0 && request.readableLength === length) {
     return arrivedWhole(request);
   }
-  const decompressor = DECOMPRESSORS[encoding]?.();
-
   return new Promise<string>((resolve, reject) => {
-    new BodyReading(request, limits, decompressor, resolve, reject).start(encoding);
+    new BodyReading(request, limits, encoding, resolve, reject);
   });
 }
 
@@ -109,7 +107,7 @@ function arrivedWhole(request: IncomingMessage): Promise<string> {
   }
 }
 
-/** One body being read: both byte counts, the slow-body deadline; settles exactly once. */
+/** One body, read from construction on: both byte counts, the slow-body deadline; settles once. */
 class BodyReading {
   private readonly started = Date.now();
   private readonly chunks: Buffer[] = [];
@@ -117,16 +115,16 @@ class BodyReading {
   private decoded = 0;
   private settled = false;
   private timer: NodeJS.Timeout | undefined;
+  private readonly decompressor: Transform | undefined;
 
   constructor(
     private readonly request: IncomingMessage,
     private readonly limits: BodyLimits,
-    private readonly decompressor: Transform | undefined,
+    encoding: string,
     private readonly resolve: (text: string) => void,
     private readonly reject: (error: BodyReadError) => void,
-  ) {}
-
-  start(encoding: string): void {
+  ) {
+    this.decompressor = DECOMPRESSORS[encoding]?.();
     if (this.decompressor) {
       this.decompressor.on('data', this.keep);
       this.decompressor.on('end', this.complete);

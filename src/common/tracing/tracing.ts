@@ -7,12 +7,12 @@ import type * as Otel from './otel.js';
 /** The OpenTelemetry helpers of ./otel.ts. */
 export type Tracing = typeof Otel;
 
-let loaded: Tracing | undefined;
-let stopping: { timeoutMs: number; logger: Logger } | undefined;
+/** The helpers once the SDK runs, with what the shutdown needs. */
+let loaded: { otel: Tracing; shutdownTimeoutMs: number; logger: Logger } | undefined;
 
 /** The tracing helpers, or undefined when off: then a request pays one comparison. */
 export function tracing(): Tracing | undefined {
-  return loaded;
+  return loaded?.otel;
 }
 
 /** Loads and starts the SDK when `config` is set (the OTEL_* variables turn it on). */
@@ -47,15 +47,14 @@ export async function startTracing(
   });
   // Where spans go, said once: a wrong endpoint shows here, a dead one in export_failed lines.
   logger.info({ protocol: config.protocol, endpoint: config.endpoint }, 'tracing on');
-  loaded = otel;
-  stopping = { timeoutMs: config.shutdownTimeoutMs, logger };
+  loaded = { otel, shutdownTimeoutMs: config.shutdownTimeoutMs, logger };
 }
 
 /** Sends the spans still queued, for TRACING_SHUTDOWN_TIMEOUT_SECONDS at most; at shutdown. */
 export async function stopTracing(): Promise<void> {
-  if (!loaded || !stopping) return;
-  const { timeoutMs, logger } = stopping;
-  const unsent = await loaded.shutdown(timeoutMs);
+  if (!loaded) return;
+  const { otel, shutdownTimeoutMs: timeoutMs, logger } = loaded;
+  const unsent = await otel.shutdown(timeoutMs);
   if (unsent > 0) {
     logger.warn(
       { spans: unsent, timeoutSeconds: timeoutMs / 1000 },
