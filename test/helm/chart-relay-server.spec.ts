@@ -195,7 +195,7 @@ describe.skipIf(skipWhenMissing(helmMissing))(
 
     it("passes on the connection caps of the chart README's many-agents example", () => {
       const settings = {
-        RELAY_MAX_CONNECTIONS: '6000',
+        RELAY_MAX_CONNECTIONS: '5000',
         RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '200',
       };
       const tuned = render({

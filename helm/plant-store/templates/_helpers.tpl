@@ -223,6 +223,16 @@ app.kubernetes.io/component: relay-server
 {{- with .Values.relayServer.redis }}{{ if or .url .existingSecret }}true{{ end }}{{ end }}
 {{- end }}
 
+{{/* The fewest relay pods: the HPA's floor when it owns the count, else relayServer.replicas. */}}
+{{- define "plant-store.relay.fewestReplicas" -}}
+{{- with .Values.relayServer }}{{ if .autoscaling.enabled }}{{ .autoscaling.minReplicas }}{{ else }}{{ .replicas }}{{ end }}{{ end }}
+{{- end }}
+
+{{/* More than one relay pod may run: several replicas, or an HPA that may add them. */}}
+{{- define "plant-store.relay.multiReplica" -}}
+{{- with .Values.relayServer }}{{ if or .autoscaling.enabled (gt (int .replicas) 1) }}true{{ end }}{{ end }}
+{{- end }}
+
 {{- define "plant-store.relay.redisSecretName" -}}
 {{- default (printf "%s-redis" (include "plant-store.relay.fullname" .)) .Values.relayServer.redis.existingSecret }}
 {{- end }}
@@ -255,7 +265,7 @@ Refuse relay settings that cannot start (the relay would exit 78 in a crash loop
 - an OAuth issuer without the public URL its tokens' audience names;
 - a client that names an agent the values do not define;
 - equal ports;
-- several replicas without Redis (each would hold its own agents and sessions).
+- several replicas, or an HPA, without Redis (each would hold its own agents and sessions).
 */}}
 {{- define "plant-store.relay.validate" -}}
 {{- $r := .Values.relayServer }}
@@ -280,6 +290,9 @@ Refuse relay settings that cannot start (the relay would exit 78 in a crash loop
 {{- end }}
 {{- if and (gt (int $r.replicas) 1) (not (include "plant-store.relay.redis" .)) }}
 {{- fail "plant-store: relayServer.replicas greater than 1 needs Redis (relayServer.redis.url or relayServer.redis.existingSecret), because without it each replica keeps its own agent connections and sessions in memory and a client's request would miss the replica holding its agent." }}
+{{- end }}
+{{- if and $r.autoscaling.enabled (not (include "plant-store.relay.redis" .)) }}
+{{- fail "plant-store: relayServer.autoscaling.enabled needs Redis (relayServer.redis.url or relayServer.redis.existingSecret), because the replicas it adds would each keep their own agent connections and sessions in memory and a client's request would miss the replica holding its agent." }}
 {{- end }}
 {{- end }}
 
