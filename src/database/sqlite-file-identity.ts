@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import {
   isSuccessor,
   parseWalHeader,
@@ -53,38 +53,24 @@ export class SqliteFileIdentity {
   }
 
   /**
-   * Puts the WAL's committed frames on the disk (fdatasync, on libuv's thread pool): the
-   * store commits with synchronous=NORMAL, so the event loop never waits for the disk.
+   * The WAL's first bytes through a descriptor kept open: this runs before and after every
+   * commit, and opening the file each time cost more than the check's stats and read. The
+   * path's inode was just compared, and the descriptor is only kept when it is that inode.
    */
-  flushWal(): Promise<void> {
-    const fd = this.walDescriptor();
-    if (fd === undefined) return Promise.reject(new Error(`${this.wal} is not the WAL opened`));
-    return new Promise((resolve, reject) => {
-      fdatasync(fd, (error) => (error ? reject(error) : resolve()));
-    });
-  }
-
-  /**
-   * The WAL through a descriptor kept open: opening it at every commit cost more than the
-   * check's stats. Kept only while it is the inode seen at open; undefined when it is not.
-   */
-  private walDescriptor(): number | undefined {
+  private readWalHeader(): Buffer {
     if (this.walFd === undefined) {
       const fd = openSync(this.wal, 'r');
       const opened = fstatSync(fd);
       if (opened.dev !== this.walState?.dev || opened.ino !== this.walState.ino) {
         closeSync(fd);
-        return undefined;
+        return readWalHeaderBytes(this.wal);
       }
       this.walFd = fd;
     }
-    return this.walFd;
-  }
-
-  private readWalHeader(): Buffer {
-    const fd = this.walDescriptor();
-    if (fd === undefined) return readWalHeaderBytes(this.wal);
-    return this.headerBytes.subarray(0, readSync(fd, this.headerBytes, 0, WAL_HEADER_BYTES, 0));
+    return this.headerBytes.subarray(
+      0,
+      readSync(this.walFd, this.headerBytes, 0, WAL_HEADER_BYTES, 0),
+    );
   }
 
   /** The WAL's header as SQLite left it: verifying, and following the last one seen. */

@@ -40,25 +40,6 @@ export class StoreIntegrityService {
     if (problem !== undefined) throw new DatabaseUnavailableError(new Error(problem));
   }
 
-  /**
-   * Flushes the embedded store's committed WAL to disk before a write is acknowledged. A failed
-   * flush is a fault until restart: the kernel may have dropped those pages (PostgreSQL panics).
-   */
-  async flushWal(): Promise<void> {
-    if (!this.file) return;
-    try {
-      await this.file.flushWal();
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      if (this.problem === undefined) {
-        this.fail(
-          `cannot flush the WAL file ${this.file.file}-wal to disk (${reason}): its last commits may be lost`,
-        );
-      }
-      throw new DatabaseUnavailableError(new Error(this.problem));
-    }
-  }
-
   /** Notes a corruption error seen by a query (SQLITE_CORRUPT, SQLITE_NOTADB). */
   observe(error: unknown): void {
     if (this.problem === undefined && isCorruption(error)) {

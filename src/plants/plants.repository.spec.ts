@@ -7,7 +7,6 @@ import { Histogram } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppConfig } from '../config/app-config.js';
 import { DatabasePingService } from '../database/database-ping.service.js';
-import { DatabaseUnavailableError } from '../database/database-unavailable.error.js';
 import type { Database } from '../database/database.types.js';
 import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
@@ -43,24 +42,6 @@ const stores = [
     : []),
 ];
 
-type Opened = { db: Kysely<Database>; integrity: StoreIntegrityService };
-
-async function repositoryOn(
-  kind: 'sqlite' | 'postgres',
-  { db, integrity }: Opened,
-  commitSeconds = new Histogram({ name: 'c', help: 'c', registers: [] }),
-  batchSize = new Histogram({ name: 'b', help: 'b', registers: [] }),
-): Promise<PlantsRepository> {
-  await migrateToLatest(db, logger);
-  const config = {
-    database: { kind },
-    webhooks: { receivers: [], retrySchedule: [] },
-  } as unknown as AppConfig;
-  const outbox = new WebhookOutboxRepository(db, config);
-  const health = new DatabasePingService(db, integrity, sqliteProbe);
-  return new PlantsRepository(db, config, health, integrity, outbox, commitSeconds, batchSize);
-}
-
 /** The repository against a real database file or server: no mocks of the store. */
 describe.each(stores)('PlantsRepository on $kind', (store) => {
   let db: Kysely<Database>;
@@ -72,7 +53,21 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
   beforeAll(async () => {
     const opened = await store.open();
     db = opened.db;
-    repository = await repositoryOn(store.kind, opened, commitSeconds, batchSize);
+    await migrateToLatest(db, logger);
+    const config = {
+      database: { kind: store.kind },
+      webhooks: { receivers: [], retrySchedule: [] },
+    } as unknown as AppConfig;
+    const outbox = new WebhookOutboxRepository(db, config);
+    repository = new PlantsRepository(
+      db,
+      config,
+      new DatabasePingService(db, opened.integrity, sqliteProbe),
+      opened.integrity,
+      outbox,
+      commitSeconds,
+      batchSize,
+    );
   });
   afterAll(async () => {
     await db.destroy();
@@ -125,55 +120,5 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
     expect(await repository.delete(100n)).toBe(true);
     expect(await repository.delete(100n)).toBe(false);
     expect((await repository.list(1, 99n))[0]?.id).toBe(101n);
-  });
-});
-
-/** SQLite commits with synchronous=NORMAL and flushes the WAL itself, off the event loop. */
-describe('PlantsRepository on sqlite, flushing the WAL', () => {
-  const plant: Plant = { id: 1n, name: 'fern', tag: undefined };
-
-  async function opened() {
-    const dir = mkdtempSync(join(tmpdir(), 'plants-flush-'));
-    const { db, identity } = openSqlite(join(dir, 'p.sqlite'), dir);
-    const integrity = new StoreIntegrityService(identity, logger);
-    return { db, identity, integrity, repository: await repositoryOn('sqlite', { db, integrity }) };
-  }
-
-  /** True while `promise` is unsettled after the event loop went round twice. */
-  async function pending(promise: Promise<unknown>): Promise<boolean> {
-    const turned = new Promise((resolve) => setImmediate(() => setImmediate(resolve, true)));
-    return (await Promise.race([promise.then(() => false), turned])) === true;
-  }
-
-  it('answers a write, and lets a read see it, only once its WAL is on disk', async () => {
-    const { db, identity, repository } = await opened();
-    const flush = identity.flushWal.bind(identity);
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let flushing!: () => void;
-    const started = new Promise<void>((resolve) => (flushing = resolve));
-    identity.flushWal = async () => {
-      flushing();
-      await gate;
-      await flush();
-    };
-    const insert = repository.insert(plant);
-    await started;
-    const read = repository.findById(plant.id);
-    expect(await pending(insert)).toBe(true);
-    expect(await pending(read)).toBe(true);
-    release();
-    expect(await insert).toBe('created');
-    expect(await read).toEqual(plant);
-    await db.destroy();
-  });
-
-  it('answers 503 from a failed flush on, as the kernel may have dropped the pages', async () => {
-    const { db, identity, integrity, repository } = await opened();
-    identity.flushWal = () => Promise.reject(new Error('EIO: i/o error, fdatasync'));
-    await expect(repository.insert(plant)).rejects.toThrow(DatabaseUnavailableError);
-    expect(integrity.knownProblem).toMatch(/cannot flush the WAL file .*-wal to disk \(EIO/);
-    await expect(repository.findById(plant.id)).rejects.toThrow(DatabaseUnavailableError);
-    await db.destroy();
   });
 });

@@ -91,9 +91,8 @@ export class PlantsRepository {
 
   delete(id: bigint): Promise<boolean> {
     return this.run(async () => {
-      const result = await this.durably((db) =>
-        db.deleteFrom('plants').where('id', '=', id).executeTakeFirst(),
-      );
+      this.integrity.assertDurable();
+      const result = await this.db.deleteFrom('plants').where('id', '=', id).executeTakeFirst();
       // A single-statement commit: confirmed like a group commit before it is acknowledged.
       this.integrity.assertDurable();
       return result.numDeletedRows > 0n;
@@ -128,57 +127,40 @@ export class PlantsRepository {
 
   private insertRows(plants: NoticedPlant[]): Promise<InsertOutcome[]> {
     return this.run(async () => {
+      // Looked at before the commit too: a write to a file already replaced would still be
+      // found by a restart (its WAL is at the path) after it was answered 503.
+      this.integrity.assertDurable();
       const query: CompiledQuery<{ id: bigint }> = {
         ...this.insertQueryFor(plants.length),
         parameters: plants.flatMap((p) => [p.id, p.name, p.tag ?? null]),
       };
-      const created = await this.durably((db) => this.writeRows(db, query, plants));
-      if (this.outbox.enabled) this.outbox.onCommitted?.();
+      let created: Set<bigint>;
+      if (!this.outbox.enabled) {
+        const { rows } = await this.db.executeQuery(query);
+        created = new Set(rows.map((row) => BigInt(row.id)));
+      } else if (this.postgres) {
+        // One statement, the plants with their notices: no transaction to open and commit.
+        created = await this.notices.insertWith(
+          (count) => this.insertBuilderFor(count),
+          query.parameters,
+          plants,
+        );
+        this.outbox.onCommitted?.();
+      } else {
+        // The webhook's notices ride in the plants' own transaction (one commit, one fsync):
+        // every committed plant has them, and no notice exists for a plant that was not.
+        created = await this.inTransaction(async (trx) => {
+          const { rows } = await trx.executeQuery(query);
+          const ids = new Set(rows.map((row) => BigInt(row.id)));
+          await this.notices.add(
+            trx,
+            plants.filter((p) => ids.has(p.id)),
+          );
+          return ids;
+        });
+        this.outbox.onCommitted?.();
+      }
       return plants.map((p) => (created.has(p.id) ? 'created' : 'duplicate'));
-    });
-  }
-
-  /** The plants, with their notices when the webhook is on, in one commit: the ids created. */
-  private async writeRows(
-    db: Kysely<Database>,
-    query: CompiledQuery<{ id: bigint }>,
-    plants: NoticedPlant[],
-  ): Promise<Set<bigint>> {
-    if (!this.outbox.enabled) {
-      const { rows } = await db.executeQuery(query);
-      return new Set(rows.map((row) => BigInt(row.id)));
-    }
-    if (this.postgres) {
-      // One statement, the plants with their notices: no transaction to open and commit.
-      const build = (count: number) => this.insertBuilderFor(count);
-      return this.notices.insertWith(build, query.parameters, plants);
-    }
-    // The webhook's notices ride in the plants' own transaction (one commit, one flush):
-    // every committed plant has them, and no notice exists for a plant that was not.
-    return this.inTransaction(db, async (trx) => {
-      const { rows } = await trx.executeQuery(query);
-      const ids = new Set(rows.map((row) => BigInt(row.id)));
-      await this.notices.add(
-        trx,
-        plants.filter((p) => ids.has(p.id)),
-      );
-      return ids;
-    });
-  }
-
-  /**
-   * A write committed and, on SQLite, its WAL flushed to disk off the event loop while the
-   * store's one connection stays held, so no read sees the rows before they are durable.
-   * Looked at before the write too: a write to a file already replaced would still be found
-   * by a restart (its WAL is at the path) after it was answered 503.
-   */
-  private durably<T>(write: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-    this.integrity.assertDurable();
-    if (this.postgres) return write(this.db);
-    return this.db.connection().execute(async (db) => {
-      const result = await write(db);
-      await this.integrity.flushWal();
-      return result;
     });
   }
 
@@ -186,11 +168,8 @@ export class PlantsRepository {
    * A failure is rethrown as it came even when the rollback fails too: SQLite rolls back by
    * itself on a full disk, and ROLLBACK's error would hide the 503.
    */
-  private async inTransaction<T>(
-    db: Kysely<Database>,
-    work: (trx: Kysely<Database>) => Promise<T>,
-  ): Promise<T> {
-    const trx = await db.startTransaction().execute();
+  private async inTransaction<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    const trx = await this.db.startTransaction().execute();
     try {
       const result = await work(trx);
       await trx.commit().execute();
