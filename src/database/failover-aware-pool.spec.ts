@@ -3,7 +3,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_DATABASE_URL, postgresAvailable } from '../../test/support/postgres.js';
 import type { Database } from './database.types.js';
-import type { AcquireFailure } from './failover-aware-pool.js';
+import pg from 'pg';
+import { type AcquireFailure, FailoverAwarePool } from './failover-aware-pool.js';
 import { openPostgres } from './postgres.connection.js';
 
 const logger = pino({ level: 'silent' });
@@ -25,6 +26,17 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL pool', () => {
     });
     await expect(write).rejects.toMatchObject({ code: '25006' });
     expect(await backendPid(db)).not.toBe(before);
+  });
+
+  it('hands out one wrapper per connection, so Kysely keeps one connection object for it', async () => {
+    const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 1 });
+    const failoverAware = new FailoverAwarePool(pool, () => {});
+    const first = await failoverAware.connect();
+    first.release();
+    const second = await failoverAware.connect();
+    second.release();
+    expect(second).toBe(first);
+    await failoverAware.end();
   });
 
   it('keeps a connection after an ordinary query error', async () => {

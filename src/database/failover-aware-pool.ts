@@ -11,6 +11,12 @@ export type AcquireFailure = 'pool_full' | 'connect_failed';
  * without `target_session_attrs`, that is how the pool leaves a server in recovery.
  */
 export class FailoverAwarePool implements PostgresPool {
+  /**
+   * One wrapper per pg client, kept: Kysely keys its connection objects by the client it is
+   * given, so a new wrapper per checkout made it build a new connection for every query.
+   */
+  private readonly wrappers = new WeakMap<pg.PoolClient, DiscardingOnFailure>();
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly onAcquireFailure: (reason: AcquireFailure) => void,
@@ -25,7 +31,12 @@ export class FailoverAwarePool implements PostgresPool {
       this.onAcquireFailure(full ? 'pool_full' : 'connect_failed');
       throw error;
     }
-    return discardingOnFailure(client);
+    let wrapper = this.wrappers.get(client);
+    if (!wrapper) {
+      wrapper = new DiscardingOnFailure(client);
+      this.wrappers.set(client, wrapper);
+    }
+    return wrapper as unknown as PostgresPoolClient;
   }
 
   end(): Promise<void> {
@@ -33,22 +44,26 @@ export class FailoverAwarePool implements PostgresPool {
   }
 }
 
-function discardingOnFailure(client: pg.PoolClient): PostgresPoolClient {
-  let failure: Error | undefined;
-  const query = async <R>(sql: string, parameters: ReadonlyArray<unknown>) => {
+/** A checked-out client that remembers an unavailable failure until it is released. */
+class DiscardingOnFailure {
+  private failure: Error | undefined;
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  async query<R>(sql: string, parameters: ReadonlyArray<unknown>) {
     try {
-      return (await client.query(
-        sql,
-        parameters as unknown[],
-      )) as unknown as PostgresQueryResult<R>;
+      const result = await this.client.query(sql, parameters as unknown[]);
+      return result as unknown as PostgresQueryResult<R>;
     } catch (error) {
-      if (isUnavailable(error)) failure = error as Error;
+      if (isUnavailable(error)) this.failure = error as Error;
       throw error;
     }
-  };
-  return {
-    query: query as PostgresPoolClient['query'],
-    // pg-pool closes a client released with an error rather than keeping it idle.
-    release: () => client.release(failure),
-  };
+  }
+
+  /** pg-pool closes a client released with an error rather than keeping it idle. */
+  release(): void {
+    const failure = this.failure;
+    this.failure = undefined;
+    this.client.release(failure);
+  }
 }
