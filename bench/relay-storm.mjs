@@ -4,7 +4,9 @@
  * every agent reconnects to relay B, which runs as the chart's pod (500m CPU quota and 512Mi,
  * when this machine lets us make cgroups), as a Service would send them to a surviving replica.
  * Reported: the time from the kill until all agents are back, B's refusals by reason (its
- * TLS handshake timeouts among them), the agents' failed attempts, B's CPU and peak RSS.
+ * TLS handshake timeouts among them), the agents' failed attempts, B's CPU and peak RSS, and the
+ * latencies of a bystander (bench/lib/bystander.mjs: another tenant calling a tool through B)
+ * in the 10 s before the kill and during the storm.
  *
  *   npm run build && node bench/relay-storm.mjs [--agents 5000] [--cpu 0.5] [--dist dist]
  */
@@ -15,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { makeCa, startRelay } from './lib/relay-path.mjs';
+import { startBystander } from './lib/bystander.mjs';
+import { TOKENS, makeCa, startRelay } from './lib/relay-path.mjs';
 import { ROOT } from './lib/paths.mjs';
 import { cpuMicros } from './lib/process-cpu.mjs';
 import { limitCpu } from './lib/cpu-quota.mjs';
@@ -38,13 +41,14 @@ const dir = mkdtempSync(join(tmpdir(), 'relay-storm-'));
 const ca = makeCa(join(dir, 'ca'));
 // `--names` agents (deployments), each with its own token and AGENTS / NAMES connections (pods).
 const NAMES = Math.min(Number(values.names), AGENTS);
-const TOKENS = Array.from({ length: NAMES }, () => randomBytes(24).toString('base64url'));
+const FLEET_TOKENS = Array.from({ length: NAMES }, () => randomBytes(24).toString('base64url'));
 const digest = (t) => `sha256:${createHash('sha256').update(t).digest('hex')}`;
 const FLEET_ENV = {
-  RELAY_AGENTS: JSON.stringify(Object.fromEntries(TOKENS.map((t, i) => [`a${i}`, digest(t)]))),
-  RELAY_CLIENTS: JSON.stringify({
-    me: { tokens: digest(randomBytes(24).toString('hex')), agents: ['a0'] },
+  RELAY_AGENTS: JSON.stringify({
+    ...Object.fromEntries(FLEET_TOKENS.map((t, i) => [`a${i}`, digest(t)])),
+    lab: digest(TOKENS.agent),
   }),
+  RELAY_CLIENTS: JSON.stringify({ me: { tokens: digest(TOKENS.client), agents: ['lab'] } }),
   RELAY_MAX_CONNECTIONS: String(AGENTS + 1000),
   RELAY_MAX_CONNECTIONS_PER_ADDRESS: '0',
   RELAY_MAX_CONNECTIONS_PER_AGENT: String(Math.ceil(AGENTS / NAMES) + 16),
@@ -60,7 +64,7 @@ function startFleet() {
     // Agent k is a pod of deployment k % NAMES; worker i runs every agent k with k % workers == i.
     const mine = Array.from({ length: AGENTS }, (_, k) => k).filter((k) => k % workers === i);
     const tokensFile = join(dir, `tokens-${i}.json`);
-    writeFileSync(tokensFile, JSON.stringify(mine.map((k) => TOKENS[k % NAMES])));
+    writeFileSync(tokensFile, JSON.stringify(mine.map((k) => FLEET_TOKENS[k % NAMES])));
     const child = fork(join(ROOT, 'bench/lib/storm-agents.mjs'), [tokensFile, ca.caFile, DIST]);
     child.on('message', (report) => (reports[i] = report));
     return child;
@@ -116,6 +120,7 @@ async function main() {
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
   const b = await relay('relay-b', { inPod: true, nodeArgs: profile });
   const cpuNote = limitCpu(b.pid, Number(values.cpu), 'storm');
+  const bystander = await startBystander({ relay: b, ca });
   const fleet = startFleet();
   fleet.send({ type: 'connect', url: `wss://localhost:${a.port}/agent/v1/connect` });
   await until(
@@ -128,6 +133,7 @@ async function main() {
   fleet.send({ type: 'target', url: `wss://localhost:${b.port}/agent/v1/connect` });
   const before = { failures: fleet.state().failures, cpuMs: cpuMicros(b.pid) / 1000 };
   const killedAt = Date.now();
+  const killedAtMs = performance.now();
   process.kill(a.pid, 'SIGKILL');
   await until(
     () => fleet.state().onTarget === AGENTS,
@@ -136,6 +142,7 @@ async function main() {
     fleet.state,
   );
   const backS = (Date.now() - killedAt) / 1000;
+  const backAt = performance.now();
   const failures = Object.fromEntries(
     Object.entries(fleet.state().failures).map(([k, n]) => [k, n - (before.failures[k] ?? 0)]),
   );
@@ -150,10 +157,15 @@ async function main() {
     },
     refusedByB: await refusals(b),
     agentFailures: failures,
+    bystander: {
+      before: bystander.between(killedAtMs - 10_000, killedAtMs),
+      during: bystander.between(killedAtMs, backAt),
+    },
   };
   console.log(JSON.stringify(result, null, 2));
   if (values.profile) console.log(`B's CPU profile: ${dir}/*.cpuprofile`);
   fleet.stop();
+  await bystander.stop();
   await b.stop();
 }
 

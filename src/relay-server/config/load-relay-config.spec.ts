@@ -45,7 +45,7 @@ describe('loadRelayConfig', () => {
       maxStreamBufferBytes: 128 * 1024 * 1024,
       streamReplayBytes: 64 * 1024,
       connections: { maxConnections: 2048, maxConnectionsPerAddress: 256 },
-      tlsHandshakeTimeoutMs: 5_000,
+      tlsHandshakeTimeoutMs: 15_000,
       agentBudgets: { maxConnectionsPerAgent: 16, maxInventoryBytesPerAgent: 16 * 1024 * 1024 },
       agentRates: {
         framesPerSecond: 1000,

@@ -162,7 +162,9 @@ const limitFields = wholeNumberSettings({
   RELAY_MAX_CONNECTIONS: [0, 1e6, 2048, 'Open connections per listener (`0`: no cap)'],
   RELAY_MAX_CONNECTIONS_PER_ADDRESS: [0, 1e6, 256, 'The same from one address (`0`: no cap)'],
   RELAY_KEEP_ALIVE_TIMEOUT_SECONDS: [1, 3600, 65, 'Idle keep-alive connections closed after'],
-  RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 5, 'A TLS handshake unfinished by then is closed'],
+  // As long as the agent waits: a reconnect storm's handshakes closed sooner spent their CPU for
+  // nothing and started again (bench/README.md, "The relay").
+  RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 15, 'A TLS handshake not done by then is closed'],
   // Off by default: it shortens a reconnect storm at 1 CPU and lengthens it at 500m
   // (bench/README.md, "The relay"). About 200 per CPU of the pod's limit.
   RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: [0, 1e6, 0, 'TLS handshakes started a second (`0`: no cap)'],
