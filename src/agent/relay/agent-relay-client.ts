@@ -11,6 +11,7 @@ import { DEFAULT_FRAME_LIMITS, encodeFrame } from '../../agent-protocol/frame-co
 import {
   type AgentFrame,
   parseServerFrame,
+  RelayErrorCode,
   rpcError,
   toProtocolServers,
 } from '../../agent-protocol/relay-protocol.js';
@@ -347,7 +348,7 @@ export class AgentRelayClient {
     if (json === this.#lastInventory) return;
     const outcome = this.#send(socket, { type: 'inventory', servers });
     // Congested: sent once the queue drains (#holdBack), the latest inventory only.
-    if (outcome.sent || !outcome.congested) this.#lastInventory = json;
+    if (outcome.sent || outcome.code !== RelayErrorCode.TooManyRequests) this.#lastInventory = json;
   }
 
   /** What tells two inventories apart; never throws (an unencodable one is always "new"). */
@@ -365,14 +366,14 @@ export class AgentRelayClient {
         // hello/inventory carry the MCP servers' tool lists: one server's absurd schema.
         this.#peerWarnings.warn({}, `dropped a ${frame.type} frame: ${encoded.reason}`);
       }
-      return { sent: false, reason: encoded.reason };
+      return { sent: false, reason: encoded.reason, code: RelayErrorCode.MessageRejected };
     }
     const max = this.#limits.maxQueuedBytes;
     const queued = socket.bufferedAmount;
     if (!always && queued + Buffer.byteLength(encoded.text) > max) {
       this.#holdBack(socket);
       const reason = `${queued} bytes are waiting to be sent to the agent server (at most ${max})`;
-      return { sent: false, reason, congested: true };
+      return { sent: false, reason, code: RelayErrorCode.TooManyRequests };
     }
     this.#write(socket, encoded.text, frame.type);
     if (socket.bufferedAmount > max) this.#holdBack(socket);

@@ -27,7 +27,7 @@ export interface ClientRequestsDeps {
   /** As RequestRouter sends: says why when the frame could not be sent. */
   send(
     frame: RpcFrame<JSONRPCRequest>,
-  ): { sent: true } | { sent: false; reason: string; congested?: boolean };
+  ): { sent: true } | { sent: false; reason: string; code: number };
   /** Writes an answer to the child's stdin. */
   toChild(child: string, message: JSONRPCResponse): void;
   timeoutMs: number;
@@ -85,10 +85,7 @@ export class ClientRequests {
       relatedRequestId: target.remoteId,
     });
     if (!outcome.sent) {
-      const code = outcome.congested
-        ? RelayErrorCode.TooManyRequests
-        : RelayErrorCode.MessageRejected;
-      return this.#refuse(child, request.id, refused(code, `not sent: ${outcome.reason}`));
+      return this.#refuse(child, request.id, refused(outcome.code, `not sent: ${outcome.reason}`));
     }
     const timer = setTimeout(() => this.#timeout(id), this.deps.timeoutMs);
     const sent = performance.now();

@@ -47,7 +47,7 @@ function setup(maxInFlight = 1_000) {
     // As the relay client does: a frame that cannot be encoded is not sent.
     send: (frame) => {
       const encoded = encodeFrame(frame, DEFAULT_FRAME_LIMITS);
-      if (!encoded.ok) return { sent: false, reason: encoded.reason };
+      if (!encoded.ok) return { sent: false, reason: encoded.reason, code: -32004 };
       frames.push(JSON.parse(encoded.text) as RpcFrame);
       return { sent: true };
     },
@@ -399,7 +399,7 @@ function congested() {
       }),
     },
     send: (frame, always): SendOutcome => {
-      if (!always) return { sent: false, reason: 'queue full', congested: true };
+      if (!always) return { sent: false, reason: 'queue full', code: -32005 };
       frames.push(frame);
       return { sent: true };
     },

@@ -35,8 +35,8 @@ import { type ClientRequestOutcome, ClientRequests, withMissing } from './client
  */
 export type SendOutcome =
   | { sent: true }
-  /** `congested`: the connection's send queue is full; the message itself was fine. */
-  | { sent: false; reason: string; congested?: boolean };
+  /** `code`: -32005 when the connection's send queue is full, -32004 when the frame is refused. */
+  | { sent: false; reason: string; code: number };
 
 /** Where a message was dropped for lack of room: a child's stdin, or the connection. */
 export type DropPlace = 'mcp-stdin' | 'relay-send';
@@ -219,18 +219,17 @@ export class RequestRouter {
     });
     if (outcome.sent) return;
     // Never lost silently: the server's client gets an error it can retry on.
-    const code = outcome.congested
-      ? RelayErrorCode.TooManyRequests
-      : RelayErrorCode.MessageRejected;
     const reason = `answer of MCP server "${server}" dropped: ${outcome.reason}`;
-    this.#reply(server, rpcError(remoteId, code, reason));
+    this.#reply(server, rpcError(remoteId, outcome.code, reason));
   }
 
   /** Sends what a child said; a frame that could not go is counted (congested) and warned about. */
   #sendFromChild(frame: RpcFrame, kind: DropKind, fields: Record<string, unknown>): SendOutcome {
     const outcome = this.deps.send(frame);
     if (outcome.sent) return outcome;
-    if (outcome.congested) this.deps.dropped?.('relay-send', frame.server, kind);
+    if (outcome.code === RelayErrorCode.TooManyRequests) {
+      this.deps.dropped?.('relay-send', frame.server, kind);
+    }
     this.deps.warn(
       { server: frame.server, ...fields },
       `dropped ${kind === 'answer' ? 'an answer' : 'a notification'} from an MCP server: ${outcome.reason}`,
