@@ -124,11 +124,6 @@ export class McpServerRunner {
     };
   }
 
-  /** The child's last stderr lines, oldest first: for logs, never for /health. */
-  recentStderr(): string[] {
-    return this.#stderr.recent();
-  }
-
   /** Starts the lifecycle in the background; never throws, never blocks on the child. */
   start(): void {
     void this.#run();
@@ -271,11 +266,12 @@ export class McpServerRunner {
 
   /** Opens the relay's session, keeps the child pinged, and watches for its exit. */
   #goUp(attempt: Attempt, initializeResult: Record<string, unknown>): void {
-    const { transport, tap } = attempt;
+    const { transport } = attempt;
     const { timings } = this.deps;
     this.#session = {
       initializeResult,
-      send: (message) => tap.sendRelay(message),
+      // Past the tap: a relayed message is none of the SDK Client's business.
+      send: (message) => transport.send(message),
       waitingBytes: () => transport.stdinWaitingBytes,
     };
     this.#lastError = null;
