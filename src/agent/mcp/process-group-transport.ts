@@ -23,7 +23,7 @@ export interface ProcessGroupTransportOptions {
   /** Every stderr chunk; the pipe is always drained whether or not anyone listens. */
   onStderr?: (chunk: Buffer) => void;
   /** Between SIGTERM and SIGKILL. */
-  killGraceMs?: number;
+  killGraceMs: number;
   stdout?: Partial<StdoutLimits>;
   /** A stdout line that is not a JSON-RPC message (dropped). */
   onGarbage?: (line: GarbageLine) => void;
@@ -71,7 +71,6 @@ export class ProcessGroupTransport implements Transport {
   readonly #stdout: StdoutReader;
   readonly #unsolicited: UnsolicitedBudget;
   #exit: ChildExit | undefined;
-  #flooded = false;
   #closed = false;
   #sweep: Promise<void> | undefined;
   #sweepDone = false;
@@ -148,9 +147,8 @@ export class ProcessGroupTransport implements Transport {
       for (const pipe of [child.stdin, child.stdout, child.stderr]) {
         pipe.on('error', (error) => this.onerror?.(error));
       }
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (!this.#flooded) this.#stdout.write(chunk);
-      });
+      // A flood pauses stdout: no 'data' events after it.
+      child.stdout.on('data', (chunk: Buffer) => this.#stdout.write(chunk));
       child.stderr.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk));
     });
   }
@@ -187,7 +185,6 @@ export class ProcessGroupTransport implements Transport {
   }
 
   #flood(budget: 'garbage' | 'unsolicited', reason: string): void {
-    this.#flooded = true;
     this.#child?.stdout.pause();
     this.options.onFlood?.(budget, reason);
   }
@@ -214,7 +211,7 @@ export class ProcessGroupTransport implements Transport {
     const pgid = this.#child?.pid;
     if (pgid === undefined) return;
     if (!signalGroup(pgid, 'SIGTERM')) return;
-    const deadline = Date.now() + (this.options.killGraceMs ?? 5_000);
+    const deadline = Date.now() + this.options.killGraceMs;
     while (Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, GROUP_POLL_MS));
       if (!groupRunning(pgid)) return;
