@@ -15,13 +15,7 @@ import {
   rpcError,
   toProtocolServers,
 } from '../../agent-protocol/relay-protocol.js';
-import {
-  type DropKind,
-  type DropPlace,
-  RequestRouter,
-  type SendOutcome,
-} from './request-router.js';
-import type { ClientRequestOutcome } from './client-requests.js';
+import { RequestRouter, type RequestRouterDeps, type SendOutcome } from './request-router.js';
 
 export const DEFAULT_RELAY_TIMINGS = {
   pingIntervalMs: 30_000,
@@ -60,7 +54,11 @@ const UNTRUSTED_CERTIFICATE = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
 
-export interface AgentRelayClientOptions {
+/** `dropped` and `clientRequest` count for the agent's metrics. */
+export interface AgentRelayClientOptions extends Pick<
+  RequestRouterDeps,
+  'dropped' | 'clientRequest'
+> {
   url: URL;
   token: Secret;
   agentId: string;
@@ -70,10 +68,6 @@ export interface AgentRelayClientOptions {
   connectedGauge: Gauge<string>;
   timings: RelayTimings;
   limits?: RelayLimits;
-  /** Counts a message dropped for lack of room (the agent's metrics). */
-  dropped?: (place: DropPlace, server: string, kind: DropKind) => void;
-  /** Counts what became of an MCP server's request for its client (the agent's metrics). */
-  clientRequest?: (server: string, outcome: ClientRequestOutcome) => void;
   /** Extra TLS options, for tests only (production relies on NODE_EXTRA_CA_CERTS). */
   tls?: Pick<ClientOptions, 'ca'>;
 }

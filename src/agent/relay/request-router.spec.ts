@@ -52,6 +52,7 @@ function setup(maxInFlight = 1_000) {
       return { sent: true };
     },
     timeoutMs: 60_000,
+    clientAnswerTimeoutMs: 30_000,
     maxInFlight,
     maxStdinBytes: 16 * 1024 * 1024,
     warn: (_fields, message) => warnings.push(message),
@@ -372,6 +373,7 @@ function deafChild() {
       return { sent: true };
     },
     timeoutMs: 60_000,
+    clientAnswerTimeoutMs: 30_000,
     maxInFlight: 1_000,
     maxStdinBytes: 4 * 1024 * 1024,
     dropped: (...args) => dropped.push(args),
@@ -404,6 +406,7 @@ function congested() {
       return { sent: true };
     },
     timeoutMs: 60_000,
+    clientAnswerTimeoutMs: 30_000,
     maxInFlight: 1_000,
     maxStdinBytes: 16 * 1024 * 1024,
     dropped: (...args) => dropped.push(args),

@@ -50,8 +50,8 @@ export interface RequestRouterDeps {
    */
   send: (frame: RpcFrame, always?: boolean) => SendOutcome;
   timeoutMs: number;
-  /** How long an MCP server's request waits for its client's answer (30 s by default). */
-  clientAnswerTimeoutMs?: number;
+  /** How long an MCP server's request waits for its client's answer. */
+  clientAnswerTimeoutMs: number;
   /** Counts what became of an MCP server's request for its client (a metric). */
   clientRequest?: (server: string, outcome: ClientRequestOutcome) => void;
   /** Relayed requests waiting for an answer, at most. */
@@ -96,10 +96,10 @@ export class RequestRouter {
       inFlight: (child) => [...this.#pending.values()].filter((p) => p.child === child),
       send: (frame) => this.deps.send(frame),
       toChild: (child, message) => this.#toChild(child, message),
-      timeoutMs: deps.clientAnswerTimeoutMs ?? 30_000,
+      timeoutMs: deps.clientAnswerTimeoutMs,
       // Each held request stands for one more in flight: the same cap bounds both.
       maxHeld: deps.maxInFlight,
-      ...(deps.clientRequest ? { counted: deps.clientRequest } : {}),
+      counted: deps.clientRequest,
       warn: deps.warn,
     });
   }
