@@ -285,7 +285,7 @@ describe('McpServerRunner', () => {
     it('valid notifications flooded beyond their budget', async () => {
       const { runner, relayed } = setup(
         { args: [HOSTILE] },
-        { ...NO_RETRY, unsolicited: { notificationBudget: { burst: 200, ratePerSecond: 20 } } },
+        { ...NO_RETRY, stdout: { notificationBudget: { burst: 200, ratePerSecond: 20 } } },
       );
       await waitFor(() => runner.state === 'up');
       await callTool(runner, 'notify-flood');
@@ -298,7 +298,7 @@ describe('McpServerRunner', () => {
     it('answers to ids nobody waits for: dropped, logged rate-limited, then restarted', async () => {
       const { runner, relayed, logLines } = setup(
         { args: [HOSTILE] },
-        { ...NO_RETRY, unsolicited: { unknownAnswerBudget: { burst: 50, ratePerSecond: 5 } } },
+        { ...NO_RETRY, stdout: { unknownAnswerBudget: { burst: 50, ratePerSecond: 5 } } },
       );
       await waitFor(() => runner.state === 'up');
       await callTool(runner, 'unknown-answers');

@@ -11,14 +11,11 @@ import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { Backoff } from '../../common/retry/backoff.js';
 import { buildChildEnv } from './child-env.js';
 import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
-import {
-  describeExit,
-  ProcessGroupTransport,
-  type ProcessGroupTransportOptions,
-} from './process-group-transport.js';
+import { describeExit, ProcessGroupTransport } from './process-group-transport.js';
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
+import type { StdoutReaderSink } from './stdout-reader.js';
 import { errorMessage } from '../../common/errors/error-message.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
@@ -173,8 +170,7 @@ export class McpServerRunner {
       killGraceMs: timings.killGraceMs,
       onStderr: (chunk) => this.#stderr.write(chunk),
       stdout: timings.stdout,
-      unsolicited: timings.unsolicited,
-      ...this.#stdoutHandlers(() => attempt),
+      stdoutEvents: this.#stdoutEvents(() => attempt),
     });
     const tap = new RelayTapTransport(transport);
     const client = new Client(this.deps.clientInfo, {
@@ -193,25 +189,23 @@ export class McpServerRunner {
   }
 
   /** Stray stdout lines and unasked answers are counted; a flood of either restarts the child. */
-  #stdoutHandlers(
-    ownAttempt: () => Attempt,
-  ): Pick<ProcessGroupTransportOptions, 'onGarbage' | 'onUnknownAnswer' | 'onFlood'> {
+  #stdoutEvents(ownAttempt: () => Attempt): Omit<StdoutReaderSink, 'message'> {
     return {
-      onGarbage: (line) => {
+      garbage: (line) => {
         this.#stdoutGarbage.lines++;
         this.#garbageLog.warn(
           { stream: 'stdout', bytes: line.bytes, sample: line.sample },
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
-      onUnknownAnswer: (id) => {
+      unknownAnswer: (id) => {
         this.#unsolicited.unknownAnswers++;
         this.#unknownAnswerLog.warn(
           { stream: 'stdout', id: truncateForLog(id, 64) },
           'dropped an answer of the MCP server to a request id nobody waits for',
         );
       },
-      onFlood: (budget, reason) => {
+      flood: (budget, reason) => {
         if (this.#stopped || this.#attempt !== ownAttempt()) return;
         (budget === 'garbage' ? this.#stdoutGarbage : this.#unsolicited).restarts++;
         this.#logger.warn(`MCP server ${reason}; restarting it`);
