@@ -350,6 +350,69 @@ const bigNotification = () => ({
   params: { padding: 'x'.repeat(1024 * 1024) },
 });
 
+describe("RequestRouter: an MCP server's requests for its client", () => {
+  const capable = (session: string) => ({ session, capabilities: { sampling: {}, roots: {} } });
+  const ask = (id: number, method = 'sampling/createMessage') => ({
+    jsonrpc: '2.0' as const,
+    id,
+    method,
+    params: {},
+  });
+  const asked = (frames: RpcFrame[]) => frames.filter((f) => f.relatedRequestId !== undefined);
+  const errors = (toChild: JSONRPCMessage[]) => toChild.filter((m) => 'error' in m);
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+
+  it("sends a call's burst of requests to it while another session's call waits", () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call('a'), undefined, capable('A'));
+    router.fromChild('echo', ask(1));
+    router.request('echo', call('b'), undefined, capable('B'));
+    vi.advanceTimersByTime(1_000);
+    router.fromChild('echo', ask(2));
+    vi.advanceTimersByTime(1);
+    router.fromChild('echo', ask(3, 'roots/list'));
+    expect(asked(frames).map((frame) => frame.relatedRequestId)).toEqual(['a', 'b', 'b']);
+    expect(errors(toChild)).toEqual([]);
+  });
+
+  it("refuses while another session's call asked within the burst window: whose is unknown", () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call('a'), undefined, capable('A'));
+    router.fromChild('echo', ask(1));
+    router.request('echo', call('b'), undefined, capable('B'));
+    vi.advanceTimersByTime(5);
+    router.fromChild('echo', ask(2));
+    expect(asked(frames).map((frame) => frame.relatedRequestId)).toEqual(['a']);
+    expect(errors(toChild)).toMatchObject([{ id: 2, error: { code: -32006 } }]);
+  });
+
+  it('notes a capability the client lacked on the answer of its request', () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call('a'), undefined, { session: 'A', capabilities: {} });
+    router.fromChild('echo', ask(1));
+    expect(errors(toChild)).toMatchObject([{ id: 1, error: { code: -32601 } }]);
+    const agentId = (toChild[0] as { id: string }).id;
+    router.fromChild('echo', { jsonrpc: '2.0', id: agentId, result: { content: [] } });
+    router.request('echo', call('b'), undefined, { session: 'A', capabilities: {} });
+    router.fromChild('echo', ask(2, 'roots/list'));
+    const failed = { code: -32603, message: 'failed' };
+    router.fromChild('echo', {
+      jsonrpc: '2.0',
+      id: (toChild[2] as { id: string }).id,
+      error: failed,
+    });
+    const note = (capability: string) => ({
+      'io.plantstore/missingClientCapabilities': { [capability]: {} },
+    });
+    expect(frames.map((f) => f.message)).toEqual([
+      { jsonrpc: '2.0', id: 'a', result: { content: [], _meta: note('sampling') } },
+      { jsonrpc: '2.0', id: 'b', error: { ...failed, data: note('roots') } },
+    ]);
+  });
+});
+
 /** Children that do not read their stdin: what was sent waits until `readOne`; 4 MiB each. */
 function deafChild() {
   const frames: RpcFrame[] = [];
