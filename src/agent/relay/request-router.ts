@@ -127,10 +127,6 @@ export class RequestRouter {
 
   constructor(private readonly deps: RequestRouterDeps) {}
 
-  get pendingCount(): number {
-    return this.#pending.size;
-  }
-
   /**
    * A request from the server, with its frame's trace context and client; a per-client server's
    * goes to that client's own process, started first if need be.
