@@ -110,7 +110,6 @@ export class AgentRelayClient {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.options.connectedGauge.set(0);
     this.options.sessions.setListener({
       changed: () => this.#sendInventory(),
       message: (server, message) => this.#fromChild(server, message),
