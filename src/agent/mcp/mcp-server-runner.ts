@@ -75,8 +75,7 @@ export class McpServerRunner {
   readonly #backoff: Backoff;
   readonly #stderr: StderrLog;
   readonly #logger: Logger;
-  readonly #garbageLog: RateLimitedLog;
-  readonly #unknownAnswerLog: RateLimitedLog;
+  readonly #stdoutLog: RateLimitedLog;
   /** Over every attempt: stdout lines that were not JSON-RPC, answers to ids nobody asked. */
   readonly #stdoutGarbage = { lines: 0, restarts: 0 };
   readonly #unsolicited = { unknownAnswers: 0, restarts: 0 };
@@ -88,8 +87,7 @@ export class McpServerRunner {
     this.#backoff = new Backoff(deps.timings.backoff);
     this.#logger = deps.logger.child({ mcpServer: spec.name });
     this.#stderr = new StderrLog(this.#logger, deps.timings.stderr);
-    this.#garbageLog = new RateLimitedLog(this.#logger);
-    this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
+    this.#stdoutLog = new RateLimitedLog(this.#logger);
   }
 
   get state(): McpServerState {
@@ -193,14 +191,14 @@ export class McpServerRunner {
     return {
       garbage: (line) => {
         this.#stdoutGarbage.lines++;
-        this.#garbageLog.warn(
+        this.#stdoutLog.warn(
           { stream: 'stdout', bytes: line.bytes, sample: line.sample },
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
       unknownAnswer: (id) => {
         this.#unsolicited.unknownAnswers++;
-        this.#unknownAnswerLog.warn(
+        this.#stdoutLog.warn(
           { stream: 'stdout', id: truncateForLog(id, 64) },
           'dropped an answer of the MCP server to a request id nobody waits for',
         );
