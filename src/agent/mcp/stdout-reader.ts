@@ -89,10 +89,6 @@ export class StdoutReader {
     this.#answerBudget = new TokenBucket({ ...this.#limits.unknownAnswerBudget, now });
   }
 
-  get flooded(): boolean {
-    return this.#flooded;
-  }
-
   /** Takes the next chunk; it is kept until its line ends, so the caller must not reuse it. */
   write(chunk: Buffer): void {
     let start = 0;
