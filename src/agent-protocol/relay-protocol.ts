@@ -60,10 +60,10 @@ export interface ProtocolServer {
   tools: McpToolInfo[];
 }
 
-export interface RpcFrame<M extends JSONRPCMessage = JSONRPCMessage> {
+export interface RpcFrame {
   type: 'rpc';
   server: string;
-  message: M;
+  message: JSONRPCMessage;
   /** On an MCP server's request to its client: the server's request it was made during. */
   relatedRequestId?: string | number;
   /** On a notification of a client's own process (a per-client server): that client. */
@@ -104,7 +104,7 @@ export function toProtocolServers(
   return views.map((view) => ({
     name: view.name,
     state: view.state === 'crash-looping' ? 'down' : view.state,
-    tools: view.tools.filter((tool) => !depthExceeds(tool, toolDepth)).map((tool) => ({ ...tool })),
+    tools: view.tools.filter((tool) => !depthExceeds(tool, toolDepth)),
   }));
 }
 

@@ -151,7 +151,7 @@ describe('McpServerRunner', () => {
 
   it('fails the start at once when the child dies during initialize', async () => {
     const started = Date.now();
-    const { runner } = setup(
+    const { runner, logLines } = setup(
       { args: ['-e', 'process.stderr.write("bad config\\n"); process.exit(2)'] },
       {
         initializeTimeoutMs: 20_000,
@@ -164,7 +164,7 @@ describe('McpServerRunner', () => {
       state: 'down',
       lastError: 'exited with code 2 during start',
     });
-    expect(runner.recentStderr()).toEqual(['bad config']);
+    expect(logLines.some((line) => line.includes('"msg":"bad config"'))).toBe(true);
     // In the log (with the failure), never in the status /health shows.
     expect(JSON.stringify(runner.status())).not.toContain('bad config');
   });
@@ -228,10 +228,10 @@ describe('McpServerRunner', () => {
   });
 
   it('kills grandchildren with the process group on stop', async () => {
-    const { runner } = setup({ env: { MCP_FIXTURE_GRANDCHILD: '1' } });
+    const { runner, logLines } = setup({ env: { MCP_FIXTURE_GRANDCHILD: '1' } });
     await waitFor(() => runner.state === 'up');
-    const line = runner.recentStderr().find((l) => l.startsWith('grandchild pid'));
-    const grandchild = Number(line?.split(' ').at(-1));
+    const line = logLines.find((l) => l.includes('"msg":"grandchild pid'));
+    const grandchild = Number(/grandchild pid (\d+)/.exec(line ?? '')?.[1]);
     expect(alive(grandchild)).toBe(true);
     await runner.stop();
     await waitFor(() => !alive(grandchild), 2_000);
@@ -285,7 +285,7 @@ describe('McpServerRunner', () => {
     it('valid notifications flooded beyond their budget', async () => {
       const { runner, relayed } = setup(
         { args: [HOSTILE] },
-        { ...NO_RETRY, unsolicited: { notificationBudget: { burst: 200, ratePerSecond: 20 } } },
+        { ...NO_RETRY, stdout: { notificationBudget: { burst: 200, ratePerSecond: 20 } } },
       );
       await waitFor(() => runner.state === 'up');
       await callTool(runner, 'notify-flood');
@@ -298,7 +298,7 @@ describe('McpServerRunner', () => {
     it('answers to ids nobody waits for: dropped, logged rate-limited, then restarted', async () => {
       const { runner, relayed, logLines } = setup(
         { args: [HOSTILE] },
-        { ...NO_RETRY, unsolicited: { unknownAnswerBudget: { burst: 50, ratePerSecond: 5 } } },
+        { ...NO_RETRY, stdout: { unknownAnswerBudget: { burst: 50, ratePerSecond: 5 } } },
       );
       await waitFor(() => runner.state === 'up');
       await callTool(runner, 'unknown-answers');

@@ -11,14 +11,11 @@ import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
 import { Backoff } from '../../common/retry/backoff.js';
 import { buildChildEnv } from './child-env.js';
 import type { McpToolInfo } from '../../agent-protocol/relay-protocol.js';
-import {
-  describeExit,
-  ProcessGroupTransport,
-  type ProcessGroupTransportOptions,
-} from './process-group-transport.js';
+import { describeExit, ProcessGroupTransport } from './process-group-transport.js';
 import { RelayTapTransport } from './relay-tap-transport.js';
 import type { RunnerTimings } from './runner-timings.js';
 import { StderrLog } from './stderr-log.js';
+import type { StdoutReaderSink } from './stdout-reader.js';
 import { errorMessage } from '../../common/errors/error-message.js';
 import { truncateForLog } from '../../common/logging/truncate-for-log.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
@@ -78,8 +75,7 @@ export class McpServerRunner {
   readonly #backoff: Backoff;
   readonly #stderr: StderrLog;
   readonly #logger: Logger;
-  readonly #garbageLog: RateLimitedLog;
-  readonly #unknownAnswerLog: RateLimitedLog;
+  readonly #stdoutLog: RateLimitedLog;
   /** Over every attempt: stdout lines that were not JSON-RPC, answers to ids nobody asked. */
   readonly #stdoutGarbage = { lines: 0, restarts: 0 };
   readonly #unsolicited = { unknownAnswers: 0, restarts: 0 };
@@ -91,8 +87,7 @@ export class McpServerRunner {
     this.#backoff = new Backoff(deps.timings.backoff);
     this.#logger = deps.logger.child({ mcpServer: spec.name });
     this.#stderr = new StderrLog(this.#logger, deps.timings.stderr);
-    this.#garbageLog = new RateLimitedLog(this.#logger);
-    this.#unknownAnswerLog = new RateLimitedLog(this.#logger);
+    this.#stdoutLog = new RateLimitedLog(this.#logger);
   }
 
   get state(): McpServerState {
@@ -122,11 +117,6 @@ export class McpServerRunner {
       stdoutGarbage: { ...this.#stdoutGarbage },
       unsolicited: { ...this.#unsolicited },
     };
-  }
-
-  /** The child's last stderr lines, oldest first: for logs, never for /health. */
-  recentStderr(): string[] {
-    return this.#stderr.recent();
   }
 
   /** Starts the lifecycle in the background; never throws, never blocks on the child. */
@@ -178,8 +168,7 @@ export class McpServerRunner {
       killGraceMs: timings.killGraceMs,
       onStderr: (chunk) => this.#stderr.write(chunk),
       stdout: timings.stdout,
-      unsolicited: timings.unsolicited,
-      ...this.#stdoutHandlers(() => attempt),
+      stdoutEvents: this.#stdoutEvents(() => attempt),
     });
     const tap = new RelayTapTransport(transport);
     const client = new Client(this.deps.clientInfo, {
@@ -198,25 +187,23 @@ export class McpServerRunner {
   }
 
   /** Stray stdout lines and unasked answers are counted; a flood of either restarts the child. */
-  #stdoutHandlers(
-    ownAttempt: () => Attempt,
-  ): Pick<ProcessGroupTransportOptions, 'onGarbage' | 'onUnknownAnswer' | 'onFlood'> {
+  #stdoutEvents(ownAttempt: () => Attempt): Omit<StdoutReaderSink, 'message'> {
     return {
-      onGarbage: (line) => {
+      garbage: (line) => {
         this.#stdoutGarbage.lines++;
-        this.#garbageLog.warn(
+        this.#stdoutLog.warn(
           { stream: 'stdout', bytes: line.bytes, sample: line.sample },
           `dropped a line the MCP server wrote to stdout: ${line.reason}`,
         );
       },
-      onUnknownAnswer: (id) => {
+      unknownAnswer: (id) => {
         this.#unsolicited.unknownAnswers++;
-        this.#unknownAnswerLog.warn(
+        this.#stdoutLog.warn(
           { stream: 'stdout', id: truncateForLog(id, 64) },
           'dropped an answer of the MCP server to a request id nobody waits for',
         );
       },
-      onFlood: (budget, reason) => {
+      flood: (budget, reason) => {
         if (this.#stopped || this.#attempt !== ownAttempt()) return;
         (budget === 'garbage' ? this.#stdoutGarbage : this.#unsolicited).restarts++;
         this.#logger.warn(`MCP server ${reason}; restarting it`);
@@ -271,11 +258,12 @@ export class McpServerRunner {
 
   /** Opens the relay's session, keeps the child pinged, and watches for its exit. */
   #goUp(attempt: Attempt, initializeResult: Record<string, unknown>): void {
-    const { transport, tap } = attempt;
+    const { transport } = attempt;
     const { timings } = this.deps;
     this.#session = {
       initializeResult,
-      send: (message) => tap.sendRelay(message),
+      // Past the tap: a relayed message is none of the SDK Client's business.
+      send: (message) => transport.send(message),
       waitingBytes: () => transport.stdinWaitingBytes,
     };
     this.#lastError = null;

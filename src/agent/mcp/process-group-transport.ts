@@ -6,8 +6,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { groupRunning, signalGroup } from './process-group.js';
-import { type GarbageLine, type StdoutLimits, StdoutReader } from './stdout-reader.js';
-import { UnsolicitedBudget, type UnsolicitedLimits } from './unsolicited-budget.js';
+import { type StdoutLimits, StdoutReader, type StdoutReaderSink } from './stdout-reader.js';
 
 /**
  * An MCP stdio transport whose child runs in its own process group, and whose every stop
@@ -23,15 +22,10 @@ export interface ProcessGroupTransportOptions {
   /** Every stderr chunk; the pipe is always drained whether or not anyone listens. */
   onStderr?: (chunk: Buffer) => void;
   /** Between SIGTERM and SIGKILL. */
-  killGraceMs?: number;
+  killGraceMs: number;
   stdout?: Partial<StdoutLimits>;
-  /** A stdout line that is not a JSON-RPC message (dropped). */
-  onGarbage?: (line: GarbageLine) => void;
-  unsolicited?: Partial<UnsolicitedLimits>;
-  /** An answer to an id nobody waits for (dropped). */
-  onUnknownAnswer?: (id: unknown) => void;
-  /** The child spent its garbage or unsolicited budget; its stdout is paused from now on. */
-  onFlood?: (budget: 'garbage' | 'unsolicited', reason: string) => void;
+  /** What was dropped from stdout; after a flood, stdout is paused for good. */
+  stdoutEvents?: Omit<StdoutReaderSink, 'message'>;
 }
 
 export interface ChildExit {
@@ -69,9 +63,7 @@ export class ProcessGroupTransport implements Transport {
 
   #child: ChildProcessWithoutNullStreams | undefined;
   readonly #stdout: StdoutReader;
-  readonly #unsolicited: UnsolicitedBudget;
   #exit: ChildExit | undefined;
-  #flooded = false;
   #closed = false;
   #sweep: Promise<void> | undefined;
   #sweepDone = false;
@@ -80,18 +72,10 @@ export class ProcessGroupTransport implements Transport {
   readonly exited = new Promise<ChildExit>((resolve) => (this.#resolveExited = resolve));
 
   constructor(private readonly options: ProcessGroupTransportOptions) {
-    this.#unsolicited = new UnsolicitedBudget(
-      {
-        unknownAnswer: (id) => this.options.onUnknownAnswer?.(id),
-        flood: (reason) => this.#flood('unsolicited', reason),
-      },
-      options.unsolicited,
-    );
+    // Before the SDK Client and the relay: what nobody waits for costs no more than this.
     this.#stdout = new StdoutReader(
       {
         message: (message) => {
-          // Before the SDK Client and the relay: what nobody waits for costs no more than this.
-          if (!this.#unsolicited.received(message)) return;
           // This runs in the stdout 'data' handler: a throw here would be uncaught and end
           // the whole process, plant API included.
           try {
@@ -100,8 +84,12 @@ export class ProcessGroupTransport implements Transport {
             this.onerror?.(error instanceof Error ? error : new Error(String(error)));
           }
         },
-        garbage: (line) => this.options.onGarbage?.(line),
-        flood: (reason) => this.#flood('garbage', reason),
+        garbage: (line) => this.options.stdoutEvents?.garbage(line),
+        unknownAnswer: (id) => this.options.stdoutEvents?.unknownAnswer(id),
+        flood: (budget, reason) => {
+          this.#child?.stdout.pause();
+          this.options.stdoutEvents?.flood(budget, reason);
+        },
       },
       options.stdout,
     );
@@ -148,9 +136,8 @@ export class ProcessGroupTransport implements Transport {
       for (const pipe of [child.stdin, child.stdout, child.stderr]) {
         pipe.on('error', (error) => this.onerror?.(error));
       }
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (!this.#flooded) this.#stdout.write(chunk);
-      });
+      // A flood pauses stdout: no 'data' events after it.
+      child.stdout.on('data', (chunk: Buffer) => this.#stdout.write(chunk));
       child.stderr.on('data', (chunk: Buffer) => this.options.onStderr?.(chunk));
     });
   }
@@ -160,7 +147,7 @@ export class ProcessGroupTransport implements Transport {
     if (!stdin || this.#exit || this.#closed || !stdin.writable) {
       return Promise.reject(new Error('MCP server process is not running'));
     }
-    this.#unsolicited.sent(message);
+    this.#stdout.sent(message);
     return writeLine(stdin, serializeMessage(message));
   }
 
@@ -186,12 +173,6 @@ export class ProcessGroupTransport implements Transport {
     return this.#child?.stdin.writableLength ?? 0;
   }
 
-  #flood(budget: 'garbage' | 'unsolicited', reason: string): void {
-    this.#flooded = true;
-    this.#child?.stdout.pause();
-    this.options.onFlood?.(budget, reason);
-  }
-
   #onExit(exit: ChildExit): void {
     if (this.#exit) return;
     this.#exit = exit;
@@ -214,7 +195,7 @@ export class ProcessGroupTransport implements Transport {
     const pgid = this.#child?.pid;
     if (pgid === undefined) return;
     if (!signalGroup(pgid, 'SIGTERM')) return;
-    const deadline = Date.now() + (this.options.killGraceMs ?? 5_000);
+    const deadline = Date.now() + this.options.killGraceMs;
     while (Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, GROUP_POLL_MS));
       if (!groupRunning(pgid)) return;

@@ -3,12 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { groupRunning, parseProcStat, signalGroup } from './process-group.js';
 
 describe('parseProcStat', () => {
-  it('reads state, ppid and pgid after a command name with spaces and parentheses', () => {
-    expect(parseProcStat('4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 0 0')).toEqual({
-      pid: 4242,
+  it('reads state and pgid after a command name with spaces and parentheses', () => {
+    expect(parseProcStat('4242 (my (odd) cmd) S 1 4343 4242 0 -1 4194560 0 0')).toEqual({
       state: 'S',
-      ppid: 1,
-      pgid: 4242,
+      pgid: 4343,
     });
   });
 

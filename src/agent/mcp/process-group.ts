@@ -38,10 +38,7 @@ export function groupRunning(pgid: number): boolean {
 export function parseProcStat(text: string) {
   const close = text.lastIndexOf(')');
   if (close < 0) return undefined;
-  const [state, ppid, pgid] = text.slice(close + 2).split(' ');
-  const pid = Number.parseInt(text, 10);
-  if (state === undefined || ppid === undefined || pgid === undefined || Number.isNaN(pid)) {
-    return undefined;
-  }
-  return { pid, state, ppid: Number(ppid), pgid: Number(pgid) };
+  const [state, , pgid] = text.slice(close + 2).split(' ');
+  if (state === undefined || pgid === undefined) return undefined;
+  return { state, pgid: Number(pgid) };
 }

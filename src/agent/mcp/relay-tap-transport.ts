@@ -62,11 +62,6 @@ export class RelayTapTransport implements Transport {
     return this.inner.send(message, options);
   }
 
-  /** From the relay: a request with a relay id, or a notification. */
-  sendRelay(message: JSONRPCMessage): Promise<void> {
-    return this.inner.send(message);
-  }
-
   #fromChild(message: JSONRPCMessage): void {
     if (!('method' in message)) {
       if (isRelayId(message.id)) {

@@ -1,7 +1,6 @@
 import { DEFAULT_BACKOFF } from '../../common/retry/backoff.js';
 import type { StderrLogOptions } from './stderr-log.js';
 import type { StdoutLimits } from './stdout-reader.js';
-import type { UnsolicitedLimits } from './unsolicited-budget.js';
 
 /** `crashLoopAfter` failures in a row: `crash-looping`, longest delay till up `stableUpMs`. */
 export const DEFAULT_RUNNER_TIMINGS = {
@@ -17,5 +16,4 @@ export const DEFAULT_RUNNER_TIMINGS = {
 export type RunnerTimings = typeof DEFAULT_RUNNER_TIMINGS & {
   stderr?: Partial<StderrLogOptions>;
   stdout?: Partial<StdoutLimits>;
-  unsolicited?: Partial<UnsolicitedLimits>;
 };

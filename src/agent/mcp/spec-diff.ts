@@ -6,7 +6,6 @@ export interface SpecDiff {
   added: McpServerSpec[];
   removed: string[];
   changed: McpServerSpec[];
-  unchanged: string[];
 }
 
 export function diffSpecs(
@@ -15,12 +14,11 @@ export function diffSpecs(
 ): SpecDiff {
   const before = new Map(running.map((spec) => [spec.name, spec]));
   const after = new Set(wanted.map((spec) => spec.name));
-  const diff: SpecDiff = { added: [], removed: [], changed: [], unchanged: [] };
+  const diff: SpecDiff = { added: [], removed: [], changed: [] };
   for (const spec of wanted) {
     const old = before.get(spec.name);
     if (!old) diff.added.push(spec);
-    else if (isDeepStrictEqual(old, spec)) diff.unchanged.push(spec.name);
-    else diff.changed.push(spec);
+    else if (!isDeepStrictEqual(old, spec)) diff.changed.push(spec);
   }
   diff.removed = running.filter((spec) => !after.has(spec.name)).map((spec) => spec.name);
   return diff;

@@ -7,18 +7,26 @@ function setup(limits: Partial<StdoutLimits> = {}) {
   const messages: JSONRPCMessage[] = [];
   const garbage: GarbageLine[] = [];
   const floods: string[] = [];
+  const unknown: unknown[] = [];
   const reader = new StdoutReader(
     {
       message: (m) => messages.push(m),
       garbage: (g) => garbage.push(g),
-      flood: (reason) => floods.push(reason),
+      unknownAnswer: (id) => unknown.push(id),
+      flood: (_budget, reason) => floods.push(reason),
     },
     { now: () => now, ...limits },
   );
-  return { reader, messages, garbage, floods, tick: (ms: number) => (now += ms) };
+  // The answers these tests read are to requests the child was sent.
+  for (const id of [1, 2, 3, 7, 'relay:7', 'relay:42']) reader.sent(request(id));
+  return { reader, messages, garbage, floods, unknown, tick: (ms: number) => (now += ms) };
 }
 
-const ping = (id: number | string) => `${JSON.stringify({ jsonrpc: '2.0', id, result: {} })}\n`;
+const line = (message: JSONRPCMessage) => Buffer.from(`${JSON.stringify(message)}\n`);
+const request = (id: string | number): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'ping' });
+const answer = (id: string | number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: {} });
+const ping = (id: number | string) => `${JSON.stringify(answer(id))}\n`;
+const note: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/message' };
 
 describe('StdoutReader', () => {
   it('reads messages split across chunks and several in one chunk', () => {
@@ -118,7 +126,7 @@ describe('StdoutReader', () => {
   });
 
   it('charges a line over the limit at once, and restarts a child whose line never ends', () => {
-    const { reader, garbage, floods } = setup({
+    const { reader, messages, garbage, floods } = setup({
       maxLineBytes: 1_000,
       byteBudget: { burst: 100_000, ratePerSecond: 1_000 },
     });
@@ -130,7 +138,55 @@ describe('StdoutReader', () => {
     expect(reader.garbageBytes).toBe(4_096);
     for (let i = 0; i < 100 && floods.length === 0; i++) reader.write(chunk);
     expect(floods).toHaveLength(1);
-    expect(reader.flooded).toBe(true);
     expect(reader.garbageBytes).toBeGreaterThan(100_000);
+    // Flooded: not even a good message is read any more.
+    reader.write(Buffer.from(`\n${ping(1)}`));
+    expect(messages).toEqual([]);
+  });
+});
+
+describe('StdoutReader budgets for what nobody asked', () => {
+  it('passes the answer to a request sent, once; drops a second one and unknown ids', () => {
+    const { reader, messages, unknown } = setup();
+    reader.sent(request(9));
+    for (const id of ['9', 9, 9]) reader.write(line(answer(id))); // 1 and "1" are different ids
+    expect(messages).toEqual([answer(9)]);
+    expect(unknown).toEqual(['9', 9]);
+  });
+
+  it('forgets a request once it is cancelled, and the oldest beyond the limit', () => {
+    const { reader, messages } = setup({ maxOutstanding: 2 });
+    reader.sent(request('relay:1'));
+    reader.sent({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'relay:1' },
+    });
+    reader.write(line(answer('relay:1')));
+    for (const id of [12, 13, 14]) reader.sent(request(id));
+    reader.write(Buffer.concat([line(answer(12)), line(answer(14))]));
+    expect(messages).toEqual([answer(14)]);
+  });
+
+  it('lets notifications through at a normal rate and floods once over their budget', () => {
+    const { reader, messages, floods, tick } = setup({
+      notificationBudget: { burst: 10, ratePerSecond: 5 },
+    });
+    for (let i = 0; i < 100; i++) {
+      reader.write(line(note));
+      tick(250);
+    }
+    expect(messages).toHaveLength(100);
+    for (let i = 0; i < 100; i++) reader.write(line(note));
+    expect(floods).toHaveLength(1);
+    expect(messages).toHaveLength(110);
+  });
+
+  it('floods once over the budget for unknown answers', () => {
+    const { reader, floods } = setup({ unknownAnswerBudget: { burst: 5, ratePerSecond: 1 } });
+    for (let i = 0; i < 20; i++) reader.write(line(answer(`x${i}`)));
+    expect(floods).toEqual([
+      'sent too many messages nobody asked for (0 notifications or requests, 6 answers to unknown ids)',
+    ]);
   });
 });

@@ -11,16 +11,11 @@ import { DEFAULT_FRAME_LIMITS, encodeFrame } from '../../agent-protocol/frame-co
 import {
   type AgentFrame,
   parseServerFrame,
+  RelayErrorCode,
   rpcError,
   toProtocolServers,
 } from '../../agent-protocol/relay-protocol.js';
-import {
-  type DropKind,
-  type DropPlace,
-  RequestRouter,
-  type SendOutcome,
-} from './request-router.js';
-import type { ClientRequestOutcome } from './client-requests.js';
+import { RequestRouter, type RequestRouterDeps, type SendOutcome } from './request-router.js';
 
 export const DEFAULT_RELAY_TIMINGS = {
   pingIntervalMs: 30_000,
@@ -59,7 +54,11 @@ const UNTRUSTED_CERTIFICATE = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
 ]);
 
-export interface AgentRelayClientOptions {
+/** `dropped` and `clientRequest` count for the agent's metrics. */
+export interface AgentRelayClientOptions extends Pick<
+  RequestRouterDeps,
+  'dropped' | 'clientRequest'
+> {
   url: URL;
   token: Secret;
   agentId: string;
@@ -69,10 +68,6 @@ export interface AgentRelayClientOptions {
   connectedGauge: Gauge<string>;
   timings: RelayTimings;
   limits?: RelayLimits;
-  /** Counts a message dropped for lack of room (the agent's metrics). */
-  dropped?: (place: DropPlace, server: string, kind: DropKind) => void;
-  /** Counts what became of an MCP server's request for its client (the agent's metrics). */
-  clientRequest?: (server: string, outcome: ClientRequestOutcome) => void;
   /** Extra TLS options, for tests only (production relies on NODE_EXTRA_CA_CERTS). */
   tls?: Pick<ClientOptions, 'ca'>;
 }
@@ -115,7 +110,6 @@ export class AgentRelayClient {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.options.connectedGauge.set(0);
     this.options.sessions.setListener({
       changed: () => this.#sendInventory(),
       message: (server, message) => this.#fromChild(server, message),
@@ -347,7 +341,7 @@ export class AgentRelayClient {
     if (json === this.#lastInventory) return;
     const outcome = this.#send(socket, { type: 'inventory', servers });
     // Congested: sent once the queue drains (#holdBack), the latest inventory only.
-    if (outcome.sent || !outcome.congested) this.#lastInventory = json;
+    if (outcome.sent || outcome.code !== RelayErrorCode.TooManyRequests) this.#lastInventory = json;
   }
 
   /** What tells two inventories apart; never throws (an unencodable one is always "new"). */
@@ -365,14 +359,14 @@ export class AgentRelayClient {
         // hello/inventory carry the MCP servers' tool lists: one server's absurd schema.
         this.#peerWarnings.warn({}, `dropped a ${frame.type} frame: ${encoded.reason}`);
       }
-      return { sent: false, reason: encoded.reason };
+      return { sent: false, reason: encoded.reason, code: RelayErrorCode.MessageRejected };
     }
     const max = this.#limits.maxQueuedBytes;
     const queued = socket.bufferedAmount;
     if (!always && queued + Buffer.byteLength(encoded.text) > max) {
       this.#holdBack(socket);
       const reason = `${queued} bytes are waiting to be sent to the agent server (at most ${max})`;
-      return { sent: false, reason, congested: true };
+      return { sent: false, reason, code: RelayErrorCode.TooManyRequests };
     }
     this.#write(socket, encoded.text, frame.type);
     if (socket.bufferedAmount > max) this.#holdBack(socket);

@@ -32,7 +32,6 @@ export class AgentRelayService implements OnApplicationBootstrap, BeforeApplicat
     @InjectMetric('agent_server_send_dropped_total') sendDropped: Counter<string>,
     @InjectMetric('agent_mcp_client_requests_total') clientRequests: Counter<string>,
   ) {
-    connected.set(0);
     if (!config.agent) return;
     const budgets = config.agentBudgets;
     this.#client = new AgentRelayClient({

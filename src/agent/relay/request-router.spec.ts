@@ -47,11 +47,12 @@ function setup(maxInFlight = 1_000) {
     // As the relay client does: a frame that cannot be encoded is not sent.
     send: (frame) => {
       const encoded = encodeFrame(frame, DEFAULT_FRAME_LIMITS);
-      if (!encoded.ok) return { sent: false, reason: encoded.reason };
+      if (!encoded.ok) return { sent: false, reason: encoded.reason, code: -32004 };
       frames.push(JSON.parse(encoded.text) as RpcFrame);
       return { sent: true };
     },
     timeoutMs: 60_000,
+    clientAnswerTimeoutMs: 30_000,
     maxInFlight,
     maxStdinBytes: 16 * 1024 * 1024,
     warn: (_fields, message) => warnings.push(message),
@@ -103,7 +104,9 @@ describe('RequestRouter', () => {
         message: { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'hi' }] } },
       },
     ]);
-    expect(router.pendingCount).toBe(0);
+    // Nothing is left pending: no timeout answers them a second time.
+    vi.advanceTimersByTime(120_000);
+    expect(frames).toHaveLength(2);
   });
 
   it('answers initialize from the cached result and swallows notifications/initialized', () => {
@@ -156,7 +159,7 @@ describe('RequestRouter', () => {
   });
 
   it('maps the request id of a cancellation from the server', () => {
-    const { router, toChild } = setup();
+    const { router, toChild, frames } = setup();
     router.request('echo', call('abc'));
     const agentId = (toChild[0] as { id: string }).id;
     router.notification('echo', {
@@ -169,7 +172,8 @@ describe('RequestRouter', () => {
       method: 'notifications/cancelled',
       params: { requestId: agentId },
     });
-    expect(router.pendingCount).toBe(0);
+    vi.advanceTimersByTime(120_000);
+    expect(frames).toEqual([]);
   });
 
   it("forwards the child's notifications, but not its own cancellations", () => {
@@ -195,7 +199,6 @@ describe('RequestRouter', () => {
     const agentId = (toChild[0] as { id: string }).id;
     router.fromChild('other', { jsonrpc: '2.0', id: agentId, result: { forged: true } });
     expect(frames).toEqual([]);
-    expect(router.pendingCount).toBe(1);
     expect(warnings).toEqual([
       'dropped an answer from MCP server "other" to a request sent to another server',
     ]);
@@ -225,7 +228,8 @@ describe('RequestRouter', () => {
       },
     ]);
     expect(warnings).toHaveLength(1);
-    expect(router.pendingCount).toBe(0);
+    vi.advanceTimersByTime(120_000);
+    expect(frames).toHaveLength(1);
   });
 
   it('drops a notification of the child that cannot be encoded, with a warning', () => {
@@ -349,6 +353,69 @@ const bigNotification = () => ({
   params: { padding: 'x'.repeat(1024 * 1024) },
 });
 
+describe("RequestRouter: an MCP server's requests for its client", () => {
+  const capable = (session: string) => ({ session, capabilities: { sampling: {}, roots: {} } });
+  const ask = (id: number, method = 'sampling/createMessage') => ({
+    jsonrpc: '2.0' as const,
+    id,
+    method,
+    params: {},
+  });
+  const asked = (frames: RpcFrame[]) => frames.filter((f) => f.relatedRequestId !== undefined);
+  const errors = (toChild: JSONRPCMessage[]) => toChild.filter((m) => 'error' in m);
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+  });
+
+  it("sends a call's burst of requests to it while another session's call waits", () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call('a'), undefined, capable('A'));
+    router.fromChild('echo', ask(1));
+    router.request('echo', call('b'), undefined, capable('B'));
+    vi.advanceTimersByTime(1_000);
+    router.fromChild('echo', ask(2));
+    vi.advanceTimersByTime(1);
+    router.fromChild('echo', ask(3, 'roots/list'));
+    expect(asked(frames).map((frame) => frame.relatedRequestId)).toEqual(['a', 'b', 'b']);
+    expect(errors(toChild)).toEqual([]);
+  });
+
+  it("refuses while another session's call asked within the burst window: whose is unknown", () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call('a'), undefined, capable('A'));
+    router.fromChild('echo', ask(1));
+    router.request('echo', call('b'), undefined, capable('B'));
+    vi.advanceTimersByTime(5);
+    router.fromChild('echo', ask(2));
+    expect(asked(frames).map((frame) => frame.relatedRequestId)).toEqual(['a']);
+    expect(errors(toChild)).toMatchObject([{ id: 2, error: { code: -32006 } }]);
+  });
+
+  it('notes a capability the client lacked on the answer of its request', () => {
+    const { router, frames, toChild } = setup();
+    router.request('echo', call('a'), undefined, { session: 'A', capabilities: {} });
+    router.fromChild('echo', ask(1));
+    expect(errors(toChild)).toMatchObject([{ id: 1, error: { code: -32601 } }]);
+    const agentId = (toChild[0] as { id: string }).id;
+    router.fromChild('echo', { jsonrpc: '2.0', id: agentId, result: { content: [] } });
+    router.request('echo', call('b'), undefined, { session: 'A', capabilities: {} });
+    router.fromChild('echo', ask(2, 'roots/list'));
+    const failed = { code: -32603, message: 'failed' };
+    router.fromChild('echo', {
+      jsonrpc: '2.0',
+      id: (toChild[2] as { id: string }).id,
+      error: failed,
+    });
+    const note = (capability: string) => ({
+      'io.plantstore/missingClientCapabilities': { [capability]: {} },
+    });
+    expect(frames.map((f) => f.message)).toEqual([
+      { jsonrpc: '2.0', id: 'a', result: { content: [], _meta: note('sampling') } },
+      { jsonrpc: '2.0', id: 'b', error: { ...failed, data: note('roots') } },
+    ]);
+  });
+});
+
 /** Children that do not read their stdin: what was sent waits until `readOne`; 4 MiB each. */
 function deafChild() {
   const frames: RpcFrame[] = [];
@@ -372,6 +439,7 @@ function deafChild() {
       return { sent: true };
     },
     timeoutMs: 60_000,
+    clientAnswerTimeoutMs: 30_000,
     maxInFlight: 1_000,
     maxStdinBytes: 4 * 1024 * 1024,
     dropped: (...args) => dropped.push(args),
@@ -399,11 +467,12 @@ function congested() {
       }),
     },
     send: (frame, always): SendOutcome => {
-      if (!always) return { sent: false, reason: 'queue full', congested: true };
+      if (!always) return { sent: false, reason: 'queue full', code: -32005 };
       frames.push(frame);
       return { sent: true };
     },
     timeoutMs: 60_000,
+    clientAnswerTimeoutMs: 30_000,
     maxInFlight: 1_000,
     maxStdinBytes: 16 * 1024 * 1024,
     dropped: (...args) => dropped.push(args),

@@ -5,7 +5,11 @@ import type {
   JSONRPCResponse,
 } from '@modelcontextprotocol/client';
 import { serverOfKey } from '../mcp/client-instances.js';
-import { isRelayId, RELAY_ID_PREFIX } from '../mcp/relay-tap-transport.js';
+import {
+  CLIENT_REQUEST_CAPABILITY,
+  isRelayId,
+  RELAY_ID_PREFIX,
+} from '../mcp/relay-tap-transport.js';
 import type { McpSession } from '../mcp/mcp-server-runner.js';
 import type { McpSessions } from '../mcp/mcp-supervisor.service.js';
 import { errorMessage } from '../../common/errors/error-message.js';
@@ -15,12 +19,12 @@ import type { ClientSpan } from '../../common/tracing/otel.js';
 import { tracing } from '../../common/tracing/tracing.js';
 import {
   type ClientTag,
+  MISSING_CAPABILITIES_META,
   RelayErrorCode,
   type RpcFrame,
   rpcError,
   type TraceContext,
 } from '../../agent-protocol/relay-protocol.js';
-import { type ClientRequestOutcome, ClientRequests, withMissing } from './client-requests.js';
 
 /**
  * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one connection.
@@ -32,15 +36,27 @@ import { type ClientRequestOutcome, ClientRequests, withMissing } from './client
  * wait at most, and `maxStdinBytes` per child's stdin (past it a request gets -32005 and a
  * notification is dropped, counted); an answer that cannot be sent gets -32004, or -32005
  * when the connection has no room.
+ *
+ * An MCP server's requests for its client (`sampling/createMessage`, `elicitation/create`,
+ * `roots/list`) are held under an agent id (`agent:<n>`). Stdio carries no "related request",
+ * so one goes to the client session whose requests are the only ones in flight on that child
+ * (its oldest, named in the frame's `relatedRequestId`; see #candidates); with several
+ * sessions, none, or a session without the capability, the MCP server gets an error at once
+ * (the capability noted on its call's answer), never another client's answer. The answer
+ * counts only from the session it was sent to, and within `clientAnswerTimeoutMs`.
  */
 export type SendOutcome =
   | { sent: true }
-  /** `congested`: the connection's send queue is full; the message itself was fine. */
-  | { sent: false; reason: string; congested?: boolean };
+  /** `code`: -32005 when the connection's send queue is full, -32004 when the frame is refused. */
+  | { sent: false; reason: string; code: number };
 
 /** Where a message was dropped for lack of room: a child's stdin, or the connection. */
 export type DropPlace = 'mcp-stdin' | 'relay-send';
 export type DropKind = 'request' | 'notification' | 'answer';
+
+/** What became of an MCP server's request for its client (a metric label). */
+export type ClientRequestOutcome =
+  'relayed' | 'answered' | 'no_client' | 'ambiguous' | 'no_capability' | 'timeout' | 'refused';
 
 export interface RequestRouterDeps {
   sessions: Pick<McpSessions, 'session' | 'childKey' | 'openChild'>;
@@ -50,11 +66,11 @@ export interface RequestRouterDeps {
    */
   send: (frame: RpcFrame, always?: boolean) => SendOutcome;
   timeoutMs: number;
-  /** How long an MCP server's request waits for its client's answer (30 s by default). */
-  clientAnswerTimeoutMs?: number;
+  /** How long an MCP server's request waits for its client's answer. */
+  clientAnswerTimeoutMs: number;
   /** Counts what became of an MCP server's request for its client (a metric). */
   clientRequest?: (server: string, outcome: ClientRequestOutcome) => void;
-  /** Relayed requests waiting for an answer, at most. */
+  /** Relayed requests waiting for an answer, at most; as many MCP servers' requests for clients. */
   maxInFlight: number;
   /** Bytes waiting to be written to one child's stdin, past which relayed messages are refused. */
   maxStdinBytes: number;
@@ -71,6 +87,7 @@ interface Pending {
   remoteId: string | number;
   /** The client session the request came from, when the server said. */
   client: ClientTag | undefined;
+  /** Capabilities its server asked the client for that the client had not declared. */
   missing?: Record<string, object>;
   timer: NodeJS.Timeout;
   /** With tracing on: ended with the answer, or with the reason there is none. */
@@ -83,30 +100,32 @@ type Outgoing = Pick<Pending, 'server' | 'child' | 'client'> & {
   trace?: TraceContext | undefined;
 };
 
+/** An MCP server's request waiting for its client's answer. */
+interface Held {
+  child: string;
+  childId: string | number;
+  session: string;
+  /** When it was sent (performance.now()). */
+  sent: number;
+  timer: NodeJS.Timeout;
+}
+
+/** A server's requests sent together (one call asking several things) arrive within this. */
+const BURST_MS = 20;
+
+type Target = { remoteId: string | number; session: string };
+type Refusal = { outcome: ClientRequestOutcome; code: number; message: string };
+
 let lastAgentId = 0;
 const nextAgentId = (): string => `${RELAY_ID_PREFIX}${++lastAgentId}`;
+let lastClientRequestId = 0;
 
 export class RequestRouter {
   readonly #pending = new Map<string, Pending>();
-  readonly #clientRequests: ClientRequests;
+  readonly #held = new Map<string, Held>();
   #closed = false;
 
-  constructor(private readonly deps: RequestRouterDeps) {
-    this.#clientRequests = new ClientRequests({
-      inFlight: (child) => [...this.#pending.values()].filter((p) => p.child === child),
-      send: (frame) => this.deps.send(frame),
-      toChild: (child, message) => this.#toChild(child, message),
-      timeoutMs: deps.clientAnswerTimeoutMs ?? 30_000,
-      // Each held request stands for one more in flight: the same cap bounds both.
-      maxHeld: deps.maxInFlight,
-      ...(deps.clientRequest ? { counted: deps.clientRequest } : {}),
-      warn: deps.warn,
-    });
-  }
-
-  get pendingCount(): number {
-    return this.#pending.size;
-  }
+  constructor(private readonly deps: RequestRouterDeps) {}
 
   /**
    * A request from the server, with its frame's trace context and client; a per-client server's
@@ -181,16 +200,24 @@ export class RequestRouter {
     this.#toChild(pending.child, { ...message, params: { ...message.params, requestId: agentId } });
   }
 
-  /** A client's answer to a request of `server`'s child, from the client session `client`. */
+  /** A client's answer: passed on only from the session that was asked, with the child's id. */
   response(server: string, message: JSONRPCResponse, client: ClientTag | undefined): void {
-    this.#clientRequests.answer(server, message, client);
+    const key = String(message.id);
+    const held = this.#held.get(key);
+    if (!held || serverOfKey(held.child) !== server || held.session !== client?.session) {
+      this.deps.warn({ server }, 'dropped a client answer to a request nobody asked it');
+      return;
+    }
+    this.#forgetHeld(key);
+    this.#toChild(held.child, { ...message, id: held.childId });
+    this.deps.clientRequest?.(server, 'answered');
   }
 
   /** A relayed response, a notification, or a request for the client from the child `child`. */
   fromChild(child: string, message: JSONRPCMessage): void {
     if (this.#closed) return;
     if ('method' in message && 'id' in message) {
-      this.#clientRequests.ask(child, message);
+      this.#ask(child, message);
       return;
     }
     // Cancellations from the child concern requests of the agent's own Client.
@@ -219,18 +246,17 @@ export class RequestRouter {
     });
     if (outcome.sent) return;
     // Never lost silently: the server's client gets an error it can retry on.
-    const code = outcome.congested
-      ? RelayErrorCode.TooManyRequests
-      : RelayErrorCode.MessageRejected;
     const reason = `answer of MCP server "${server}" dropped: ${outcome.reason}`;
-    this.#reply(server, rpcError(remoteId, code, reason));
+    this.#reply(server, rpcError(remoteId, outcome.code, reason));
   }
 
   /** Sends what a child said; a frame that could not go is counted (congested) and warned about. */
   #sendFromChild(frame: RpcFrame, kind: DropKind, fields: Record<string, unknown>): SendOutcome {
     const outcome = this.deps.send(frame);
     if (outcome.sent) return outcome;
-    if (outcome.congested) this.deps.dropped?.('relay-send', frame.server, kind);
+    if (outcome.code === RelayErrorCode.TooManyRequests) {
+      this.deps.dropped?.('relay-send', frame.server, kind);
+    }
     this.deps.warn(
       { server: frame.server, ...fields },
       `dropped ${kind === 'answer' ? 'an answer' : 'a notification'} from an MCP server: ${outcome.reason}`,
@@ -248,7 +274,7 @@ export class RequestRouter {
 
   /** The child `child` is gone: its pending requests fail now, not at the timeout. */
   sessionClosed(child: string): void {
-    this.#clientRequests.serverGone(child);
+    for (const [id, held] of this.#held) if (held.child === child) this.#forgetHeld(id);
     for (const [agentId, pending] of this.#pending) {
       if (pending.child === child) this.#fail(agentId, 'exited or stopped before answering');
     }
@@ -257,12 +283,102 @@ export class RequestRouter {
   /** The connection is gone: nothing can be answered any more. */
   close(): void {
     this.#closed = true;
-    this.#clientRequests.close();
+    for (const id of [...this.#held.keys()]) this.#forgetHeld(id);
     for (const pending of this.#pending.values()) {
       clearTimeout(pending.timer);
       pending.span?.end('disconnected');
     }
     this.#pending.clear();
+  }
+
+  /** An MCP server's request for its client: sent to the one client it can be for, or refused. */
+  #ask(child: string, request: JSONRPCRequest): void {
+    const target = this.#target(child, request);
+    if ('code' in target) return this.#refuse(child, request.id, target);
+    // Each held request stands for one more in flight: the same cap bounds both.
+    if (this.#held.size >= this.deps.maxInFlight) {
+      const message = `too many requests wait for clients' answers (at most ${this.deps.maxInFlight})`;
+      return this.#refuse(child, request.id, refused(RelayErrorCode.TooManyRequests, message));
+    }
+    const id = `agent:${++lastClientRequestId}`;
+    const outcome = this.deps.send({
+      type: 'rpc',
+      server: serverOfKey(child),
+      message: { ...request, id },
+      relatedRequestId: target.remoteId,
+    });
+    if (!outcome.sent) {
+      return this.#refuse(child, request.id, refused(outcome.code, `not sent: ${outcome.reason}`));
+    }
+    const timer = setTimeout(() => this.#clientTimeout(id), this.deps.clientAnswerTimeoutMs);
+    const sent = performance.now();
+    this.#held.set(id, { child, childId: request.id, session: target.session, sent, timer });
+    this.deps.clientRequest?.(serverOfKey(child), 'relayed');
+  }
+
+  #target(child: string, request: JSONRPCRequest): Target | Refusal {
+    const requests = this.#candidates(child);
+    const to = requests[0];
+    const { NoClient } = RelayErrorCode;
+    if (!to)
+      return refused(NoClient, 'no client request is in flight on this MCP server', 'no_client');
+    if (new Set(requests.map((r) => r.client?.session)).size > 1) {
+      const message =
+        'several clients have requests in flight on this MCP server: whom it asks is unknown';
+      return refused(NoClient, message, 'ambiguous');
+    }
+    const session = to.client?.session;
+    if (!to.client || session === undefined) {
+      return refused(NoClient, 'the client of the request in flight cannot be asked', 'no_client');
+    }
+    if (!declares(to.client, request)) {
+      const capability = CLIENT_REQUEST_CAPABILITY[request.method] ?? request.method;
+      to.missing = { ...to.missing, [capability]: {} };
+      const message = `the client did not declare the ${capability} capability`;
+      return refused(-32601, message, 'no_capability');
+    }
+    return { remoteId: to.remoteId, session };
+  }
+
+  /**
+   * The requests in flight on `child` that may be asking; with several sessions, not those
+   * already waiting for their client's answer (a call blocked on its client is not the caller),
+   * unless it asked within BURST_MS: then this request may be one more of that call's.
+   */
+  #candidates(child: string): Pending[] {
+    const requests = [...this.#pending.values()].filter((p) => p.child === child);
+    if (new Set(requests.map((r) => r.client?.session)).size < 2) return requests;
+    const waiting = new Set<string>();
+    const burst = performance.now() - BURST_MS;
+    for (const held of this.#held.values()) {
+      if (held.child === child && held.sent < burst) waiting.add(held.session);
+    }
+    return requests.filter(
+      (r) => r.client?.session === undefined || !waiting.has(r.client.session),
+    );
+  }
+
+  #refuse(child: string, childId: string | number, refusal: Refusal): void {
+    this.deps.clientRequest?.(serverOfKey(child), refusal.outcome);
+    this.#toChild(child, rpcError(childId, refusal.code, refusal.message));
+  }
+
+  #clientTimeout(id: string): void {
+    const held = this.#forgetHeld(id);
+    if (!held) return;
+    const message = `the client did not answer within ${this.deps.clientAnswerTimeoutMs} ms`;
+    this.#refuse(
+      held.child,
+      held.childId,
+      refused(RelayErrorCode.RequestTimeout, message, 'timeout'),
+    );
+  }
+
+  #forgetHeld(id: string): Held | undefined {
+    const held = this.#held.get(id);
+    clearTimeout(held?.timer);
+    this.#held.delete(id);
+    return held;
   }
 
   #timeout(agentId: string): void {
@@ -327,6 +443,44 @@ export class RequestRouter {
   #reply(server: string, message: JSONRPCResponse): void {
     if (!this.#closed) this.deps.send({ type: 'rpc', server, message }, true);
   }
+}
+
+/** The server's answer with the capabilities its client lacked noted (the relay reads them). */
+export function withMissing(
+  message: JSONRPCResponse,
+  missing: Record<string, object> | undefined,
+): JSONRPCResponse {
+  if (!missing) return message;
+  const note = { [MISSING_CAPABILITIES_META]: missing };
+  if ('result' in message) {
+    return {
+      ...message,
+      result: { ...message.result, _meta: { ...message.result._meta, ...note } },
+    };
+  }
+  const data = message.error.data;
+  if (data !== undefined && (typeof data !== 'object' || data === null)) return message;
+  return { ...message, error: { ...message.error, data: { ...data, ...note } } };
+}
+
+function refused(
+  code: number,
+  message: string,
+  outcome: ClientRequestOutcome = 'refused',
+): Refusal {
+  return { outcome, code, message };
+}
+
+/** The client declared the capability the request needs, and the elicitation mode it uses. */
+function declares(client: ClientTag, request: JSONRPCRequest): boolean {
+  const name = CLIENT_REQUEST_CAPABILITY[request.method];
+  const capability = name === undefined ? undefined : client.capabilities?.[name];
+  if (typeof capability !== 'object' || capability === null) return false;
+  if (request.method !== 'elicitation/create') return true;
+  // An empty elicitation capability means form mode only (MCP 2025-11-25).
+  const modes = Object.keys(capability);
+  if (request.params?.mode === 'url') return modes.includes('url');
+  return modes.length === 0 || modes.includes('form');
 }
 
 /** A relayed call's CLIENT span, its context passed on in `params._meta` (MCP's SEP-414). */
