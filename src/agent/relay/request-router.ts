@@ -26,25 +26,7 @@ import {
   type TraceContext,
 } from '../../agent-protocol/relay-protocol.js';
 
-/**
- * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one connection.
- * A relayed request goes to the child under an agent id (`relay:<n>`), so the agent's own
- * Client traffic on the same pipe is never confused with it; `initialize` is answered from the
- * child's cached result. Every request is answered: by the child, or with an error.
- *
- * Hostile peers: only the child a request was sent to may answer it; `maxInFlight` requests
- * wait at most, and `maxStdinBytes` per child's stdin (past it a request gets -32005 and a
- * notification is dropped, counted); an answer that cannot be sent gets -32004, or -32005
- * when the connection has no room.
- *
- * An MCP server's requests for its client (`sampling/createMessage`, `elicitation/create`,
- * `roots/list`) are held under an agent id (`agent:<n>`). Stdio carries no "related request",
- * so one goes to the client session whose requests are the only ones in flight on that child
- * (its oldest, named in the frame's `relatedRequestId`; see #candidates); with several
- * sessions, none, or a session without the capability, the MCP server gets an error at once
- * (the capability noted on its call's answer), never another client's answer. The answer
- * counts only from the session it was sent to, and within `clientAnswerTimeoutMs`.
- */
+/** Whether the connection took a frame to send, and if not, why. */
 export type SendOutcome =
   | { sent: true }
   /** `code`: -32005 when the connection's send queue is full, -32004 when the frame is refused. */
@@ -120,6 +102,25 @@ let lastAgentId = 0;
 const nextAgentId = (): string => `${RELAY_ID_PREFIX}${++lastAgentId}`;
 let lastClientRequestId = 0;
 
+/**
+ * Routes the server's JSON-RPC traffic to the MCP sessions the agent owns, for one connection.
+ * A relayed request goes to the child under an agent id (`relay:<n>`), so the agent's own
+ * Client traffic on the same pipe is never confused with it; `initialize` is answered from the
+ * child's cached result. Every request is answered: by the child, or with an error.
+ *
+ * Hostile peers: only the child a request was sent to may answer it; `maxInFlight` requests
+ * wait at most, and `maxStdinBytes` per child's stdin (past it a request gets -32005 and a
+ * notification is dropped, counted); an answer that cannot be sent gets -32004, or -32005
+ * when the connection has no room.
+ *
+ * An MCP server's requests for its client (`sampling/createMessage`, `elicitation/create`,
+ * `roots/list`) are held under an agent id (`agent:<n>`). Stdio carries no "related request",
+ * so one goes to the client session whose requests are the only ones in flight on that child
+ * (its oldest, named in the frame's `relatedRequestId`; see #candidates); with several
+ * sessions, none, or a session without the capability, the MCP server gets an error at once
+ * (the capability noted on its call's answer), never another client's answer. The answer
+ * counts only from the session it was sent to, and within `clientAnswerTimeoutMs`.
+ */
 export class RequestRouter {
   readonly #pending = new Map<string, Pending>();
   readonly #held = new Map<string, Held>();
