@@ -3,7 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { ConnectionDrain } from '../http/connection-drain.js';
-import type { PortScope } from '../http/port-scope.js';
+import { type PortScope, portScopeHandler } from '../http/port-scope.js';
 import { startUpLogger } from '../logging/logger.js';
 import {
   connectionLimiter,
@@ -68,7 +68,7 @@ export async function runHttpApp<C extends EntryPointConfig>(
     const api = { port: configured.api, host, variable: portVariables.api };
     ports.api = await listenNamed(app.getHttpServer(), api, () => app.listen(configured.api, host));
     const express = app.getHttpAdapter().getInstance();
-    probes = await listenProbes({ health: express, metrics: express }, listeners, ports, limit);
+    probes = await listenProbes(express, listeners, ports, limit);
   } catch (error) {
     return exitCannotListen(app, error, logger);
   }
@@ -79,36 +79,39 @@ export async function runHttpApp<C extends EntryPointConfig>(
 
 export interface WorkerEntryPoint<C extends EntryPointConfig> {
   loadConfig(): C;
-  createContext(config: C, logger: Logger): Promise<INestApplicationContext>;
+  createApp(config: C, logger: Logger): Promise<NestExpressApplication>;
   listeners(config: C): Listeners<ProbePorts>;
-  /** What answers the requests of each listener; every other path is theirs to refuse. */
-  handlers(context: INestApplicationContext): Record<keyof ProbePorts, RequestListener>;
-  connectionLimits?(context: INestApplicationContext, config: C): ListenerLimits;
+  connectionLimits?(app: INestApplicationContext, config: C): ListenerLimits;
   announce(config: C, logger: Logger, ports: ProbePorts): void;
 }
 
-/** A process without an API: an application context, its probes on two plain listeners. */
+/** A process without an API: its app serves only the health and metrics listeners. */
 export async function runWorker<C extends EntryPointConfig>(
   entry: WorkerEntryPoint<C>,
 ): Promise<void> {
+  const ports: ProbePorts = { health: 0, metrics: 0 }; // the bound ones, once listening
   const started = await startProcess(
     () => entry.loadConfig(),
-    (config, logger) => entry.createContext(config, logger),
+    async (config, logger) => {
+      const app = await entry.createApp(config, logger);
+      // Ahead of the routes, which init sets up: each port serves only its own paths.
+      app.use(portScopeHandler(() => ports));
+      return app.init();
+    },
   );
   if (!started) return;
-  const { config, logger, app: context } = started;
+  const { config, logger, app } = started;
   const listeners = entry.listeners(config);
-  const limit = connectionLimiter(entry.connectionLimits?.(context, config), logger);
-  const handlers = entry.handlers(context);
-  const ports = { ...listeners.ports };
+  const limit = connectionLimiter(entry.connectionLimits?.(app, config), logger);
+  const express = app.getHttpAdapter().getInstance();
   let servers: Server[];
   try {
-    servers = await listenProbes(handlers, listeners, ports, limit);
+    servers = await listenProbes(express, listeners, ports, limit);
   } catch (error) {
-    return exitCannotListen(context, error, logger);
+    return exitCannotListen(app, error, logger);
   }
   entry.announce(config, startUpLogger(logger, Object.values(listeners.ports)), ports);
-  stopOnSignals(context, new ConnectionDrain(servers), logger);
+  stopOnSignals(app, new ConnectionDrain(servers), logger);
 }
 
 /**
@@ -116,7 +119,7 @@ export async function runWorker<C extends EntryPointConfig>(
  * `ports`. One after the other: when both are taken, the first one's variable is named.
  */
 async function listenProbes(
-  handlers: Record<keyof ProbePorts, RequestListener>,
+  handler: RequestListener,
   { host, ports: configured, portVariables }: Listeners<ProbePorts>,
   ports: ProbePorts,
   limit: Limiter,
@@ -124,7 +127,7 @@ async function listenProbes(
   const servers: Server[] = [];
   try {
     for (const listener of ['health', 'metrics'] as const) {
-      const server = createServer(handlers[listener]);
+      const server = createServer(handler);
       limit.probe(server);
       servers.push(server);
       const variable = portVariables[listener];
