@@ -12,7 +12,7 @@ export const HEALTH_PATHS = new Set(['/health', '/health/live', '/health/ready']
 export const METRICS_PATHS = new Set(['/metrics']);
 
 /** A process without an API (the webhook worker) has no `api` port. */
-type ProbePorts = Pick<PortScope, 'health' | 'metrics'>;
+export type ProbePorts = Pick<PortScope, 'health' | 'metrics'>;
 
 export function listenerOf(localPort: number | undefined, ports: ProbePorts): Listener {
   if (localPort === ports.health) return 'health';
