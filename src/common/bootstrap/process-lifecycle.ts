@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
 import { orTimeout } from '../async/or-timeout.js';
 import { errorMessage } from '../errors/error-message.js';
 import type { ConnectionDrain } from '../http/connection-drain.js';
@@ -11,9 +10,9 @@ import {
   limitConnections,
 } from '../http/connection-limits.js';
 import { applyServerLimits } from '../http/http-server-limits.js';
-import { createLogger, type LoggerConfig } from '../logging/logger.js';
+import type { LoggerConfig } from '../logging/logger.js';
 import { RateLimitedLog } from '../logging/rate-limited-log.js';
-import { startTracing, stopTracing } from '../tracing/tracing.js';
+import { stopTracing } from '../tracing/tracing.js';
 
 /** In-flight requests get this long to finish after a signal before connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -32,31 +31,6 @@ export interface ListenerLimits {
 
 /** Applies a listener's server limits and connection caps; call before `listen`. */
 export type Limiter = Record<'api' | 'probe', (server: Server) => void>;
-
-/** Config (exit 78), logger, tracing, then the app; if that fails, one line and exit code 1. */
-export async function startProcess<C extends EntryPointConfig, A>(
-  loadConfig: () => C,
-  create: (config: C, logger: Logger) => Promise<A>,
-): Promise<{ config: C; logger: Logger; app: A } | undefined> {
-  let config: C;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(EX_CONFIG);
-  }
-  const logger = createLogger(config);
-  await startTracing(config.tracing, config.version, logger);
-  try {
-    return { config, logger, app: await create(config, logger) };
-  } catch (error) {
-    logger.fatal({ reason: errorMessage(error) }, 'cannot start');
-    logger.flush();
-    process.exitCode = 1;
-    return undefined;
-  }
-}
 
 /** Each listener's server limits and connection caps; a refusal is counted and logged. */
 export function connectionLimiter(setting: ListenerLimits | undefined, logger: Logger): Limiter {

@@ -3,7 +3,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { ConnectionDrain } from '../http/connection-drain.js';
 import type { PortScope, ProbePorts } from '../http/port-scope.js';
-import { startUpLogger } from '../logging/logger.js';
+import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
+import { errorMessage } from '../errors/error-message.js';
+import { createLogger, startUpLogger } from '../logging/logger.js';
+import { startTracing } from '../tracing/tracing.js';
 import {
   connectionLimiter,
   type EntryPointConfig,
@@ -11,7 +14,6 @@ import {
   type Limiter,
   type ListenerLimits,
   listenNamed,
-  startProcess,
   stopOnSignals,
 } from './process-lifecycle.js';
 
@@ -45,16 +47,33 @@ export interface HttpEntryPoint<C extends EntryPointConfig, P extends ProbePorts
   connectionLimits?(app: NestExpressApplication, config: C): ListenerLimits;
 }
 
-/** The one bootstrap of every HTTP entry point, from the config to the stop on a signal. */
+/**
+ * The one bootstrap of every HTTP entry point: the config (exit 78), logger, tracing, the app,
+ * its listeners, then the stop on a signal.
+ */
 export async function runHttpApp<C extends EntryPointConfig, P extends ProbePorts = PortScope>(
   entry: HttpEntryPoint<C, P>,
 ): Promise<void> {
-  const started = await startProcess(
-    () => entry.loadConfig(),
-    (config, logger) => entry.createApp(config, logger),
-  );
-  if (!started) return;
-  const { config, logger, app } = started;
+  let config: C;
+  try {
+    config = entry.loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(EX_CONFIG);
+  }
+  const logger = createLogger(config);
+  await startTracing(config.tracing, config.version, logger);
+  let app: NestExpressApplication;
+  try {
+    app = await entry.createApp(config, logger);
+  } catch (error) {
+    // One line and exit code 1 for what failed before listening (the store, the files).
+    logger.fatal({ reason: errorMessage(error) }, 'cannot start');
+    logger.flush();
+    process.exitCode = 1;
+    return;
+  }
   const listeners = entry.listeners(config);
   const ports: P = { ...listeners.ports };
   entry.configure?.(app, config, () => ports);
