@@ -30,11 +30,6 @@ export class BearerGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const outcome = this.strategy.check(request.headers.authorization);
     if (outcome.kind === 'success') return true;
-    if (outcome.kind === 'error') {
-      throw outcome.error instanceof Error
-        ? outcome.error
-        : new Error('authentication failed', { cause: outcome.error });
-    }
     this.failures.inc();
     if (outcome.challenge?.includes('invalid_token')) {
       throw new BearerChallengeException(

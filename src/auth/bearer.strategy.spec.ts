@@ -23,8 +23,8 @@ function throughPassport(authorization: string | undefined): Promise<BearerOutco
       'bearer',
       { session: false },
       (error: unknown, client: unknown, info: unknown) => {
-        if (error) resolve({ kind: 'error', error });
-        else if (client) resolve({ kind: 'success', client: { kind: 'api-token' } });
+        if (error) reject(new Error('passport reported an error', { cause: error }));
+        else if (client) resolve({ kind: 'success' });
         else resolve({ kind: 'fail', challenge: typeof info === 'string' ? info : undefined });
       },
     ) as (req: Request, res: Response, next: (e?: unknown) => void) => void;

@@ -4,18 +4,11 @@ import { Strategy } from 'passport-http-bearer';
 import { ACCEPTED_TOKEN_DIGESTS } from './accepted-tokens.js';
 import { matchesAnyToken } from '../config/shared/api-tokens.js';
 
-export interface ApiClient {
-  kind: 'api-token';
-}
-
 /** What passport-http-bearer decided about one Authorization header. */
 export type BearerOutcome =
-  | { kind: 'success'; client: ApiClient }
+  | { kind: 'success' }
   /** `challenge` is the strategy's WWW-Authenticate text; undefined for a malformed header. */
-  | { kind: 'fail'; challenge: string | undefined }
-  | { kind: 'error'; error: unknown };
-
-const API_CLIENT: ApiClient = Object.freeze({ kind: 'api-token' });
+  | { kind: 'fail'; challenge: string | undefined };
 
 /**
  * passport-http-bearer's strategy, one instance, without passport's per-request copies and
@@ -25,12 +18,13 @@ const API_CLIENT: ApiClient = Object.freeze({ kind: 'api-token' });
  */
 @Injectable()
 export class BearerStrategy extends Strategy<
-  (token: string, done: (error: unknown, client?: ApiClient | false) => void) => void
+  (token: string, done: (error: null, client: boolean) => void) => void
 > {
   private outcome: BearerOutcome | undefined;
 
   constructor(@Inject(ACCEPTED_TOKEN_DIGESTS) digests: Buffer[]) {
-    super((token, done) => done(null, matchesAnyToken(token, digests) ? API_CLIENT : false));
+    // A verify that never fails: passport's error(), which this class leaves out, is never called.
+    super((token, done) => done(null, matchesAnyToken(token, digests)));
   }
 
   check(authorization: string | undefined): BearerOutcome {
@@ -44,8 +38,8 @@ export class BearerStrategy extends Strategy<
   }
 
   /** The actions passport would attach to a per-request copy of the strategy. */
-  success(client: ApiClient): void {
-    this.outcome = { kind: 'success', client };
+  success(): void {
+    this.outcome = { kind: 'success' };
   }
 
   fail(challenge?: string | number): void {
@@ -54,9 +48,5 @@ export class BearerStrategy extends Strategy<
       kind: 'fail',
       challenge: typeof challenge === 'string' ? challenge : undefined,
     };
-  }
-
-  error(error: unknown): void {
-    this.outcome = { kind: 'error', error };
   }
 }

@@ -6,7 +6,6 @@ import { formatIssues } from './shared/issue-path.js';
 import { loadMcpServers, type McpServersLoad } from './mcp-servers.loader.js';
 import { Secret } from './secret.js';
 import { parseRetrySchedule, parseWebhookReceivers } from './webhook-receivers.js';
-import { noColorRequested } from './shared/no-color.js';
 import { tracingConfigOf } from './shared/tracing-env.js';
 import { APP_VERSION } from './version.js';
 
@@ -91,7 +90,7 @@ function buildAppConfig(env: Env, environment: Environment, parts: CheckedParts)
     health: { port: env.SERVICE_HEALTH_CHECK_PORT },
     metrics: { port: env.SERVICE_METRICS_PORT },
     logLevel: env.SERVICE_LOG_LEVEL,
-    noColor: noColorRequested(environment.NO_COLOR),
+    noColor: env.NO_COLOR,
     dataDir,
     database: databaseConfig(env, dataDir),
     /** SHA-256 digests of the accepted API tokens; empty means "make a development token". */

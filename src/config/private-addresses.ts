@@ -16,10 +16,6 @@ for (const [network, prefix] of [
   ['192.168.0.0', 16],
   ['198.18.0.0', 15],
   ['224.0.0.0', 3],
-] as const) {
-  privateRanges.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
   ['::', 128],
   ['::1', 128],
   ['64:ff9b::', 96],
@@ -27,7 +23,7 @@ for (const [network, prefix] of [
   ['fe80::', 10],
   ['ff00::', 8],
 ] as const) {
-  privateRanges.addSubnet(network, prefix, 'ipv6');
+  privateRanges.addSubnet(network, prefix, isIP(network) === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** True for an IP literal in one of the ranges above ("[::1]" as a URL writes it counts). */

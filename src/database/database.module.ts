@@ -12,7 +12,6 @@ import { migrateToLatest } from './migrate.js';
 import { openPostgres, waitForPostgres } from './postgres.connection.js';
 import { type OpenedSqlite, openSqlite } from './sqlite.connection.js';
 import { keyReceiverIds } from './receiver-ids.js';
-import { StoreIntegrityService } from './store-integrity.service.js';
 import { postgresProbe, sqliteProbe } from './store-probe.js';
 
 /** Requests refused a PostgreSQL connection: the pool full, or the server not answering. */
@@ -63,17 +62,11 @@ type OpenedStore = Pick<OpenedSqlite, 'db'> & Partial<OpenedSqlite>;
     },
     { provide: KYSELY, inject: [OPENED_STORE], useFactory: (store: OpenedStore) => store.db },
     {
-      provide: StoreIntegrityService,
-      inject: [OPENED_STORE, LOGGER],
-      useFactory: (store: OpenedStore, logger: Logger) =>
-        new StoreIntegrityService(store.identity, logger),
-    },
-    {
       provide: DatabasePingService,
-      inject: [KYSELY, StoreIntegrityService, APP_CONFIG],
-      useFactory: (db: Kysely<Database>, integrity: StoreIntegrityService, config: AppConfig) => {
+      inject: [OPENED_STORE, APP_CONFIG, LOGGER],
+      useFactory: (store: OpenedStore, config: AppConfig, logger: Logger) => {
         const probe = config.database.kind === 'sqlite' ? sqliteProbe : postgresProbe;
-        return new DatabasePingService(db, integrity, probe);
+        return new DatabasePingService(store.db, probe, store.identity, logger);
       },
     },
     makeCounterProvider({
@@ -82,7 +75,7 @@ type OpenedStore = Pick<OpenedSqlite, 'db'> & Partial<OpenedSqlite>;
       labelNames: ['reason'],
     }),
   ],
-  exports: [KYSELY, DatabasePingService, StoreIntegrityService],
+  exports: [KYSELY, DatabasePingService],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(@Inject(KYSELY) private readonly db: Kysely<Database>) {}

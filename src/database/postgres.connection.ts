@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { errorMessage } from '../common/errors/error-message.js';
 import { Backoff } from '../common/retry/backoff.js';
 import type { Database } from './database.types.js';
 import { type AcquireFailure, FailoverAwarePool } from './failover-aware-pool.js';
@@ -67,14 +68,11 @@ const REFUSALS: Record<string, string> = {
 };
 
 /** A start-up failure that retrying cannot fix; the message says what to change. */
-export class PostgresRefusedError extends Error {}
-
-export function refusalOf(error: unknown, target: string): PostgresRefusedError | undefined {
+export function refusalOf(error: unknown, target: string): Error | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code !== 'string' || !Object.hasOwn(REFUSALS, code)) return undefined;
-  const reason = error instanceof Error ? error.message : String(error);
-  return new PostgresRefusedError(
-    `PostgreSQL at ${target} ${REFUSALS[code]} (SQLSTATE ${code}: ${reason})`,
+  return new Error(
+    `PostgreSQL at ${target} ${REFUSALS[code]} (SQLSTATE ${code}: ${errorMessage(error)})`,
     { cause: error },
   );
 }
@@ -99,7 +97,7 @@ export async function waitForPostgres(
     } catch (error) {
       const refusal = refusalOf(error, options.target);
       if (refusal) throw refusal;
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       const delay = backoff.next();
       const line = { attempt, target: options.target, reason };
       if ((error as { code?: unknown } | undefined)?.code === '53300') {

@@ -8,8 +8,6 @@ import { SqliteFileIdentity } from './sqlite-file-identity.js';
 import { StatementCachingDatabase } from './statement-cache.js';
 import { parseWalHeader, readWalHeaderBytes } from './wal-header.js';
 
-export class DataDirInUseError extends Error {}
-
 /** The store cannot be opened; the message names the cause, DATA_DIR and the file. */
 export class SqliteOpenError extends Error {}
 
@@ -47,7 +45,7 @@ export function openSqlite(file: string, dataDir: string) {
     database.close();
     const code = (error as { code?: string }).code ?? '';
     if (code.startsWith('SQLITE_BUSY')) {
-      throw new DataDirInUseError(
+      throw new SqliteOpenError(
         `${file} is in use by another Plant Store process; the embedded store allows one process per DATA_DIR (use DATABASE_URL for several replicas)`,
       );
     }

@@ -11,7 +11,6 @@ import type { Database } from '../database/database.types.js';
 import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
-import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { sqliteProbe } from '../database/store-probe.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import type { Plant } from './plant.js';
@@ -26,7 +25,7 @@ const stores = [
     open: () => {
       const dir = mkdtempSync(join(tmpdir(), 'plants-repo-'));
       const { db, identity } = openSqlite(join(dir, 'p.sqlite'), dir);
-      return Promise.resolve({ db, integrity: new StoreIntegrityService(identity, logger) });
+      return Promise.resolve({ db, identity });
     },
   },
   ...(postgresAvailable
@@ -35,7 +34,7 @@ const stores = [
           kind: 'postgres' as const,
           open: async () => ({
             db: openPostgres({ url: await createTestDatabase(), logger }),
-            integrity: new StoreIntegrityService(undefined, logger),
+            identity: undefined,
           }),
         },
       ]
@@ -62,8 +61,7 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
     repository = new PlantsRepository(
       db,
       config,
-      new DatabasePingService(db, opened.integrity, sqliteProbe),
-      opened.integrity,
+      new DatabasePingService(db, sqliteProbe, opened.identity, logger),
       outbox,
       commitSeconds,
       batchSize,

@@ -8,7 +8,6 @@ import { DatabasePingService } from '../database/database-ping.service.js';
 import type { Database, PlantsTable } from '../database/database.types.js';
 import { KYSELY } from '../database/database.tokens.js';
 import { GroupCommitQueue } from '../database/group-commit-queue.js';
-import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { tracing } from '../common/tracing/tracing.js';
 import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
 import { type NoticedPlant, PlantNotices } from './plant-notices.js';
@@ -34,8 +33,7 @@ export class PlantsRepository {
   constructor(
     @Inject(KYSELY) private readonly db: Kysely<Database>,
     @Inject(APP_CONFIG) config: AppConfig,
-    private readonly health: DatabasePingService,
-    private readonly integrity: StoreIntegrityService,
+    private readonly store: DatabasePingService,
     private readonly outbox: WebhookOutboxRepository,
     @InjectMetric('store_commit_duration_seconds') private readonly commitSeconds: Histogram,
     @InjectMetric('store_commit_batch_size') private readonly commitBatchSize: Histogram,
@@ -49,7 +47,7 @@ export class PlantsRepository {
       // SQLite has one writer; PostgreSQL commits several batches in parallel on the pool.
       concurrency: config.database.kind === 'sqlite' ? 1 : 4,
       // Nothing is acknowledged that a restart would not find (the file deleted or replaced).
-      confirm: () => this.integrity.assertDurable(),
+      confirm: () => this.store.assertDurable(),
       spanName: 'plants commit',
     });
     this.selectByIdQuery = this.db
@@ -91,10 +89,10 @@ export class PlantsRepository {
 
   delete(id: bigint): Promise<boolean> {
     return this.run(async () => {
-      this.integrity.assertDurable();
+      this.store.assertDurable();
       const result = await this.db.deleteFrom('plants').where('id', '=', id).executeTakeFirst();
       // A single-statement commit: confirmed like a group commit before it is acknowledged.
-      this.integrity.assertDurable();
+      this.store.assertDurable();
       return result.numDeletedRows > 0n;
     });
   }
@@ -129,7 +127,7 @@ export class PlantsRepository {
     return this.run(async () => {
       // Looked at before the commit too: a write to a file already replaced would still be
       // found by a restart (its WAL is at the path) after it was answered 503.
-      this.integrity.assertDurable();
+      this.store.assertDurable();
       const query: CompiledQuery<{ id: bigint }> = {
         ...this.insertQueryFor(plants.length),
         parameters: plants.flatMap((p) => [p.id, p.name, p.tag ?? null]),
@@ -205,15 +203,15 @@ export class PlantsRepository {
   /** Connection failures and a damaged store become 503 and move `db_up`. */
   private async run<T>(query: () => Promise<T>): Promise<T> {
     try {
-      this.integrity.assertNoKnownProblem();
+      this.store.assertNoKnownProblem();
       const result = await query();
-      if (!this.health.lastResult.up) this.health.record(true);
+      if (!this.store.lastResult.up) this.store.record(true);
       return result;
     } catch (error) {
       if (error instanceof DatabaseUnavailableError) throw error;
-      this.integrity.observe(error);
+      this.store.observe(error);
       if (isUnavailable(error)) {
-        this.health.record(false, error instanceof Error ? error.message : undefined);
+        this.store.record(false, error instanceof Error ? error.message : undefined);
         throw new DatabaseUnavailableError(error);
       }
       throw error;

@@ -11,7 +11,6 @@ import type { Database } from '../database/database.types.js';
 import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
-import { StoreIntegrityService } from '../database/store-integrity.service.js';
 import { sqliteProbe } from '../database/store-probe.js';
 import { PlantNotices } from '../plants/plant-notices.js';
 import { PlantsRepository } from '../plants/plants.repository.js';
@@ -83,12 +82,10 @@ function plantsRepository(
   config: AppConfig,
   outbox: WebhookOutboxRepository,
 ): PlantsRepository {
-  const integrity = new StoreIntegrityService(undefined, logger);
   return new PlantsRepository(
     db,
     config,
-    new DatabasePingService(db, integrity, sqliteProbe),
-    integrity,
+    new DatabasePingService(db, sqliteProbe, undefined, logger),
     outbox,
     new Histogram({ name: 'commit_seconds', help: 'unused here', registers: [] }),
     new Histogram({ name: 'commit_batch_size', help: 'unused here', registers: [] }),

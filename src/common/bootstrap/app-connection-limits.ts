@@ -2,7 +2,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { getToken } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
 import type { AppConfig } from '../../config/app-config.js';
-import type { ListenerLimits } from './process-lifecycle.js';
+import type { ListenerLimits } from './run-http-app.js';
 
 /** Connection caps; the probe ports' own, so one address's idle connections cannot starve them. */
 export function appConnectionLimits(

@@ -1,41 +1,61 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
+import { ConfigError, EX_CONFIG } from '../../config/shared/config-error.js';
+import { orTimeout } from '../async/or-timeout.js';
+import { errorMessage } from '../errors/error-message.js';
 import { ConnectionDrain } from '../http/connection-drain.js';
-import type { PortScope } from '../http/port-scope.js';
-import { startUpLogger } from '../logging/logger.js';
 import {
-  connectionLimiter,
-  type EntryPointConfig,
-  exitCannotListen,
-  type Limiter,
-  type ListenerLimits,
-  listenNamed,
-  startProcess,
-  stopOnSignals,
-} from './process-lifecycle.js';
+  type ConnectionLimits,
+  type ConnectionRefusal,
+  limitConnections,
+} from '../http/connection-limits.js';
+import { applyServerLimits } from '../http/http-server-limits.js';
+import type { PortScope, ProbePorts } from '../http/port-scope.js';
+import { createLogger, type LoggerConfig, startUpLogger } from '../logging/logger.js';
+import { RateLimitedLog } from '../logging/rate-limited-log.js';
+import { startTracing, stopTracing } from '../tracing/tracing.js';
 
-type ProbePorts = Pick<PortScope, 'health' | 'metrics'>;
+/** In-flight requests get this long to finish after a signal before connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
 
-/** A process's listeners (by default api, health and metrics); a port of 0 is any free one. */
-export interface Listeners<P extends Partial<PortScope> = PortScope> {
+export interface EntryPointConfig extends LoggerConfig {
+  version: string;
+}
+
+/** The caps of the api listener, those of the health and metrics ones, and what counts refusals. */
+export interface ListenerLimits {
+  limits: ConnectionLimits;
+  /** The health and metrics listeners' own (`limits` when absent). */
+  probeLimits?: ConnectionLimits;
+  refused(reason: ConnectionRefusal): void;
+}
+
+/** Applies a listener's server limits and connection caps; call before `listen`. */
+type Limiter = Record<'api' | 'probe', (server: Server) => void>;
+
+/**
+ * A process's listeners: health, metrics and, unless it serves no API (the webhook worker), the
+ * API's (the default); a port of 0 is any free one.
+ */
+export interface Listeners<P extends ProbePorts = PortScope> {
   host: string;
   ports: P;
   /** The variable that sets each port, named when that port cannot be listened on. */
   portVariables: Record<keyof P, string>;
 }
 
-/** What differs between the entry points (the plant service, the relay server). */
-export interface HttpEntryPoint<C extends EntryPointConfig> {
+/** What differs between the entry points (the plant service, the relay server, the worker). */
+export interface HttpEntryPoint<C extends EntryPointConfig, P extends ProbePorts = PortScope> {
   /** Validates the environment (only config and the entry points read process.env). */
   loadConfig(): C;
   createApp(config: C, logger: Logger): Promise<NestExpressApplication>;
   /** Set-up before listening; `ports` gives the bound ports once each listener is up. */
-  configure?(app: NestExpressApplication, config: C, ports: () => PortScope): void;
-  listeners(config: C): Listeners;
+  configure?(app: NestExpressApplication, config: C, ports: () => P): void;
+  listeners(config: C): Listeners<P>;
   /** The start-up line once every port listens: with a port of 0, where a caller learns it. */
-  announce(app: NestExpressApplication, config: C, logger: Logger, ports: PortScope): void;
+  announce(app: NestExpressApplication, config: C, logger: Logger, ports: P): void;
   /**
    * On a signal, before the drain waits for the requests in flight: what would hold them (the
    * relay's agent connections, whose waiting clients are answered when they close).
@@ -45,86 +65,84 @@ export interface HttpEntryPoint<C extends EntryPointConfig> {
   connectionLimits?(app: NestExpressApplication, config: C): ListenerLimits;
 }
 
-/** The one bootstrap of every HTTP entry point, from the config to the stop on a signal. */
-export async function runHttpApp<C extends EntryPointConfig>(
-  entry: HttpEntryPoint<C>,
+/**
+ * The one bootstrap of every HTTP entry point: the config (exit 78), logger, tracing, the app,
+ * its listeners, then the stop on a signal.
+ */
+export async function runHttpApp<C extends EntryPointConfig, P extends ProbePorts = PortScope>(
+  entry: HttpEntryPoint<C, P>,
 ): Promise<void> {
-  const started = await startProcess(
-    () => entry.loadConfig(),
-    (config, logger) => entry.createApp(config, logger),
-  );
-  if (!started) return;
-  const { config, logger, app } = started;
+  let config: C;
+  try {
+    config = entry.loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(EX_CONFIG);
+  }
+  const logger = createLogger(config);
+  await startTracing(config.tracing, config.version, logger);
+  let app: NestExpressApplication;
+  try {
+    app = await entry.createApp(config, logger);
+  } catch (error) {
+    // One line and exit code 1 for what failed before listening (the store, the files).
+    logger.fatal({ reason: errorMessage(error) }, 'cannot start');
+    logger.flush();
+    process.exitCode = 1;
+    return;
+  }
   const listeners = entry.listeners(config);
-  const { host, ports: configured, portVariables } = listeners;
-  const ports: PortScope = { ...configured };
+  const ports: P = { ...listeners.ports };
   entry.configure?.(app, config, () => ports);
 
   const limit = connectionLimiter(entry.connectionLimits?.(app, config), logger);
-  let probes: Server[];
+  let servers: Server[];
   try {
-    limit.api(app.getHttpServer());
-    // Nest's own listen: it also runs the modules' init and bootstrap hooks.
-    const api = { port: configured.api, host, variable: portVariables.api };
-    ports.api = await listenNamed(app.getHttpServer(), api, () => app.listen(configured.api, host));
-    const express = app.getHttpAdapter().getInstance();
-    probes = await listenProbes({ health: express, metrics: express }, listeners, ports, limit);
+    const api = await listenApi(app, listeners, ports, limit);
+    servers = [...api, ...(await listenProbes(app, listeners, ports, limit))];
   } catch (error) {
     return exitCannotListen(app, error, logger);
   }
-  entry.announce(app, config, startUpLogger(logger, Object.values(configured)), { ...ports });
-  const drain = new ConnectionDrain([app.getHttpServer(), ...probes]);
-  stopOnSignals(app, drain, logger, () => entry.beforeDrain?.(app));
+  entry.announce(app, config, startUpLogger(logger, Object.values(listeners.ports)), { ...ports });
+  stopOnSignals(app, new ConnectionDrain(servers), logger, () => entry.beforeDrain?.(app));
 }
 
-export interface WorkerEntryPoint<C extends EntryPointConfig> {
-  loadConfig(): C;
-  createContext(config: C, logger: Logger): Promise<INestApplicationContext>;
-  listeners(config: C): Listeners<ProbePorts>;
-  /** What answers the requests of each listener; every other path is theirs to refuse. */
-  handlers(context: INestApplicationContext): Record<keyof ProbePorts, RequestListener>;
-  connectionLimits?(context: INestApplicationContext, config: C): ListenerLimits;
-  announce(config: C, logger: Logger, ports: ProbePorts): void;
-}
-
-/** A process without an API: an application context, its probes on two plain listeners. */
-export async function runWorker<C extends EntryPointConfig>(
-  entry: WorkerEntryPoint<C>,
-): Promise<void> {
-  const started = await startProcess(
-    () => entry.loadConfig(),
-    (config, logger) => entry.createContext(config, logger),
+/**
+ * The API's listener with Nest's own listen, which also runs the modules' init and bootstrap
+ * hooks; without an API port (the worker), the init alone and no listener.
+ */
+async function listenApi<P extends ProbePorts>(
+  app: NestExpressApplication,
+  { host, ports: configured, portVariables }: Listeners<P>,
+  ports: P,
+  limit: Limiter,
+): Promise<Server[]> {
+  const port = (configured as Partial<PortScope>).api;
+  if (port === undefined) return app.init().then(() => []);
+  const server = app.getHttpServer();
+  limit.api(server);
+  const variable = (portVariables as Record<keyof PortScope, string>).api;
+  (ports as Partial<PortScope>).api = await listenNamed(server, { port, host, variable }, () =>
+    app.listen(port, host),
   );
-  if (!started) return;
-  const { config, logger, app: context } = started;
-  const listeners = entry.listeners(config);
-  const limit = connectionLimiter(entry.connectionLimits?.(context, config), logger);
-  const handlers = entry.handlers(context);
-  const ports = { ...listeners.ports };
-  let servers: Server[];
-  try {
-    servers = await listenProbes(handlers, listeners, ports, limit);
-  } catch (error) {
-    return exitCannotListen(context, error, logger);
-  }
-  entry.announce(config, startUpLogger(logger, Object.values(listeners.ports)), ports);
-  stopOnSignals(context, new ConnectionDrain(servers), logger);
+  return [server];
 }
 
 /**
  * The health and metrics listeners, each a server of its own, writing their bound ports into
  * `ports`. One after the other: when both are taken, the first one's variable is named.
  */
-async function listenProbes(
-  handlers: Record<keyof ProbePorts, RequestListener>,
-  { host, ports: configured, portVariables }: Listeners<ProbePorts>,
-  ports: ProbePorts,
+async function listenProbes<P extends ProbePorts>(
+  app: NestExpressApplication,
+  { host, ports: configured, portVariables }: Listeners<P>,
+  ports: P,
   limit: Limiter,
 ): Promise<Server[]> {
   const servers: Server[] = [];
   try {
     for (const listener of ['health', 'metrics'] as const) {
-      const server = createServer(handlers[listener]);
+      const server = createServer(app.getHttpAdapter().getInstance());
       limit.probe(server);
       servers.push(server);
       const variable = portVariables[listener];
@@ -135,4 +153,114 @@ async function listenProbes(
     for (const server of servers) server.close();
     throw error;
   }
+}
+
+/** Each listener's server limits and connection caps; a refusal is counted and logged. */
+function connectionLimiter(setting: ListenerLimits | undefined, logger: Logger): Limiter {
+  // Anyone can open connections: one line per 10 s at most, the metric counts every one.
+  const log = new RateLimitedLog(logger, { ratePerSecond: 0.1, burst: 1 });
+  const apply = (limits: ConnectionLimits | undefined) => (server: Server) => {
+    applyServerLimits(server, limits);
+    if (!setting || !limits) return;
+    limitConnections(server, limits, (reason, address) => {
+      setting.refused(reason);
+      log.warn({ reason, remote: address }, 'connection refused or closed before a request');
+    });
+  };
+  return { api: apply(setting?.limits), probe: apply(setting?.probeLimits ?? setting?.limits) };
+}
+
+/** A listener's port, its address and the variable that set it. */
+interface PortSetting {
+  port: number;
+  host: string;
+  variable: string;
+}
+
+/**
+ * Listens (with `listen`, else `server.listen`) and returns the bound port: the configured one,
+ * or the kernel's pick for 0. A failure names the variable that set the port, as `EADDRINUSE`
+ * alone does not.
+ */
+async function listenNamed(
+  server: Server,
+  { port, host, variable }: PortSetting,
+  listen: () => Promise<unknown> = () =>
+    new Promise<void>((resolve, reject) =>
+      server.once('error', reject).listen(port, host, resolve),
+    ),
+): Promise<number> {
+  await listen().catch((error: unknown) => {
+    throw new Error(`${variable}=${port} on ${host}: ${errorMessage(error)}`);
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') {
+    throw new Error('the server is not listening on a TCP port');
+  }
+  return address.port;
+}
+
+/**
+ * A port in use or an address not this host's: stop what started and exit 1 with one line,
+ * without waiting on a shutdown step that hangs (a process without its probes must not linger).
+ */
+async function exitCannotListen(
+  app: INestApplicationContext,
+  error: unknown,
+  logger: Logger,
+): Promise<never> {
+  logger.fatal({ reason: errorMessage(error) }, 'cannot listen');
+  await orTimeout(
+    app.close().catch(() => undefined),
+    SHUTDOWN_GRACE_MS,
+  );
+  return exitAfterLog(logger, undefined, 1);
+}
+
+/**
+ * On SIGTERM, SIGINT and SIGHUP: stop accepting, let in-flight requests finish (10 s at most),
+ * run the shutdown hooks, exit 0. SIGHUP too: a closed terminal stops the process cleanly.
+ */
+function stopOnSignals(
+  app: INestApplicationContext,
+  drain: ConnectionDrain,
+  logger: Logger,
+  beforeDrain?: () => void | Promise<void>,
+): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const drained = drain.drain(SHUTDOWN_GRACE_MS);
+    Promise.resolve()
+      .then(() => beforeDrain?.())
+      // The drain and Nest's shutdown hooks (the database closed, marks written) still run.
+      .catch((error: unknown) =>
+        logger.error({ reason: errorMessage(error) }, 'shutdown step failed'),
+      )
+      .then(() => drained)
+      .then((outcome) => {
+        if (outcome === 'cut') {
+          logger.warn(
+            `requests still in flight after ${SHUTDOWN_GRACE_MS / 1000} s; closed their connections`,
+          );
+        }
+        return app.close();
+      })
+      // The last spans (the requests that just finished) are sent before the exit.
+      .then(() => stopTracing().catch(() => undefined))
+      .then(() => exitAfterLog(logger, 'stopped', 0))
+      .catch((error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        exitAfterLog(logger, undefined, 1);
+      });
+  };
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
+}
+
+function exitAfterLog(logger: Logger, message: string | undefined, code: number): never {
+  if (message) logger.info(message);
+  logger.flush();
+  process.exit(code);
 }

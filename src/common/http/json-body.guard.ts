@@ -2,13 +2,12 @@ import {
   BadRequestException,
   type CanActivate,
   type ExecutionContext,
-  HttpException,
   Injectable,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
 import type { Request } from 'express';
 import { JsonTooDeepError, parseJson } from '../json/lossless-json.js';
-import { BodyReadError, readBodyText } from './request-body.js';
+import { readBodyText } from './request-body.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
@@ -41,13 +40,7 @@ async function readJsonBody(request: Request): Promise<unknown> {
   if (!request.is(JSON_TYPES)) {
     throw new UnsupportedMediaTypeException('the request body must be application/json');
   }
-  let text: string;
-  try {
-    text = await readBodyText(request);
-  } catch (error) {
-    if (error instanceof BodyReadError) throw new HttpException(error.message, error.status);
-    throw error;
-  }
+  const text = await readBodyText(request);
   if (text.trim() === '') throw new BadRequestException('the request body must be a JSON object');
   try {
     return parseJson(text);

@@ -11,7 +11,10 @@ export type PortScope = Record<Listener, number>;
 export const HEALTH_PATHS = new Set(['/health', '/health/live', '/health/ready']);
 export const METRICS_PATHS = new Set(['/metrics']);
 
-export function listenerOf(localPort: number | undefined, ports: PortScope): Listener {
+/** A process without an API (the webhook worker) has no `api` port. */
+export type ProbePorts = Pick<PortScope, 'health' | 'metrics'>;
+
+export function listenerOf(localPort: number | undefined, ports: ProbePorts): Listener {
   if (localPort === ports.health) return 'health';
   if (localPort === ports.metrics) return 'metrics';
   return 'api';
@@ -33,7 +36,7 @@ export function pathAllowed(listener: Listener, path: string): boolean {
  * Mounted first (before Swagger UI's routes, which Nest middleware cannot precede): a path the
  * port does not serve becomes a 404 for the exception filter. `ports` are the bound ones.
  */
-export function portScopeHandler(ports: () => PortScope) {
+export function portScopeHandler(ports: () => ProbePorts) {
   return (
     request: { socket: { localPort?: number }; path: string; method: string },
     _response: unknown,

@@ -12,7 +12,7 @@ function fakeRequest(headers: Record<string, string>) {
 const statusOf = async (promise: Promise<unknown>) =>
   promise.then(
     () => 200,
-    (error: unknown) => (error instanceof BodyReadError ? error.status : 500),
+    (error: unknown) => (error instanceof BodyReadError ? error.getStatus() : 500),
   );
 
 describe('checkBodyHeaders', () => {
@@ -41,7 +41,7 @@ describe('checkBodyHeaders', () => {
     try {
       checkBodyHeaders(fakeRequest(headers));
     } catch (error) {
-      got = (error as BodyReadError).status;
+      got = (error as BodyReadError).getStatus();
     }
     expect(got).toBe(status);
   });

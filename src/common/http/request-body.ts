@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { MIMEType } from 'node:util';
 import type { Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { HttpException } from '@nestjs/common';
 
 /** The largest body accepted, counted both as sent and after decompression (gzip bombs). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -20,12 +21,9 @@ const DECOMPRESSORS: Record<string, () => Transform> = {
 };
 
 /** Why a body was refused: the HTTP status to answer and a message for the client. */
-export class BodyReadError extends Error {
-  constructor(
-    readonly status: 400 | 408 | 413 | 415,
-    message: string,
-  ) {
-    super(message);
+export class BodyReadError extends HttpException {
+  constructor(status: 400 | 408 | 413 | 415, message: string) {
+    super(message, status);
     this.name = 'BodyReadError';
   }
 }

@@ -14,7 +14,6 @@ describe('RateLimitedLog', () => {
     const log = new RateLimitedLog(logger, { ratePerSecond: 1, burst: 3, now: () => now });
     for (let i = 0; i < 50_000; i++) log.warn({ i }, 'junk');
     expect(lines).toHaveLength(3);
-    expect(log.suppressed).toBe(49_997);
     now += 1_000;
     log.warn({}, 'junk');
     expect(lines).toHaveLength(4);

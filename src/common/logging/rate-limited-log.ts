@@ -18,11 +18,6 @@ export class RateLimitedLog {
     this.#bucket = new TokenBucket({ ...DEFAULT_LOG_RATE, ...options });
   }
 
-  /** Lines not written since the last one that was. */
-  get suppressed(): number {
-    return this.#suppressed;
-  }
-
   warn(fields: Record<string, unknown>, message: string): void {
     this.#write('warn', fields, message);
   }

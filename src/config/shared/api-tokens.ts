@@ -39,11 +39,7 @@ export function parseApiTokens(value: string | undefined, label = 'API_TOKENS') 
 
 /** Compares fixed-size digests with timingSafeEqual, all of them: no length or entry leaks. */
 export function matchesAnyToken(token: string, digests: readonly Buffer[]): boolean {
-  return matchesAnyDigest(sha256(token), digests);
-}
-
-/** matchesAnyToken for a token hashed already: one hash checked against many owners' digests. */
-export function matchesAnyDigest(presented: Buffer, digests: readonly Buffer[]): boolean {
+  const presented = sha256(token);
   let matched = false;
   for (const digest of digests) {
     matched = timingSafeEqual(presented, digest) || matched;

@@ -30,11 +30,12 @@ export const unsetIfEmpty = <T extends z.ZodType>(schema: T) =>
 export const trueOrFalse = (name: string) =>
   z.enum(['true', 'false'], { error: `${name} must be true or false` });
 
-/** NO_COLOR, read by every process (no-color.org). */
+/** NO_COLOR, read by every process (no-color.org): present and not empty, it is true. */
 export const noColorField = {
-  NO_COLOR: setting(unsetIfEmpty(z.string()), {
-    description: 'Non-empty: JSON log lines even on a terminal (no-color.org)',
-  }),
+  NO_COLOR: setting(
+    unsetIfEmpty(z.string()).transform((value) => value !== undefined),
+    { description: 'Non-empty: JSON log lines even on a terminal (no-color.org)' },
+  ),
 };
 
 /** `[min, max, default, description, wording?]`; the wording follows the name in the message. */

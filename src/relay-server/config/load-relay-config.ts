@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { parseApiTokens } from '../../config/shared/api-tokens.js';
 import { ConfigError } from '../../config/shared/config-error.js';
 import { formatIssues } from '../../config/shared/issue-path.js';
-import { noColorRequested } from '../../config/shared/no-color.js';
 import { tracingConfigOf } from '../../config/shared/tracing-env.js';
 import { APP_VERSION } from '../../config/shared/version.js';
 import { clusterConfig } from './relay-cluster-env.schema.js';
@@ -119,7 +118,7 @@ function settingsOf(env: RelayEnv) {
         : (env.RELAY_ALLOWED_ORIGINS ?? []),
     basePath: env.RELAY_BASE_PATH,
     logLevel: env.RELAY_LOG_LEVEL,
-    noColor: noColorRequested(env.NO_COLOR),
+    noColor: env.NO_COLOR,
     oauth: oauthConfig(env),
     cluster: clusterConfig(env),
     maxFrameBytes: env.RELAY_MAX_FRAME_BYTES,

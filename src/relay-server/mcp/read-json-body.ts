@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { BadRequestException, HttpException, HttpStatus } from '@nestjs/common';
 import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
-import { BodyReadError, readBodyText } from '../../common/http/request-body.js';
+import { readBodyText } from '../../common/http/request-body.js';
 import { assertDepthAtMost, JsonTooDeepError } from '../../common/json/lossless-json.js';
 import { JsonRpcCode, jsonRpcError } from '../json-rpc/json-rpc.js';
 import { INEXACT_ID, withExactIds } from './exact-ids.js';
@@ -31,7 +31,6 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
     text = await readBodyText(request, { maxBytes: limit });
     assertDepthAtMost(text, MAX_MESSAGE_DEPTH);
   } catch (error) {
-    if (error instanceof BodyReadError) throw new HttpException(error.message, error.status);
     if (error instanceof JsonTooDeepError) {
       throw new BadRequestException(`the MCP message is too deeply nested: ${error.message}`);
     }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { noColorRequested } from './no-color.js';
+import { z } from 'zod';
+import { noColorField } from './env-fields.js';
 
-describe('noColorRequested (no-color.org)', () => {
+describe('NO_COLOR (no-color.org)', () => {
+  const schema = z.object(noColorField);
   it.each([
     [undefined, false],
     ['', false],
@@ -9,6 +11,6 @@ describe('noColorRequested (no-color.org)', () => {
     ['0', true],
     ['false', true],
   ])('NO_COLOR=%j: JSON lines on a terminal %s', (value, requested) => {
-    expect(noColorRequested(value)).toBe(requested);
+    expect(schema.parse({ NO_COLOR: value }).NO_COLOR).toBe(requested);
   });
 });
