@@ -129,6 +129,8 @@ async function main() {
     `${AGENTS} agents on relay A`,
     fleet.state,
   );
+  // The bystander's baseline: 10 s of the fleet connected and idle, before the kill.
+  await sleep(10_000);
   console.log(`${AGENTS} agents connected to relay A; killing it`);
   fleet.send({ type: 'target', url: `wss://localhost:${b.port}/agent/v1/connect` });
   const before = { failures: fleet.state().failures, cpuMs: cpuMicros(b.pid) / 1000 };

@@ -66,8 +66,15 @@ function sqliteAddonFor24() {
     recursive: true,
     filter: (path) => !path.startsWith(join(source, 'build')),
   });
-  // npm's own node-gyp, run by Node 24 (`npm rebuild` skips a package no manifest names).
-  run(NODE24_BIN, [nodeGyp(), 'rebuild', '--release', `--nodedir=${NODE24_HEADERS}`], {}, pkg);
+  // npm's own node-gyp, run by Node 24 (`npm rebuild` skips a package no manifest names); a
+  // `nodedir` in ~/.npmrc reaches node-gyp as npm_config_nodedir and would win over the flag.
+  const nodedir = NODE24_HEADERS;
+  run(
+    NODE24_BIN,
+    [nodeGyp(), 'rebuild', '--release', `--nodedir=${nodedir}`],
+    { npm_config_nodedir: nodedir },
+    pkg,
+  );
   if (!existsSync(addon)) throw new Error(`better-sqlite3 for Node 24: no ${addon}`);
   return pkg;
 }
