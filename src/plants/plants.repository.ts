@@ -44,8 +44,12 @@ export class PlantsRepository {
       flush: (plants) => this.timedInsertBatch(plants),
       key: (plant) => plant.id.toString(),
       maxBatch: MAX_BATCH,
-      // SQLite has one writer; PostgreSQL commits several batches in parallel on the pool.
-      concurrency: config.database.kind === 'sqlite' ? 1 : 4,
+      // SQLite has one writer; PostgreSQL commits batches in parallel on half the pool, so
+      // reads always find a connection while commits wait on the disk.
+      concurrency:
+        config.database.kind === 'sqlite'
+          ? 1
+          : Math.max(1, Math.floor(config.database.pool.max / 2)),
       // Nothing is acknowledged that a restart would not find (the file deleted or replaced).
       confirm: () => this.store.assertDurable(),
       spanName: 'plants commit',
