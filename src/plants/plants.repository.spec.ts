@@ -54,7 +54,7 @@ describe.each(stores)('PlantsRepository on $kind', (store) => {
     db = opened.db;
     await migrateToLatest(db, logger);
     const config = {
-      database: { kind: store.kind },
+      database: { kind: store.kind, pool: { max: 5 } },
       webhooks: { receivers: [], retrySchedule: [] },
     } as unknown as AppConfig;
     const outbox = new WebhookOutboxRepository(db, config);

@@ -109,7 +109,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
     db = await store.open();
     await migrateToLatest(db, logger);
     config = {
-      database: { kind: store.kind },
+      database: { kind: store.kind, pool: { max: 5 } },
       webhooks: { receivers: [a, b], retrySchedule: [1] },
     } as unknown as AppConfig;
     outbox = new WebhookOutboxRepository(db, config);
@@ -230,7 +230,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
 
   it('stores nothing when no receiver is configured', async () => {
     const config = {
-      database: { kind: store.kind },
+      database: { kind: store.kind, pool: { max: 5 } },
       webhooks: { receivers: [], retrySchedule: [1] },
     } as unknown as AppConfig;
     const none = new WebhookOutboxRepository(db, config);
