@@ -165,7 +165,7 @@ const limitFields = wholeNumberSettings({
   // As long as the agent waits: a reconnect storm's handshakes closed sooner spent their CPU for
   // nothing and started again (bench/README.md, "The relay").
   RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 15, 'A TLS handshake not done by then is closed'],
-  // Off by default: it shortens a reconnect storm at 1 CPU and lengthens it at 500m
+  // Off by default: at 500m it lengthens a reconnect storm and barely spares other clients
   // (bench/README.md, "The relay"). About 200 per CPU of the pod's limit.
   RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: [0, 1e6, 0, 'TLS handshakes started a second (`0`: no cap)'],
   RELAY_TLS_HANDSHAKE_WAIT_SECONDS: [1, 600, 10, 'How long a connection waits for its handshake'],
