@@ -72,4 +72,19 @@ describe.skipIf(!redisAvailable)('ClusterStore sessions', () => {
     await redis.del('relay:refilling');
     expect(await store.session('s5')).toBeUndefined();
   });
+
+  it('never shows a new secret without the refill mark, to a replica reading meanwhile', async () => {
+    const otherRedis = new Redis(server.url);
+    const other = new ClusterStore(otherRedis, SESSION_TTL_MS);
+    const reads: unknown[] = [];
+    for (let round = 0; round < 20; round++) {
+      await redis.flushall();
+      const reading = (async () => {
+        for (let i = 0; i < 20; i++) reads.push(await other.session('s6'));
+      })();
+      await Promise.all([store.peerSecret(), reading]);
+    }
+    otherRedis.disconnect();
+    expect(reads.filter((read) => read !== 'refilling')).toEqual([]);
+  });
 });

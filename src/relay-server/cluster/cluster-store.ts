@@ -71,6 +71,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0`;
+/**
+ * Sets the peer secret unless there is one and, when it had to (Redis came back empty), the
+ * refill mark in the same step: no reader may see the new secret without the mark.
+ */
+const CLAIM_SECRET = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+end
+return redis.call('GET', KEYS[1])`;
 /** An ended session's record: owned by no replica, read as no session at all. */
 const TOMBSTONE = JSON.stringify({ owner: '' });
 
@@ -101,10 +110,16 @@ export class ClusterStore {
   }
 
   async peerSecret(): Promise<string> {
-    const created = await this.redis.set(SECRET_KEY, randomBytes(32).toString('base64url'), 'NX');
-    if (created === 'OK') await this.redis.set(REFILLING_KEY, '1', 'PX', ENTRY_TTL_MS);
-    const secret = await this.redis.get(SECRET_KEY);
-    if (!secret) throw new Error('the peer secret vanished from Redis');
+    const fresh = randomBytes(32).toString('base64url');
+    const secret = await this.redis.eval(
+      CLAIM_SECRET,
+      2,
+      SECRET_KEY,
+      REFILLING_KEY,
+      fresh,
+      ENTRY_TTL_MS,
+    );
+    if (typeof secret !== 'string') throw new Error('the peer secret vanished from Redis');
     return secret;
   }
 
