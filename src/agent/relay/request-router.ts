@@ -194,7 +194,7 @@ export class RequestRouter {
   /** The server cancels by its own id; the child only knows ours. */
   #cancel(server: string, message: JSONRPCNotification): void {
     const agentId = this.#agentIdOf(server, message.params?.requestId);
-    const pending = agentId === undefined ? undefined : this.#forget(agentId);
+    const pending = agentId === undefined ? undefined : take(this.#pending, agentId);
     if (!pending) return;
     pending.span?.end('cancelled');
     // Small and one per request at most: always written, so the child can stop working.
@@ -209,7 +209,7 @@ export class RequestRouter {
       this.deps.warn({ server }, 'dropped a client answer to a request nobody asked it');
       return;
     }
-    this.#forgetHeld(key);
+    take(this.#held, key);
     this.#toChild(held.child, { ...message, id: held.childId });
     this.deps.clientRequest?.(server, 'answered');
   }
@@ -238,7 +238,7 @@ export class RequestRouter {
       );
       return;
     }
-    this.#forget(message.id);
+    take(this.#pending, message.id);
     pending.span?.end('error' in message ? 'error' : undefined);
     const { server, remoteId } = pending;
     const answer = withMissing({ ...message, id: remoteId }, pending.missing);
@@ -275,7 +275,7 @@ export class RequestRouter {
 
   /** The child `child` is gone: its pending requests fail now, not at the timeout. */
   sessionClosed(child: string): void {
-    for (const [id, held] of this.#held) if (held.child === child) this.#forgetHeld(id);
+    for (const [id, held] of this.#held) if (held.child === child) take(this.#held, id);
     for (const [agentId, pending] of this.#pending) {
       if (pending.child === child) this.#fail(agentId, 'exited or stopped before answering');
     }
@@ -284,7 +284,7 @@ export class RequestRouter {
   /** The connection is gone: nothing can be answered any more. */
   close(): void {
     this.#closed = true;
-    for (const id of [...this.#held.keys()]) this.#forgetHeld(id);
+    for (const id of [...this.#held.keys()]) take(this.#held, id);
     for (const pending of this.#pending.values()) {
       clearTimeout(pending.timer);
       pending.span?.end('disconnected');
@@ -365,7 +365,7 @@ export class RequestRouter {
   }
 
   #clientTimeout(id: string): void {
-    const held = this.#forgetHeld(id);
+    const held = take(this.#held, id);
     if (!held) return;
     const message = `the client did not answer within ${this.deps.clientAnswerTimeoutMs} ms`;
     this.#refuse(
@@ -375,21 +375,10 @@ export class RequestRouter {
     );
   }
 
-  #forgetHeld(id: string): Held | undefined {
-    const held = this.#held.get(id);
-    clearTimeout(held?.timer);
-    this.#held.delete(id);
-    return held;
-  }
-
   #timeout(agentId: string): void {
-    const pending = this.#pending.get(agentId);
+    const reason = `did not answer within ${this.deps.timeoutMs} ms`;
+    const pending = this.#fail(agentId, reason, RelayErrorCode.RequestTimeout);
     if (!pending) return;
-    this.#fail(
-      agentId,
-      `did not answer within ${this.deps.timeoutMs} ms`,
-      RelayErrorCode.RequestTimeout,
-    );
     // Tell the child to stop working on it.
     const params = { requestId: agentId, reason: 'timeout' };
     this.#toChild(pending.child, { jsonrpc: '2.0', method: 'notifications/cancelled', params });
@@ -416,20 +405,15 @@ export class RequestRouter {
     return true;
   }
 
-  #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable): void {
-    const pending = this.#forget(agentId);
-    if (!pending) return;
+  /** Answers the request with an error; returns what was pending, if it still was. */
+  #fail(agentId: string, reason: string, code: number = RelayErrorCode.ServerUnavailable) {
+    const pending = take(this.#pending, agentId);
+    if (!pending) return undefined;
     pending.span?.end(code === RelayErrorCode.RequestTimeout ? 'timeout' : 'unavailable');
     this.#reply(
       pending.server,
       rpcError(pending.remoteId, code, `MCP server "${pending.server}" ${reason}`),
     );
-  }
-
-  #forget(agentId: string): Pending | undefined {
-    const pending = this.#pending.get(agentId);
-    clearTimeout(pending?.timer);
-    this.#pending.delete(agentId);
     return pending;
   }
 
@@ -462,6 +446,14 @@ export function withMissing(
   const data = message.error.data;
   if (data !== undefined && (typeof data !== 'object' || data === null)) return message;
   return { ...message, error: { ...message.error, data: { ...data, ...note } } };
+}
+
+/** Removes the entry `id` and stops its timer. */
+function take<T extends { timer: NodeJS.Timeout }>(map: Map<string, T>, id: string): T | undefined {
+  const entry = map.get(id);
+  clearTimeout(entry?.timer);
+  map.delete(id);
+  return entry;
 }
 
 function refused(
