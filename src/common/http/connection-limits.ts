@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
+import { InFlightLimiter } from '../async/in-flight-limiter.js';
 import { gateTlsHandshakes, type TlsHandshakeGate } from './tls-handshake-gate.js';
 
 /** Caps on the open connections of one listener (0 turns a cap off). */
@@ -68,23 +69,18 @@ function capPerAddress(
   limits: ConnectionLimits,
   refused: (reason: ConnectionRefusal, address: string | undefined) => void,
 ): void {
-  const perAddress = new Map<string, number>();
+  const perAddress = new InFlightLimiter(limits.maxConnectionsPerAddress);
   // Prepended: the socket is closed before the TLS or HTTP listener sets anything up on it.
   server.prependListener('connection', (socket: Socket) => {
     const address = socket.remoteAddress;
     if (address === undefined) return void socket.destroy(); // gone already
     if (limits.exempt?.(address)) return;
-    const open = perAddress.get(address) ?? 0;
-    if (open >= limits.maxConnectionsPerAddress) {
+    const release = perAddress.acquire(address);
+    if (!release) {
       refused('too_many_from_address', address);
       socket.destroy();
       return;
     }
-    perAddress.set(address, open + 1);
-    socket.once('close', () => {
-      const left = (perAddress.get(address) ?? 1) - 1;
-      if (left > 0) perAddress.set(address, left);
-      else perAddress.delete(address);
-    });
+    socket.once('close', release);
   });
 }

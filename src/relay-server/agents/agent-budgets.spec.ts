@@ -4,15 +4,6 @@ import { AgentBudgets } from './agent-budgets.js';
 describe('AgentBudgets', () => {
   const limits = { maxConnectionsPerAgent: 2, maxInventoryBytesPerAgent: 100 };
 
-  it('counts connections per agent and frees a slot on close', () => {
-    const budgets = new AgentBudgets(limits);
-    expect([budgets.openConnection('shop'), budgets.openConnection('shop')]).toEqual([true, true]);
-    expect(budgets.openConnection('shop')).toBe(false);
-    expect(budgets.openConnection('lab')).toBe(true);
-    budgets.closeConnection('shop');
-    expect(budgets.openConnection('shop')).toBe(true);
-  });
-
   it('holds the inventory bytes of all connections of an agent to its budget', () => {
     const budgets = new AgentBudgets(limits);
     expect(budgets.replaceInventory('shop', 0, 60)).toBe(true);

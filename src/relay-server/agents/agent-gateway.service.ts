@@ -13,6 +13,7 @@ import type { Counter } from 'prom-client';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { CONNECT_PATH } from '../../agent-protocol/relay-protocol.js';
 import type { FrameLimits } from '../../agent-protocol/frame-codec.js';
+import { InFlightLimiter } from '../../common/async/in-flight-limiter.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { bearerToken, ownerOf } from '../auth/token-owner.js';
@@ -51,6 +52,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly path: string;
   private readonly limits: FrameLimits;
   private readonly budgets: AgentBudgets;
+  /** Connections per agent from the upgrade on: one that never says hello holds a socket too. */
+  private readonly connections: InFlightLimiter;
   /** Anyone can try tokens: a line per 10 s (the metric counts all; `suppressed` the rest). */
   private readonly refusedLog: RateLimitedLog;
   /** An agent can send answers as fast as it likes: a line per 10 s about misdirected ones. */
@@ -73,6 +76,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
     this.connectionLog = new RateLimitedLog(logger, CONNECTION_LINES);
     this.dropLog = new RateLimitedLog(logger, CONNECTION_LINES);
     this.budgets = new AgentBudgets(config.agentBudgets);
+    this.connections = new InFlightLimiter(config.agentBudgets.maxConnectionsPerAgent);
     this.limits = { maxFrameBytes: config.maxFrameBytes, maxDepth: MAX_FRAME_DEPTH };
     this.wss = new WebSocketServer({
       noServer: true,
@@ -109,7 +113,8 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       this.refuse(socket, 401, 'unauthorized');
       return;
     }
-    if (!this.budgets.openConnection(agent.name)) {
+    const release = this.connections.acquire(agent.name);
+    if (!release) {
       this.refusedLog.warn(
         { agent: agent.name, max: this.config.agentBudgets.maxConnectionsPerAgent },
         'agent connection refused: the agent has as many connections as it may',
@@ -118,7 +123,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
       return;
     }
     // The socket's close frees the slot, whether or not the upgrade completes.
-    socket.once('close', () => this.budgets.closeConnection(agent.name));
+    socket.once('close', release);
     this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, agent.name));
   }
 

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AgentRegistry } from '../agents/agent-registry.service.js';
-import { InFlightLimiter } from '../mcp/in-flight-limiter.js';
+import { InFlightLimiter } from '../../common/async/in-flight-limiter.js';
 import type { RelayTarget } from '../mcp/relay-target.js';
 import type { SessionStore } from '../mcp/session-store.service.js';
 import type { ClusterStore, SessionRecord } from './cluster-store.js';

@@ -10,7 +10,7 @@ import {
   type RequestNotificationSink,
 } from '../agents/agent-connection.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { InFlightLimiter } from './in-flight-limiter.js';
+import { InFlightLimiter } from '../../common/async/in-flight-limiter.js';
 import {
   cancelledError,
   idKey,

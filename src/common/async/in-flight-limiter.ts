@@ -1,4 +1,7 @@
-/** Requests in flight per key against a cap; a release runs once, whatever calls it twice. */
+/**
+ * What each key holds (requests in flight, open connections) against a cap; a release runs
+ * once, whatever calls it twice.
+ */
 export class InFlightLimiter {
   private readonly counts = new Map<string, number>();
 
