@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './cors-origins.js';
+import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './shared/web-origins.js';
 import { requireDistinctPorts } from './shared/distinct-ports.js';
 import { noColorField, setting, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
 import { LOG_LEVELS } from './shared/log-levels.js';

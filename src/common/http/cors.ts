@@ -2,7 +2,7 @@ import type {
   CorsOptions,
   CorsOptionsDelegate,
 } from '@nestjs/common/interfaces/external/cors-options.interface.js';
-import type { CorsOrigins } from '../../config/cors-origins.js';
+import type { CorsOrigins } from '../../config/shared/web-origins.js';
 import { listenerOf, type PortScope } from './port-scope.js';
 
 /**

@@ -112,10 +112,7 @@ function settingsOf(env: RelayEnv) {
     http: { host: env.RELAY_HOST, port: env.RELAY_PORT },
     health: { port: env.RELAY_HEALTH_CHECK_PORT },
     metrics: { port: env.RELAY_METRICS_PORT },
-    allowedOrigins:
-      env.RELAY_ALLOWED_ORIGINS?.join() === '*'
-        ? ('*' as const)
-        : (env.RELAY_ALLOWED_ORIGINS ?? []),
+    allowedOrigins: env.RELAY_ALLOWED_ORIGINS === 'off' ? [] : env.RELAY_ALLOWED_ORIGINS,
     basePath: env.RELAY_BASE_PATH,
     logLevel: env.RELAY_LOG_LEVEL,
     noColor: env.NO_COLOR,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { requireDistinctPorts } from '../../config/shared/distinct-ports.js';
 import { LOG_LEVELS } from '../../config/shared/log-levels.js';
+import { parseCorsOrigins } from '../../config/shared/web-origins.js';
 import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { relayClusterEnvFields } from './relay-cluster-env.schema.js';
 import { checkOAuthEnv, relayOAuthEnvFields } from './relay-oauth-env.schema.js';
@@ -98,20 +99,12 @@ const listenerFields = {
   ),
   RELAY_TLS_KEY_FILE: S(unsetIfEmpty(z.string()), 'PEM private key of that certificate'),
   RELAY_ALLOWED_ORIGINS: S(
-    unsetIfEmpty(
-      z
-        .string()
-        .transform((text) =>
-          text
-            .split(',')
-            .map((entry) => entry.trim())
-            .filter(Boolean),
-        )
-        .refine(
-          (list) => list.join() === '*' || list.every(isOrigin),
-          'RELAY_ALLOWED_ORIGINS must be * or comma-separated origins like https://app.example.com',
-        ),
-    ),
+    unsetIfEmpty(z.string())
+      .refine(
+        (text) => parseCorsOrigins(text) !== undefined,
+        'RELAY_ALLOWED_ORIGINS must be * or comma-separated origins like https://app.example.com',
+      )
+      .transform((text) => parseCorsOrigins(text)!),
     'Web origins (besides loopback) that may call the MCP endpoints, or `*`',
   ),
 };
@@ -231,9 +224,4 @@ function requireStreamBudgetOrder(
     if (least === undefined || value === undefined || value >= least) continue;
     ctx.addIssue({ code: 'custom', path: [name], message: `${name} must be at least ${below}` });
   }
-}
-
-/** `https://app.example.com[:port]`: a scheme, a host and a port, nothing more. */
-function isOrigin(entry: string): boolean {
-  return URL.canParse(entry) && new URL(entry).origin === entry && entry.startsWith('http');
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCorsOrigins } from './cors-origins.js';
+import { parseCorsOrigins } from './web-origins.js';
 
 describe('parseCorsOrigins', () => {
   it.each([

@@ -1,4 +1,4 @@
-/** `CORS_ORIGINS`: off (the default), `*`, or a comma-separated list of exact origins. */
+/** `CORS_ORIGINS` and `RELAY_ALLOWED_ORIGINS`: off (unset), `*`, or comma-separated origins. */
 export type CorsOrigins = 'off' | '*' | string[];
 
 export const CORS_ORIGINS_MESSAGE =
