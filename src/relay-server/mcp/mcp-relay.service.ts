@@ -83,7 +83,7 @@ export class McpRelayService {
     if (kind === 'request') return answerOf(await this.request(session, message, signal, sink));
     // A response answers a request its MCP server sent the client: the agent checks it was
     // asked of this session (the frame says which) before the server sees it.
-    return this.notify(session, message) ?? { status: 202 };
+    return this.forwarder.notify(session, message) ?? { status: 202 };
   }
 
   /** GET: the session's stream of notifications about no request; it replaces the previous. */
@@ -195,22 +195,6 @@ export class McpRelayService {
       session.wantsLogging = true;
     }
     return answer;
-  }
-
-  /**
-   * Passes a client's notification or response on; the answer when it is refused (429 like a
-   * request while the connection is not reading, so the relay never buffers them unbounded).
-   */
-  private notify(session: RelaySession, message: Message): RelayAnswer | undefined {
-    if (message.method === 'notifications/cancelled') {
-      this.forwarder.cancel(session, message.params);
-      return undefined;
-    }
-    const pinned = session.pinned;
-    // An aggregate session is the relay's own: its notifications concern no MCP server.
-    if (!pinned) return undefined;
-    const tag = clientTag(session);
-    return this.forwarder.notify(session, pinned.connection, pinned.server, message, tag);
   }
 }
 

@@ -22,6 +22,7 @@ import {
   type Message,
 } from '../json-rpc/json-rpc.js';
 import { answerOf, notUp, type RelayAnswer } from './relay-target.js';
+import { clientTag } from './session-request.js';
 import type { RelaySession } from './session-store.service.js';
 
 /**
@@ -159,17 +160,19 @@ export class RelayForwarder {
   }
 
   /**
-   * Passes a client's notification on, holding an in-flight slot until it has left the process.
-   * The refusal: -32005 (429) while the connection is not reading, like a request; 413 for a
-   * frame over the protocol's limits, never sent (the agent would close its connection, 1009).
+   * Passes a client's notification or response on, holding an in-flight slot until it has left
+   * the process (a cancellation stops its request here). The refusal: -32005 (429) while the
+   * connection is not reading, like a request, so the relay never buffers them unbounded; 413 for
+   * a frame over the protocol's limits, never sent (the agent would close its connection, 1009).
    */
-  notify(
-    session: RelaySession,
-    connection: AgentConnection,
-    server: string,
-    message: Message,
-    tag?: ClientTag,
-  ): RelayAnswer | undefined {
+  notify(session: RelaySession, message: Message): RelayAnswer | undefined {
+    if (message.method === 'notifications/cancelled') {
+      this.cancel(session, message.params);
+      return undefined;
+    }
+    // An aggregate session is the relay's own: its notifications concern no MCP server.
+    if (!session.pinned) return undefined;
+    const { connection, server } = session.pinned;
     const waiting = connection.congested;
     const release =
       waiting === undefined
@@ -177,7 +180,7 @@ export class RelayForwarder {
         : this.overloadedBy(session.agent, null, congestionMessage(session.agent, waiting));
     if (typeof release !== 'function') return answerOf(release);
     connection.served(server, session.client);
-    const rejected = connection.notify(server, message, release, tag);
+    const rejected = connection.notify(server, message, release, clientTag(session));
     if (rejected === undefined) return undefined;
     const why = `message rejected: ${rejected}`;
     return { status: 413, body: jsonRpcError(null, RelayErrorCode.MessageRejected, why) };

@@ -22,7 +22,6 @@ import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from '..
 import { RelayForwarder } from '../relay-forwarder.service.js';
 import { McpRelayService } from '../mcp-relay.service.js';
 import { OtherReplicas } from '../other-replicas.js';
-import { clientTag } from '../session-request.js';
 import type { RelaySession } from '../session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
@@ -140,8 +139,7 @@ export class StatelessRelay {
         .then((answer) => toStatelessAnswer(message, answer)),
       asked: new Map(),
       pool: isObject(params.inputResponses) ? params.inputResponses : {},
-      reply: (reply) =>
-        this.forwarder.notify(session, pinned.connection, pinned.server, reply, clientTag(session)),
+      reply: (reply) => this.forwarder.notify(session, reply),
       cancel,
       keys: 0,
     };
