@@ -167,8 +167,9 @@ export function startClientSpan(
   name: string,
   attributes: Attributes,
   parent?: TraceCarrier,
+  links?: Link[],
 ): ClientSpan {
-  const span = startSpan(name, SpanKind.CLIENT, attributes, contextFrom(parent));
+  const span = startSpan(name, SpanKind.CLIENT, attributes, contextFrom(parent), links);
   return {
     carrier: carrierOf(span),
     end(error, answer) {

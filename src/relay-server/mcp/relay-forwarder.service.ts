@@ -108,7 +108,7 @@ export class RelayForwarder {
     const { id, response } = connection.request(server, withoutId(message), {
       timeoutMs: this.config.requestTimeoutMs,
       sink,
-      trace: span?.trace,
+      trace: span?.carrier,
       client: { name: client, ...tag },
     });
     const onAbort = () => {
@@ -140,17 +140,12 @@ export class RelayForwarder {
     const { name, attributes } = mcpSpan(message);
     const fromClient = clientTraceContext(message);
     const request = otel.linkTo(otel.activeContext());
-    const span = otel.startSpan(
+    return otel.startClientSpan(
       name,
-      otel.SpanKind.CLIENT,
       { ...attributes, 'plant_store.agent': agent, 'plant_store.mcp_server': server },
-      otel.contextFrom(fromClient),
+      fromClient,
       fromClient && request ? [request] : undefined,
     );
-    return {
-      trace: otel.carrierOf(span),
-      end: (error?: string) => otel.endSpan(span, error),
-    };
   }
 
   cancel(session: RelaySession, params: unknown): void {
