@@ -18,7 +18,6 @@ import { changedServers, LIST_CHANGED, TOOLS_LIST_CHANGED } from './inventory-ch
 import { RelayForwarder } from './relay-forwarder.service.js';
 import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
 import { SessionRate } from './session-rate.js';
-import { clientTag } from './session-request.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
 /**
@@ -187,8 +186,7 @@ export class McpRelayService {
     const answer = await this.forwarder.run(session, message, signal, (cancelled) => {
       if (!pinned) return this.aggregate.request(session, message, cancelled, sink);
       const { connection, server } = pinned;
-      const tag = clientTag(session);
-      return this.forwarder.send(client, connection, server, message, cancelled, { sink, tag });
+      return this.forwarder.send(client, connection, server, message, cancelled, { sink, session });
     });
     // The server's log lines may now reach this session (`route` decides).
     if (message.method === 'logging/setLevel' && answer.error === undefined) {

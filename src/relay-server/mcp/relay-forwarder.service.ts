@@ -22,7 +22,6 @@ import {
   type Message,
 } from '../json-rpc/json-rpc.js';
 import { answerOf, notUp, type RelayAnswer } from './relay-target.js';
-import { clientTag } from './session-request.js';
 import type { RelaySession } from './session-store.service.js';
 
 /**
@@ -91,7 +90,7 @@ export class RelayForwarder {
   /**
    * Sends `client`'s request to `server` on `connection` under the connection's own id; when
    * `signal` aborts, the agent is told `notifications/cancelled`. `sink` receives the request's
-   * progress and the MCP server's requests for the client session `tag`.
+   * progress and the MCP server's requests for the client `session`.
    */
   async send(
     client: string,
@@ -99,7 +98,7 @@ export class RelayForwarder {
     server: string,
     message: Message,
     signal: AbortSignal,
-    { sink, tag }: { sink?: RequestNotificationSink | undefined; tag?: ClientTag } = {},
+    { sink, session }: { sink?: RequestNotificationSink | undefined; session?: RelaySession } = {},
   ): Promise<JsonRpcResponse> {
     // Cancelled before it was sent (a later page of a cancelled listing): nothing to send.
     if (signal.aborted) return cancelledError(null);
@@ -109,7 +108,7 @@ export class RelayForwarder {
       timeoutMs: this.config.requestTimeoutMs,
       sink,
       trace: span?.carrier,
-      client: { name: client, ...tag },
+      client: session ? clientTag(session) : { name: client },
     });
     const onAbort = () => {
       const reason = typeof signal.reason === 'string' ? signal.reason : 'cancelled by the client';
@@ -243,4 +242,9 @@ function outcomeOf(answer: JsonRpcResponse): string {
   if (answer.error.code === RelayErrorCode.ServerUnavailable) return 'unavailable';
   if (answer.error.code === JsonRpcCode.Overloaded) return 'overloaded';
   return 'error';
+}
+
+/** Who the agent may ask on behalf of the MCP server while this request is in flight. */
+function clientTag({ id, client, capabilities }: RelaySession): ClientTag {
+  return capabilities ? { name: client, session: id, capabilities } : { name: client, session: id };
 }
