@@ -479,7 +479,7 @@ describe('loadConfig: valid configurations', () => {
       kind: 'postgres',
       target: 'db.internal:5432/plants',
       startupTimeoutMs: 5000,
-      pool: { max: 5, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 },
+      pool: { max: 10, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 },
     });
     expect(config.agent?.serverUrl.href).toBe('https://agents.example.com/relay');
     expect(config.agent?.token.reveal()).toBe(SECRET);
