@@ -111,11 +111,16 @@ async function startTarget(name, dist, ca, dir, node) {
       ...opts['relay-args'].split(' ').filter(Boolean),
       ...(opts.alloc ? ['--inspect=127.0.0.1:0'] : []),
     ],
-    env: Object.fromEntries(
-      [...opts['relay-env'], ...(name === 'other' ? opts['other-env'] : [])].map((pair) =>
-        pair.split(/=(.*)/s, 2),
+    env: {
+      // One agent connection answers every call, over 1,000 a second: the per-connection frame
+      // budget (a flood guard, 1,000/s) would drop it mid-run.
+      RELAY_AGENT_MAX_FRAMES_PER_SECOND: '0',
+      ...Object.fromEntries(
+        [...opts['relay-env'], ...(name === 'other' ? opts['other-env'] : [])].map((pair) =>
+          pair.split(/=(.*)/s, 2),
+        ),
       ),
-    ),
+    },
     launcher: opts.callgrind ? callgrindLauncher(dir, node.path) : undefined,
     tenants: Number(opts.tenants),
   });
