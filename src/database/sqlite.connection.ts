@@ -27,6 +27,7 @@ export function openSqlite(file: string, dataDir: string) {
     database = new BetterSqlite3(file);
   } catch (error) {
     if (error instanceof SqliteOpenError) throw error;
+    if ((error as { code?: string }).code === 'ERR_DLOPEN_FAILED') throw addonMismatch(error);
     throw notUsable(file, dataDir, error);
   }
   // int64 ids come back as bigint, never rounded to a JS number.
@@ -85,6 +86,14 @@ function checkIntegrity(database: StatementCachingDatabase, file: string): void 
 function corrupt(file: string, detail: string): SqliteOpenError {
   return new SqliteOpenError(
     `the database file ${file} is corrupt (${detail}); the service will not start on it: restore it from a backup, or move it away to start an empty store`,
+  );
+}
+
+/** The addon loads at the first open: one built by `npm ci` under another Node cannot. */
+function addonMismatch(error: unknown): SqliteOpenError {
+  return new SqliteOpenError(
+    `cannot load the SQLite driver (better-sqlite3) on Node.js ${process.version}: it was built for another Node.js version; run \`npm rebuild better-sqlite3\` (or \`npm ci\`) with this Node.js (${(error as Error).message.split('\n')[0]})`,
+    { cause: error },
   );
 }
 
