@@ -102,6 +102,20 @@ async function refusals(relay) {
   return counts;
 }
 
+/**
+ * B's event loop delay (prom-client's, from monitorEventLoopDelay) since the last scrape, in ms:
+ * whether the bystander's slow calls waited in B or in this machine's other processes.
+ */
+async function loopDelay(relay) {
+  const text = await fetch(relay.metricsUrl).then((r) => r.text());
+  const ms = (name) =>
+    Math.round(
+      Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)`, 'm').exec(text)?.[1]) *
+        1000,
+    );
+  return { p99: ms('p99'), max: ms('max') };
+}
+
 async function main() {
   const pod = chartPod(ROOT);
   const relay = (name, more = {}) =>
@@ -134,6 +148,7 @@ async function main() {
   console.log(`${AGENTS} agents connected to relay A; killing it`);
   fleet.send({ type: 'target', url: `wss://localhost:${b.port}/agent/v1/connect` });
   const before = { failures: fleet.state().failures, cpuMs: cpuMicros(b.pid) / 1000 };
+  await loopDelay(b); // starts B's delay histogram afresh
   const killedAt = Date.now();
   const killedAtMs = performance.now();
   process.kill(a.pid, 'SIGKILL');
@@ -145,6 +160,7 @@ async function main() {
   );
   const backS = (Date.now() - killedAt) / 1000;
   const backAt = performance.now();
+  const eventLoopDelayMs = await loopDelay(b);
   const failures = Object.fromEntries(
     Object.entries(fleet.state().failures).map(([k, n]) => [k, n - (before.failures[k] ?? 0)]),
   );
@@ -156,6 +172,7 @@ async function main() {
       memory: podNote ?? pod.memory,
       cpuS: (cpuMicros(b.pid) / 1000 - before.cpuMs) / 1000,
       peakRssMiB: Math.round(b.peakRss() / 2 ** 20),
+      eventLoopDelayMs,
     },
     refusedByB: await refusals(b),
     agentFailures: failures,

@@ -3,7 +3,7 @@ import type { Server as TlsServer } from 'node:tls';
 import { TokenBucket } from '../logging/token-bucket.js';
 
 export interface TlsHandshakeGate {
-  /** TLS handshakes started a second, at most (a second's worth may start at once). */
+  /** TLS handshakes started a second, at most (50 ms' worth may start at once). */
   perSecond: number;
   /** How long a connection may wait for its turn; past it, it is closed unstarted. */
   maxWaitMs: number;
@@ -26,7 +26,10 @@ export function gateTlsHandshakes(
     throw new Error('gate TLS handshakes before other connection listeners');
   const startHandshake = listeners[0]!;
   server.removeListener('connection', startHandshake);
-  const bucket = new TokenBucket({ ratePerSecond: gate.perSecond, burst: gate.perSecond });
+  // A burst of 50 ms' worth: a second's worth started at once held the event loop (and every
+  // other client's request) for as long as their handshakes took.
+  const burst = Math.max(1, Math.ceil(gate.perSecond / 20));
+  const bucket = new TokenBucket({ ratePerSecond: gate.perSecond, burst });
   // Waiting connections in arrival order, each with the timer that closes it unstarted.
   const waiting = new Map<Socket, NodeJS.Timeout>();
   let nextTurn: NodeJS.Timeout | undefined;
