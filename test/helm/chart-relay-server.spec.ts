@@ -193,6 +193,11 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       expect(allOfKind(render({ set: minimal }), 'Deployment')).toHaveLength(2);
     });
 
+    it('takes TLS handshakes in turns by default (200 a second)', () => {
+      const data = named(render({ set: minimal }), 'ConfigMap', RELAY)[0]!.data;
+      expect(data).toMatchObject({ RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '200' });
+    });
+
     it("passes on the connection caps of the chart README's many-agents example", () => {
       const settings = {
         RELAY_MAX_CONNECTIONS: '5000',
