@@ -20,7 +20,7 @@ export interface PostgresOptions {
  * The pool's budget (DATABASE_POOL_*): what this process may hold of `max_connections`. The
  * defaults are for tests that open a store directly.
  */
-const DEFAULT_POOL = { max: 5, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 };
+const DEFAULT_POOL = { max: 10, idleTimeoutMs: 10_000, maxLifetimeMs: 60_000 };
 
 type PoolSettings = typeof DEFAULT_POOL;
 

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -21,7 +21,8 @@ describe('openSqlite', () => {
   it('names the driver and the fix, not DATA_DIR, when the addon was built for another Node', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sqlite-addon-'));
     expect(() => openSqlite(join(dir, 'plants.sqlite'), dir)).toThrow(
-      `cannot load the SQLite driver (better-sqlite3) on Node.js ${process.version}: it was built for another Node.js version; run \`npm rebuild better-sqlite3\` (or \`npm ci\`) with this Node.js (The module 'better_sqlite3.node')`,
+      `cannot load the SQLite driver (better-sqlite3) on Node.js ${process.version}: it was built for another Node.js version or platform; run \`npm rebuild better-sqlite3\` (or \`npm ci\`) with this Node.js (The module 'better_sqlite3.node' was compiled against a different Node.js version)`,
     );
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -91,8 +91,9 @@ function corrupt(file: string, detail: string): SqliteOpenError {
 
 /** The addon loads at the first open: one built by `npm ci` under another Node cannot. */
 function addonMismatch(error: unknown): SqliteOpenError {
+  const reason = (error as Error).message.replaceAll('\n', ' ');
   return new SqliteOpenError(
-    `cannot load the SQLite driver (better-sqlite3) on Node.js ${process.version}: it was built for another Node.js version; run \`npm rebuild better-sqlite3\` (or \`npm ci\`) with this Node.js (${(error as Error).message.split('\n')[0]})`,
+    `cannot load the SQLite driver (better-sqlite3) on Node.js ${process.version}: it was built for another Node.js version or platform; run \`npm rebuild better-sqlite3\` (or \`npm ci\`) with this Node.js (${reason})`,
     { cause: error },
   );
 }

@@ -8,7 +8,7 @@ import { gateTlsHandshakes, type TlsHandshakeGate } from './tls-handshake-gate.j
 export interface ConnectionLimits {
   maxConnections: number;
   maxConnectionsPerAddress: number;
-  /** Addresses the per-address cap does not count (the relay's own replicas). */
+  /** Addresses neither the per-address cap nor the handshake gate holds (the relay's replicas). */
   exempt?: (address: string) => boolean;
   /** A header timeout of the listener's own (the probe ports), reported as `headers_timeout`. */
   headersTimeoutMs?: number;
@@ -42,7 +42,7 @@ export function limitConnections(
   );
   // First, while TLS's own listener is the only one it could take for its own.
   if (limits.tlsHandshakes && limits.tlsHandshakes.perSecond > 0 && server instanceof TlsServer)
-    gateTlsHandshakes(server, limits.tlsHandshakes, (socket) =>
+    gateTlsHandshakes(server, { exempt: limits.exempt, ...limits.tlsHandshakes }, (socket) =>
       refused('tls_handshake_wait', socket.remoteAddress),
     );
   if (limits.maxConnectionsPerAddress > 0) capPerAddress(server, limits, refused);

@@ -7,6 +7,8 @@ export interface TlsHandshakeGate {
   perSecond: number;
   /** How long a connection may wait for its turn; past it, it is closed unstarted. */
   maxWaitMs: number;
+  /** Addresses that never wait (the relay's own replicas: one kept waiting would look frozen). */
+  exempt?: (address: string) => boolean;
 }
 
 /**
@@ -63,6 +65,7 @@ export function gateTlsHandshakes(
 
   server.on('connection', (socket: Socket) => {
     if (socket.destroyed) return; // refused by a cap already
+    if (gate.exempt?.(socket.remoteAddress ?? '')) return start(socket);
     if (waiting.size === 0 && bucket.take()) start(socket);
     else wait(socket);
   });

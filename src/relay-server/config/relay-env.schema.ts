@@ -158,8 +158,8 @@ const limitFields = wholeNumberSettings({
   // As long as the agent waits: a reconnect storm's handshakes closed sooner spent their CPU for
   // nothing and started again (bench/README.md, "The relay").
   RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 15, 'A TLS handshake not done by then is closed'],
-  // Off here, where the CPU is unknown; the chart's 500m pod sets 200, which halves other
-  // clients' p99 in a reconnect storm of 2,048 agents (bench/README.md, "The relay").
+  // Off here, where the CPU is unknown; the chart's 500m pod sets 200: other clients' p99 in a
+  // reconnect storm of 2,048 agents ~2.5x lower (bench/README.md, "The relay").
   RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: [0, 1e6, 0, 'TLS handshakes started a second (`0`: no cap)'],
   RELAY_TLS_HANDSHAKE_WAIT_SECONDS: [1, 600, 10, 'How long a connection waits for its handshake'],
   // Above the plant chart's most replicas (10) plus a rolling update's surge.
