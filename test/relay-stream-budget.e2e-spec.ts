@@ -38,6 +38,11 @@ let app: RunningApp;
 const held: ClientRequest[] = [];
 
 const url = (server: string) => `https://localhost:${relay.port}/mcp/shop/${server}`;
+/**
+ * The kernel caches TCP metrics per address pair: after many loopback connections it lets a new
+ * socket buffer a whole unread answer, out of the relay's sight. A fresh source address avoids it.
+ */
+const unreadFrom = `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
 const headers = (session?: string) => ({
   Authorization: `Bearer ${tokens.mallory}`,
   'Content-Type': 'application/json',
@@ -209,7 +214,13 @@ describe('event stream buffer budgets under the pod limit (e2e)', () => {
             new Promise((resolve) => {
               const call = request(
                 url('fixture'),
-                { method: 'POST', headers: headers(session), ca: caPem, agent: false },
+                {
+                  method: 'POST',
+                  headers: headers(session),
+                  ca: caPem,
+                  agent: false,
+                  localAddress: unreadFrom,
+                },
                 // Never read: the answer stays in the relay's buffers until the budget says no.
                 (response) => {
                   statuses.push(response.statusCode ?? 0);
