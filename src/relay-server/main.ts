@@ -18,11 +18,8 @@ import { loadRelayConfig } from './config/load-relay-config.js';
 import type { RelayConfig } from './config/relay-config.js';
 import { RelayServerModule } from './relay-server.module.js';
 
-/**
- * The relay server's entry point (`npm run relay-server`): validate RELAY_* (exit 78 naming
- * every problem), then serve agents and MCP clients on RELAY_PORT, probes and metrics on their
- * own ports, with the plant service's lifecycle (runHttpApp).
- */
+// The relay server (`npm run relay-server`): a bad RELAY_* setting exits 78 naming every problem;
+// agents and clients on RELAY_PORT, probes and metrics on their own ports (runHttpApp).
 void runHttpApp<RelayConfig>({
   loadConfig: () => loadRelayConfig(process.env),
   createApp: (config, logger) =>

@@ -59,10 +59,8 @@ import { relayMetricProviders } from './metrics/relay-metrics.js';
 })
 class McpEndpointModule {}
 
-/**
- * The relay server, the other end of docs/agent-protocol.md: agents dial in over WebSocket
- * (AgentGateway), MCP clients reach their servers over Streamable HTTP (McpController).
- */
+// The relay server, the other end of docs/agent-protocol.md: agents dial in over WebSocket
+// (AgentGateway), MCP clients reach their servers over Streamable HTTP (McpController).
 @Module({})
 export class RelayServerModule implements NestModule {
   static forRoot(config: RelayConfig, logger: Logger): DynamicModule {

@@ -1,7 +1,4 @@
-/**
- * What each key holds (requests in flight, open connections) against a cap; a release runs
- * once, whatever calls it twice.
- */
+/** Per-key counts (requests in flight, connections) against a cap; a release runs only once. */
 export class InFlightLimiter {
   private readonly counts = new Map<string, number>();
 

@@ -35,10 +35,7 @@ export interface ListenerLimits {
 /** Applies a listener's server limits and connection caps; call before `listen`. */
 type Limiter = Record<'api' | 'probe', (server: Server) => void>;
 
-/**
- * A process's listeners: health, metrics and, unless it serves no API (the webhook worker), the
- * API's (the default); a port of 0 is any free one.
- */
+/** Health, metrics and the API (none for the webhook worker); a port of 0 is any free one. */
 export interface Listeners<P extends ProbePorts = PortScope> {
   host: string;
   ports: P;
@@ -56,19 +53,14 @@ export interface HttpEntryPoint<C extends EntryPointConfig, P extends ProbePorts
   listeners(config: C): Listeners<P>;
   /** The start-up line once every port listens: with a port of 0, where a caller learns it. */
   announce(app: NestExpressApplication, config: C, logger: Logger, ports: P): void;
-  /**
-   * On a signal, before the drain waits for the requests in flight: what would hold them (the
-   * relay's agent connections, whose waiting clients are answered when they close).
-   */
+  // On a signal, before the drain waits for the requests in flight: what would hold them (the
+  // relay's agent connections, whose waiting clients are answered when they close).
   beforeDrain?(app: NestExpressApplication): void | Promise<void>;
   /** Caps on each listener's connections and what counts refusals; none without it. */
   connectionLimits?(app: NestExpressApplication, config: C): ListenerLimits;
 }
 
-/**
- * The one bootstrap of every HTTP entry point: the config (exit 78), logger, tracing, the app,
- * its listeners, then the stop on a signal.
- */
+/** The one bootstrap of every HTTP entry point: config (exit 78), logger, tracing, app, stop. */
 export async function runHttpApp<C extends EntryPointConfig, P extends ProbePorts = PortScope>(
   entry: HttpEntryPoint<C, P>,
 ): Promise<void> {
@@ -108,10 +100,8 @@ export async function runHttpApp<C extends EntryPointConfig, P extends ProbePort
   stopOnSignals(app, new ConnectionDrain(servers), logger, () => entry.beforeDrain?.(app));
 }
 
-/**
- * The API's listener with Nest's own listen, which also runs the modules' init and bootstrap
- * hooks; without an API port (the worker), the init alone and no listener.
- */
+// The API's listener with Nest's own listen, which also runs the modules' init and bootstrap
+// hooks; without an API port (the worker), the init alone and no listener.
 async function listenApi<P extends ProbePorts>(
   app: NestExpressApplication,
   { host, ports: configured, portVariables }: Listeners<P>,
@@ -129,10 +119,8 @@ async function listenApi<P extends ProbePorts>(
   return [server];
 }
 
-/**
- * The health and metrics listeners, each a server of its own, writing their bound ports into
- * `ports`. One after the other: when both are taken, the first one's variable is named.
- */
+// The health and metrics listeners, each a server of its own, writing their bound ports into
+// `ports`. One after the other: when both are taken, the first one's variable is named.
 async function listenProbes<P extends ProbePorts>(
   app: NestExpressApplication,
   { host, ports: configured, portVariables }: Listeners<P>,
@@ -177,11 +165,8 @@ interface PortSetting {
   variable: string;
 }
 
-/**
- * Listens (with `listen`, else `server.listen`) and returns the bound port: the configured one,
- * or the kernel's pick for 0. A failure names the variable that set the port, as `EADDRINUSE`
- * alone does not.
- */
+// Returns the bound port (the kernel's pick for 0). A failure names the variable that set the
+// port, as `EADDRINUSE` alone does not.
 async function listenNamed(
   server: Server,
   { port, host, variable }: PortSetting,
@@ -200,10 +185,8 @@ async function listenNamed(
   return address.port;
 }
 
-/**
- * A port in use or an address not this host's: stop what started and exit 1 with one line,
- * without waiting on a shutdown step that hangs (a process without its probes must not linger).
- */
+// A port in use or an address not this host's: stop what started and exit 1 with one line,
+// without waiting on a shutdown step that hangs (a process without its probes must not linger).
 async function exitCannotListen(
   app: INestApplicationContext,
   error: unknown,
@@ -217,10 +200,8 @@ async function exitCannotListen(
   return exitAfterLog(logger, undefined, 1);
 }
 
-/**
- * On SIGTERM, SIGINT and SIGHUP: stop accepting, let in-flight requests finish (10 s at most),
- * run the shutdown hooks, exit 0. SIGHUP too: a closed terminal stops the process cleanly.
- */
+// On SIGTERM, SIGINT and SIGHUP: stop accepting, let in-flight requests finish (10 s at most),
+// run the shutdown hooks, exit 0. SIGHUP too: a closed terminal stops the process cleanly.
 function stopOnSignals(
   app: INestApplicationContext,
   drain: ConnectionDrain,

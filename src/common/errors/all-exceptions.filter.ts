@@ -79,12 +79,8 @@ const LINGER_MS = 2_000;
 // Above what the two ends' socket buffers hold: bytes sent before the answer are read after it.
 const LINGER_MAX_BYTES = 16 * 1024 * 1024;
 
-/**
- * Closes the connection of a request whose body was not read to its end (401, 413, 408) as
- * Apache and nginx do: the answer and a FIN, then up to 2 s or 16 MiB of what the client still
- * sends is discarded. Closing at once makes the kernel reset the answer away; reading the whole
- * body would let a client make us read 10 GB.
- */
+// An unread body (401, 413, 408): the answer, a FIN, then up to 2 s or 16 MiB discarded, as nginx
+// does. Closing at once lets the kernel's reset lose the answer; reading it all could be 10 GB.
 function closeAfterAnswer(request: Request, response: Response): void {
   if (response.headersSent) return;
   response.setHeader('Connection', 'close');

@@ -2,10 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import { orTimeout } from '../async/or-timeout.js';
 
-/**
- * Graceful stop of HTTP listeners: from `drain()` on, no new connections and every answer says
- * `Connection: close`, so keep-alive clients move on.
- */
+/** Graceful stop: no new connections, and `Connection: close` so keep-alive clients move on. */
 export class ConnectionDrain {
   private readonly inFlight = new Set<ServerResponse>();
   private draining = false;
@@ -23,9 +20,8 @@ export class ConnectionDrain {
   async drain(graceMs: number): Promise<'drained' | 'cut'> {
     this.draining = true;
     for (const response of this.inFlight) closeAfter(response);
-    // net.Server's close, not http.Server's: the latter also destroys idle keep-alive
-    // connections at once, which resets a request a client has just sent on one. Here such a
-    // request is still answered, with Connection: close.
+    // net.Server's close, not http.Server's, which destroys idle keep-alive connections at once
+    // and so resets a request just sent on one; here it is answered, with Connection: close.
     for (const server of this.servers) NetServer.prototype.close.call(server);
     const idle = new Promise<void>((resolve) => {
       this.onIdle = resolve;

@@ -27,10 +27,8 @@ export type ConnectionRefusal =
   | 'tls_handshake_wait'
   | 'tls_handshake_failed';
 
-/**
- * Holds a listener to `limits`: a connection past a cap is closed as it is accepted, before TLS
- * or HTTP spend anything on it, and reported, as are failed TLS handshakes. Call before listen.
- */
+// Holds a listener to `limits`: a connection past a cap is closed as it is accepted, before TLS
+// or HTTP spend anything on it, and reported, as are failed TLS handshakes. Call before listen.
 export function limitConnections(
   server: Server,
   limits: ConnectionLimits,

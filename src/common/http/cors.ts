@@ -5,12 +5,8 @@ import type {
 import type { CorsOrigins } from '../../config/shared/web-origins.js';
 import { listenerOf, type PortScope } from './port-scope.js';
 
-/**
- * CORS for browser clients on other origins, on the API port only (no web page reads health or
- * metrics through a browser); undefined (no CORS header) when CORS_ORIGINS is empty. No
- * credentials: the API takes a bearer token, never a cookie, so `*` is safe. `Link` and
- * `Retry-After` are exposed so a script can page and back off.
- */
+// API port only. No credentials: the API takes a bearer token, never a cookie, so `*` is safe.
+// `Link` and `Retry-After` are exposed so a script can page and back off.
 export function apiPortCors(
   origins: CorsOrigins,
   ports: () => PortScope,

@@ -3,11 +3,8 @@ import type { Duplex } from 'node:stream';
 
 /** All request headers must arrive within this time (slowloris); Node's default is 60 s. */
 export const HEADERS_TIMEOUT_MS = 10_000;
-/**
- * An idle keep-alive connection is closed after this: longer than a load balancer's or client's
- * own idle timeout (60 s for AWS's ALB and ingress-nginx), so they close first and never send a
- * request on a socket the server is closing. Node's 5 s default makes them race.
- */
+// Longer than a load balancer's idle timeout (60 s for AWS's ALB and ingress-nginx), so it
+// closes first and never sends on a socket we are closing; Node's 5 s default makes them race.
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 /** A whole request, body included, within this time; the body's own minimum rate cuts first. */
 export const REQUEST_TIMEOUT_MS = 90_000;
@@ -30,10 +27,8 @@ const PENDING = Symbol('pending responses');
 const WAITING_ANSWER = Symbol('error answer after the pending responses');
 type TrackedSocket = Duplex & { [PENDING]?: number; [WAITING_ANSWER]?: () => void };
 
-/**
- * Every listener's limits, and the Error body for what Node refuses before Express sees a
- * request (431, 408, malformed), where Node would answer empty. Call before `listen`.
- */
+// Every listener's limits, and the Error body for what Node refuses before Express sees a
+// request (431, 408, malformed), where Node would answer empty. Call before `listen`.
 export function applyServerLimits(
   server: Server,
   { headersTimeoutMs = HEADERS_TIMEOUT_MS, keepAliveTimeoutMs = KEEP_ALIVE_TIMEOUT_MS } = {},
@@ -59,19 +54,15 @@ function countPendingResponse(request: IncomingMessage, response: ServerResponse
   });
 }
 
-/**
- * A valid request followed by bytes that are not HTTP is carried out: its answer goes first
- * and the error after it, never an error alone for work that was done.
- */
+// A valid request followed by bytes that are not HTTP is carried out: its answer goes first
+// and the error after it, never an error alone for work that was done.
 function answerClientError(
   error: NodeJS.ErrnoException,
   socket: TrackedSocket,
   errors: ReturnType<typeof clientErrors>,
 ): void {
-  // Only an HTTP error gets an HTTP answer. Anything else (a TLS handshake that failed or timed
-  // out, a reset) is closed at once: an answer written into a TLS socket that never finished
-  // its handshake is never sent, and would hold the connection open for good.
-  // Errors of Node's HTTP parser (HPE_*) and of its request timeouts are HTTP ones.
+  // Only HTTP errors (HPE_*, request timeouts) get an answer; anything else (a failed TLS
+  // handshake, a reset) is closed at once, as an answer there would hold the socket for good.
   const code = error.code ?? '';
   if (!(code.startsWith('HPE_') || code === 'ERR_HTTP_REQUEST_TIMEOUT') || !socket.writable) {
     socket.destroy();

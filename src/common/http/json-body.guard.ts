@@ -11,12 +11,8 @@ import { readBodyText } from './request-body.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-/**
- * Request bodies: JSON only, UTF-8, at most 64 KiB, at a minimum rate, parsed losslessly. A
- * global guard after BearerGuard, so no body byte is read before the token is checked (an
- * e2e test pins 401, not 413); a guard rather than an interceptor, whose rxjs chain cost ~20 us
- * a request. Both guards must stay singletons: Nest runs request-scoped ones last.
- */
+// After BearerGuard, so no body byte is read before the token check; not an interceptor, whose
+// rxjs chain cost ~20 us a request. Both guards must stay singletons: Nest runs scoped ones last.
 @Injectable()
 export class JsonBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {

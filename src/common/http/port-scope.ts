@@ -2,10 +2,7 @@ import { NotFoundException } from '@nestjs/common';
 
 export type Listener = 'api' | 'health' | 'metrics';
 
-/**
- * One app, three listeners; each port serves only its own paths, so a NetworkPolicy per port
- * means what it says (/plants on the health port is 404).
- */
+/** Each port serves only its own paths, so a NetworkPolicy per port means what it says. */
 export type PortScope = Record<Listener, number>;
 
 export const HEALTH_PATHS = new Set(['/health', '/health/live', '/health/ready']);
@@ -32,10 +29,8 @@ export function pathAllowed(listener: Listener, path: string): boolean {
   return !HEALTH_PATHS.has(clean) && !METRICS_PATHS.has(clean);
 }
 
-/**
- * Mounted first (before Swagger UI's routes, which Nest middleware cannot precede): a path the
- * port does not serve becomes a 404 for the exception filter. `ports` are the bound ones.
- */
+// Mounted first (before Swagger UI's routes, which Nest middleware cannot precede): a path the
+// port does not serve becomes a 404 for the exception filter. `ports` are the bound ones.
 export function portScopeHandler(ports: () => ProbePorts) {
   return (
     request: { socket: { localPort?: number }; path: string; method: string },

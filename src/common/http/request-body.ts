@@ -6,10 +6,8 @@ import { HttpException } from '@nestjs/common';
 
 /** The largest body accepted, counted both as sent and after decompression (gzip bombs). */
 export const MAX_BODY_BYTES = 64 * 1024;
-/**
- * The slowest body accepted: BODY_GRACE_MS to start, then BODY_MIN_BYTES_PER_SECOND on average
- * (Apache mod_reqtimeout's scheme): 69 s at most for the largest body.
- */
+// The slowest body accepted: BODY_GRACE_MS to start, then BODY_MIN_BYTES_PER_SECOND on average
+// (Apache mod_reqtimeout's scheme): 69 s at most for the largest body.
 export const BODY_GRACE_MS = 5_000;
 export const BODY_MIN_BYTES_PER_SECOND = 1024;
 
@@ -73,10 +71,8 @@ export function checkBodyHeaders(
   return encoding;
 }
 
-/**
- * The whole body as UTF-8 text, refused at the first byte past the limit (sent or
- * decompressed) so the caller can answer at once. Bytes that are not UTF-8 are refused.
- */
+// The whole body as UTF-8 text, refused at the first byte past the limit (sent or
+// decompressed) so the caller can answer at once. Bytes that are not UTF-8 are refused.
 export function readBodyText(
   request: IncomingMessage,
   limits: BodyLimits = DEFAULT_LIMITS,
@@ -91,10 +87,8 @@ export function readBodyText(
   });
 }
 
-/**
- * A body whose Content-Length bytes are all buffered (a small one comes with its headers),
- * taken with no listeners or timer to set; resumed so the stream still ends.
- */
+// A body whose Content-Length bytes are all buffered (a small one comes with its headers),
+// taken with no listeners or timer to set; resumed so the stream still ends.
 function arrivedWhole(request: IncomingMessage): Promise<string> {
   const body = request.read() as Buffer;
   request.resume();
@@ -154,10 +148,8 @@ class BodyReading {
     }
   }
 
-  /**
-   * One timer per body, not one per chunk: when it fires, the bytes received since it was set
-   * may have earned more time, and it is set again for that time.
-   */
+  // One timer per body, not one per chunk: when it fires, the bytes received since it was set
+  // may have earned more time, and it is set again for that time.
   private armTimer(): void {
     const left =
       this.started +

@@ -11,13 +11,8 @@ export interface TlsHandshakeGate {
   exempt?: (address: string) => boolean;
 }
 
-/**
- * Starts at most `perSecond` TLS handshakes a second; a connection past them waits, holding only
- * its socket, for its turn in arrival order. When thousands of agents reconnect at once, the
- * handshakes all started together share the CPU and time out together; taken in turns, each
- * finishes within its timeout, which starts with its turn. A rate (not a count of handshakes
- * under way) cannot be held by connections that never finish theirs.
- */
+// Handshakes all started at once (thousands of agents reconnecting) time out together; in turns,
+// each finishes, timed from its turn. A rate, not a count: stalled handshakes would hold a count.
 export function gateTlsHandshakes(
   server: TlsServer,
   gate: TlsHandshakeGate,

@@ -1,11 +1,7 @@
 import { isInteger, isSafeNumber, parse, splitNumber, stringify } from 'lossless-json';
 
-/**
- * JSON that keeps every int64 exact: JSON.parse rounds 9007199254740993 and JSON.stringify
- * throws on bigint. An integer a number cannot hold becomes a bigint. A literal that spells a
- * whole number (`1.0`, `9.007199254740993e15`: JSON Schema's integers, which schemathesis
- * sends) is read as that integer; one with a non-zero fraction becomes NaN, never a rounded id.
- */
+// Keeps every int64 exact: a bigint past 2^53; `1.0` or `9.0e15` (schemathesis sends them) read as
+// integers; a fraction that would round to a whole number becomes NaN, never a rounded id.
 export function parseJson(text: string): unknown {
   assertDepthAtMost(text, MAX_JSON_DEPTH);
   return parse(text, null, reviveNumber);

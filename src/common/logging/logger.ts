@@ -11,11 +11,8 @@ export interface LoggerConfig {
   tracing?: TracingConfig | undefined;
 }
 
-/**
- * JSON lines for collectors, pretty lines on a terminal; headers are never logged and secrets
- * print as "[redacted]". Writes are asynchronous (a synchronous write per request cost
- * event-loop time under load), without a minimum buffer, so a quiet service's lines show at once.
- */
+// Headers never logged, secrets "[redacted]". Asynchronous writes (a synchronous one per request
+// cost event-loop time under load), no minimum buffer so a quiet service's lines show at once.
 export function createLogger({ logLevel, noColor, tracing: traced }: LoggerConfig): Logger {
   const options = {
     level: logLevel,
@@ -46,20 +43,16 @@ export function createLogger({ logLevel, noColor, tracing: traced }: LoggerConfi
 /** The asynchronous stdout destination of each JSON logger, for writeAfterLog. */
 const destinations = new WeakMap<Logger, { write(text: string): boolean }>();
 
-/**
- * Raw text to stdout after every line logged so far, which a plain write would overtake (the
- * banner came before the "listening" line): JSON joins the same queue, pretty waits a flush.
- */
+// Raw text to stdout after every line logged so far, which a plain write would overtake (the
+// banner came before the "listening" line): JSON joins the same queue, pretty waits a flush.
 export function writeAfterLog(logger: Logger, text: string): void {
   const destination = destinations.get(logger);
   if (destination) destination.write(text);
   else logger.flush(() => process.stdout.write(text));
 }
 
-/**
- * The start-up line's logger: with a port configured as 0 that line alone says the bound
- * port, so it is written at info whatever the level, short of `silent`.
- */
+// The start-up line's logger: with a port configured as 0 that line alone says the bound
+// port, so it is written at info whatever the level, short of `silent`.
 export function startUpLogger(logger: Logger, configuredPorts: number[]): Logger {
   const picked = configuredPorts.includes(0);
   if (!picked || logger.level === 'silent' || logger.isLevelEnabled('info')) return logger;

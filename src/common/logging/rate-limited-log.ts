@@ -1,10 +1,8 @@
 import type { Logger } from 'pino';
 import { TokenBucket, type TokenBucketOptions } from './token-bucket.js';
 
-/**
- * Warnings about what a peer sent, through a token bucket: 50,000 junk frames must not become
- * 50,000 lines. The next line that passes carries the count of those held back (`suppressed`).
- */
+// Warnings about what a peer sent, through a token bucket: 50,000 junk frames must not become
+// 50,000 lines. The next line that passes carries the count of those held back (`suppressed`).
 export const DEFAULT_LOG_RATE: Omit<TokenBucketOptions, 'now'> = { ratePerSecond: 1, burst: 10 };
 
 export class RateLimitedLog {

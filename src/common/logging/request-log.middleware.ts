@@ -5,16 +5,12 @@ import { HttpRequestMetrics } from '../metrics/http-request-metrics.js';
 import { type Tracing, tracing } from '../tracing/tracing.js';
 import { LOGGER } from './logger.token.js';
 
-/**
- * One log line per API request (no headers, path or body) and, in the same `finish` listener,
- * the HTTP metrics where provided (the relay server has none); with tracing, a SERVER span.
- */
+// One log line per API request (no headers, path or body) and, in the same `finish` listener,
+// the HTTP metrics where provided (the relay server has none); with tracing, a SERVER span.
 @Injectable()
 export class RequestLogMiddleware implements NestMiddleware {
-  /**
-   * The line's fields are fixed and none is secret, so it skips pino's redaction: its wildcard
-   * paths (`*.token`) run on every value of every line and cost more than the line itself.
-   */
+  // The line's fields are fixed and none is secret, so it skips pino's redaction: its wildcard
+  // paths (`*.token`) run on every value of every line and cost more than the line itself.
   private readonly logger: Logger;
 
   constructor(

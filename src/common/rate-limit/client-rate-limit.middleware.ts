@@ -10,11 +10,8 @@ import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 
 const WINDOW_MS = 60_000;
 
-/**
- * RATE_LIMIT_PER_MINUTE requests per client address (IPv6 by /64) over every API request,
- * unknown paths included: a middleware, as the throttler's guard runs on matched routes only
- * and counts each route apart. It runs before the guards and the body, so those count too.
- */
+// Per client address (IPv6 by /64), unknown paths included: a middleware, as the throttler's
+// guard counts matched routes only, each apart. Before the guards and body, so those count too.
 @Injectable()
 export class ClientRateLimitMiddleware implements NestMiddleware {
   private readonly message: string;

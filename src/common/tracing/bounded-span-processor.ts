@@ -5,10 +5,8 @@ import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelem
 /** Why spans never reached the collector: too many held, or their export failed. */
 export type DropReason = 'queue_full' | 'export_failed';
 
-/**
- * Caps the finished spans held (waiting or being sent) at `max` and reports those dropped past
- * it or lost in a failed export: a dead collector must not grow the process, and losses show.
- */
+// Caps the finished spans held (waiting or being sent) at `max` and reports those dropped past
+// it or lost in a failed export: a dead collector must not grow the process, and losses show.
 export class BoundedSpanProcessor implements SpanProcessor {
   private held = 0;
   private readonly inner: SpanProcessor;

@@ -26,11 +26,8 @@ import { orTimeout } from '../async/or-timeout.js';
 import { RateLimitedLog } from '../logging/rate-limited-log.js';
 import { BoundedSpanProcessor, type DropReason } from './bounded-span-processor.js';
 
-/**
- * OpenTelemetry's Node SDK and our seams' helpers, loaded only when tracing is on (a chunk of
- * its own in the bundle). The SDK reads the OTEL_* variables; we add the count of spans lost.
- * Spans are made by hand: instrumentation that patches `require` sees nothing in the bundle.
- */
+// Loaded only when tracing is on (a chunk of its own in the bundle). Spans are made by hand:
+// instrumentation that patches `require` sees nothing in the bundle.
 export { SpanKind };
 export type { Context, DropReason, Span };
 
@@ -97,10 +94,8 @@ export function start(
   tracer = trace.getTracer('plant-store', version);
 }
 
-/**
- * The SDK's warnings (an OTEL_* value it does not know and ignores) as ours, one a minute past
- * the first ten. It quotes an endpoint it cannot parse: endpoints and headers are cut out.
- */
+// The SDK's warnings (an OTEL_* value it does not know and ignores) as ours, one a minute past
+// the first ten. It quotes an endpoint it cannot parse: endpoints and headers are cut out.
 export function logDiagnostics(logger: Logger): void {
   const secrets = ['HEADERS', 'TRACES_HEADERS', 'ENDPOINT', 'TRACES_ENDPOINT']
     .map((name) => getStringFromEnv(`OTEL_EXPORTER_OTLP_${name}`))
@@ -124,10 +119,8 @@ export async function shutdown(timeoutMs: number): Promise<number> {
   return outcome === 'timeout' ? (processor?.pending ?? 0) : 0;
 }
 
-/**
- * An HTTP request's SERVER span, continuing its `traceparent`. The request's and response's
- * events are bound to it too: a body read ends in a stream event, outside the caller's context.
- */
+// An HTTP request's SERVER span, continuing its `traceparent`. The request's and response's
+// events are bound to it too: a body read ends in a stream event, outside the caller's context.
 export function serverSpan(
   request: IncomingMessage,
   response: ServerResponse,

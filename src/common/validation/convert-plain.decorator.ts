@@ -4,10 +4,8 @@ export type Conversion = (value: unknown) => unknown;
 
 const conversions = new WeakMap<object, Map<string, Conversion>>();
 
-/**
- * class-transformer's @Transform (plain to class), also kept where the pipe's compiled check
- * reads it: DTOs convert through this only, so a valid body needs no plainToInstance (~4 us).
- */
+// class-transformer's @Transform (plain to class), also kept where the pipe's compiled check
+// reads it: DTOs convert through this only, so a valid body needs no plainToInstance (~4 us).
 export function ConvertPlain(convert: Conversion): PropertyDecorator {
   const transform = Transform(({ value }: { value: unknown }) => convert(value), {
     toClassOnly: true,

@@ -12,11 +12,8 @@ const TRANSFORM_OPTIONS = { enableImplicitConversion: false };
 
 type DtoClass = { known: Set<string>; check: CompiledCheck | undefined };
 
-/**
- * The global ValidationPipe: a body must be a JSON object; unknown properties (`__proto__`
- * included, which class-transformer drops) are refused by name; nothing is coerced; every
- * problem is listed in one message.
- */
+// A body must be a JSON object; unknown properties (`__proto__` included, which class-transformer
+// drops) are refused by name; nothing is coerced; every problem is listed in one message.
 @Injectable()
 export class ApiValidationPipe extends ValidationPipe {
   /** Per DTO class, on first use: its properties and its check (none: the libraries decide). */

@@ -8,10 +8,8 @@ export const IsInt64 = (): PropertyDecorator =>
     { message: `$property must be ${INT64_RANGE_MESSAGE}` },
   );
 
-/**
- * Well-formed Unicode (a lone surrogate would be stored as U+FFFD). NUL is refused by
- * `@Matches`, a literal the swagger plugin documents as a pattern (PostgreSQL cannot hold it).
- */
+// Well-formed Unicode (a lone surrogate would be stored as U+FFFD). NUL is refused by
+// `@Matches`, a literal the swagger plugin documents as a pattern (PostgreSQL cannot hold it).
 export const IsWellFormedText = (): PropertyDecorator =>
   ValidateBy(
     {

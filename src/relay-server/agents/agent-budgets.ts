@@ -1,9 +1,6 @@
 import type { RelayConfig } from '../config/relay-config.js';
 
-/**
- * What one agent token may take of what every agent shares: its inventories by the size of
- * their frames (its connections are counted by the gateway).
- */
+/** What one agent token may take of shared memory: inventory bytes (the gateway counts sockets). */
 export class AgentBudgets {
   private readonly inventories = new Map<string, number>();
 

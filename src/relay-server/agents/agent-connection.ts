@@ -36,13 +36,8 @@ interface Pending {
   progress?: { clientToken: unknown; relayToken: string; sink: RequestNotificationSink };
 }
 
-/**
- * One accepted WebSocket of one agent pod: its state, last inventory and the requests sent to
- * it, each under an id of its own and answered once (by the agent, a timeout, or the close).
- * Progress tokens are replaced by random ones and count only from the server the request went
- * to, so no server reaches another client's stream. Past a frame limit of bytes the pod has not
- * read (`congested`), new requests get -32005 rather than an unbounded buffer.
- */
+// One agent pod's WebSocket. Progress tokens are swapped for random ones, so no server reaches
+// another client's stream; a pod not reading gets new requests refused (-32005), not buffered.
 export class AgentConnection {
   /** Internal id, for logs and session pinning; never sent anywhere. */
   readonly id = randomUUID();
@@ -54,10 +49,8 @@ export class AgentConnection {
   /** The relay's progress tokens of the waiting requests, to their request ids. */
   private readonly progressIds = new Map<string, number>();
   private closed = false;
-  /**
-   * The clients each MCP server has served on this connection: a message that names no
-   * request may be about any of them (docs/relay-server.md, Security).
-   */
+  // The clients each MCP server has served on this connection: a message that names no
+  // request may be about any of them (docs/relay-server.md, Security).
   private readonly tenants = new Map<string, Set<string>>();
   /** It said hello: it is in the registry, and its answers and requests count. */
   greeted = false;
@@ -76,11 +69,8 @@ export class AgentConnection {
     readonly rates: FrameRateLimit,
   ) {}
 
-  /**
-   * A pod that vanished without closing (a cut network, a frozen node) would hold its sessions
-   * until each request timed out: it is cut (`onSilent` first) when it answered no ping by the
-   * next one, or no probe (a ping as soon as a request timed out on it) within `probeTimeoutMs`.
-   */
+  // A silent pod (cut network, frozen node) would hold its sessions until each request timed out:
+  // cut on a ping unanswered by the next, or a timeout's probe unanswered in `probeTimeoutMs`.
   keepAlive(pingMs: number, probeTimeoutMs: number, onSilent: () => void): void {
     let alive = true;
     let probe: NodeJS.Timeout | undefined;
@@ -127,11 +117,8 @@ export class AgentConnection {
     return waiting > this.limits.maxFrameBytes ? waiting : undefined;
   }
 
-  /**
-   * Sends a request for `server`; resolves with the agent's response under the relay's id (the
-   * caller restores the client's). `sink` gets its progress with the client's own token;
-   * `trace` travels in the frame, so the agent's span continues the relay's trace.
-   */
+  // Resolves under the relay's id (the caller restores the client's); `sink` gets progress with
+  // the client's own token; `trace` rides in the frame so the agent's span continues the trace.
   request(
     server: string,
     message: Message,
@@ -202,10 +189,8 @@ export class AgentConnection {
     this.finish(id)?.resolve(cancelledError(id));
   }
 
-  /**
-   * Sends a notification; returns why it was not sent (over the protocol's limits), if so.
-   * `onWritten` runs once it has left the process or will not be sent.
-   */
+  // Returns why the notification was not sent (over the protocol's limits), if so. `onWritten`
+  // runs once it has left the process or will not be sent.
   notify(
     server: string,
     message: Message,

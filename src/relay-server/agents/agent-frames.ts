@@ -3,11 +3,8 @@ import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
 import { decodeFrame, type FrameLimits } from '../../agent-protocol/frame-codec.js';
 import { isObject, type Message } from '../json-rpc/json-rpc.js';
 
-/**
- * The frames an agent sends (docs/agent-protocol.md), parsed and checked on the relay side.
- * An agent is a peer like any other: every field is bounded, and a frame that does not fit is
- * reported as invalid so the gateway can drop that connection (never throw).
- */
+// An agent's frames (docs/agent-protocol.md). An agent is a peer like any other: every field is
+// bounded, and a frame that does not fit is reported invalid (never thrown) to drop its connection.
 
 const MAX_SERVERS = 1000;
 const MAX_TOOLS = 10_000;
@@ -34,11 +31,8 @@ const hello = z.object({
 
 const inventory = z.object({ type: z.literal('inventory'), servers });
 
-/**
- * rpc frames carry every answer, so they are checked by hand rather than by zod, which copies
- * the message (twice: the frame, then the id): `server` of 1 to 64 characters, a JSON-RPC 2.0
- * `message` object, `relatedRequestId` and the message's `id` a string or a number.
- */
+// rpc frames carry every answer, so they are checked by hand rather than by zod, which copies
+// the message (twice: the frame, then the id).
 type Id = string | number;
 const isId = (value: unknown): value is Id =>
   typeof value === 'string' || typeof value === 'number';
@@ -56,11 +50,8 @@ export type AgentFrame =
   /** `tooBig`: over the frame size limit (closed with 1009 rather than 1008). */
   | { kind: 'invalid'; reason: string; tooBig?: boolean };
 
-/**
- * Parses one text frame from an agent within the protocol's size and depth limits (the codec
- * the agent uses too). Never throws: a frame nested 20,000 deep is reported as invalid here,
- * before anything downstream (JSON.stringify of a notification or result) could overflow.
- */
+// Parses within the protocol's size and depth limits (the agent's codec). Never throws: a frame
+// nested 20,000 deep is invalid here, before a JSON.stringify downstream could overflow the stack.
 export function parseAgentFrame(text: string, limits: FrameLimits): AgentFrame {
   const decoded = decodeFrame(text, limits);
   if (!decoded.ok) {

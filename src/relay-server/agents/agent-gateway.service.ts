@@ -40,12 +40,8 @@ const RETRY_AFTER_SECONDS = 10;
 /** The protocol's nesting limit (docs/agent-protocol.md "Limits"), both directions. */
 const MAX_FRAME_DEPTH = 100;
 
-/**
- * The agent endpoint, `<base>/agent/v1/connect` (docs/agent-protocol.md); the token is checked
- * before any WebSocket exists. A frame too large (1009), too deep, malformed, over a rate or a
- * budget drops that connection (1008) and answers its waiting clients, nothing else: one agent
- * never takes the relay down. Unknown frame types are ignored, as the protocol says.
- */
+// The agent endpoint (docs/agent-protocol.md); tokens are checked before any WebSocket exists.
+// A bad frame drops only its connection (1008, too big 1009): one agent never takes the relay down.
 @Injectable()
 export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly wss: WebSocketServer;

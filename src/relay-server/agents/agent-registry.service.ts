@@ -16,11 +16,8 @@ interface AgentEvents {
   notification: [connection: AgentConnection, server: string, message: Message, client?: string];
 }
 
-/**
- * The open, greeted connections of every configured agent. Several pods of one deployment
- * connect with the same token: each is its own entry with its own inventory, and requests are
- * spread over the ones that have the wanted MCP server up.
- */
+// Open, greeted connections per agent. Pods of one deployment share a token: each is its own entry
+// with its own inventory, and requests spread over those with the wanted MCP server up.
 @Injectable()
 export class AgentRegistry extends EventEmitter<AgentEvents> {
   private readonly connections = new Map<string, Set<AgentConnection>>();

@@ -11,11 +11,8 @@ type FrameRate = 'frames' | 'unasked' | 'inventory';
 /** Frames and bytes may come in bursts of this many seconds' worth. */
 const BURST_SECONDS = 4;
 
-/**
- * Token buckets over what one agent connection sends, so a flooding pod costs a bounded share of
- * CPU. Every frame counts; its bytes too unless it answers the relay's request (bounded by the
- * in-flight caps). Over a rate, the reason comes back and the caller closes the connection.
- */
+// Token buckets, so a flooding pod costs a bounded share of CPU. Every frame counts, its bytes too
+// unless it answers a relay request (in-flight caps bound those); past a rate, the caller drops it.
 export class FrameRateLimit {
   private readonly limits = new Map<FrameRate, { bucket: TokenBucket; over: string }>();
 

@@ -7,10 +7,7 @@ import { AccessTokenVerifier, TokenRefusedError } from './oauth/access-token-ver
 import type { ClientRequest } from './client-request.js';
 import { bearerToken, ownerOf } from './token-owner.js';
 
-/**
- * MCP clients present a token of their own (RELAY_CLIENTS) or the issuer's JWT access token
- * for this relay; never an agent token. 401 with an RFC 6750 challenge otherwise.
- */
+/** A RELAY_CLIENTS token or the issuer's access token, never an agent's; else 401 (RFC 6750). */
 @Injectable()
 export class ClientAuthGuard implements CanActivate {
   constructor(

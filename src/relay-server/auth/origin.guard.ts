@@ -11,11 +11,8 @@ import type { Counter } from 'prom-client';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { isLoopback } from '../config/secure-url.js';
 
-/**
- * A web page's request (`Origin`, a DNS-rebinding page's too) is served only from the relay's
- * public origin, loopback or RELAY_ALLOWED_ORIGINS; 403 else, before the token is looked at.
- * Clients outside a browser send no `Origin`.
- */
+// Against DNS rebinding: a request with an `Origin` (a web page's) must come from the relay's
+// own origin, loopback or RELAY_ALLOWED_ORIGINS, checked before the token. Non-browsers send none.
 @Injectable()
 export class OriginGuard implements CanActivate {
   private readonly allowed: ReadonlySet<string> | '*';

@@ -8,10 +8,8 @@ export function bearerToken(header: string | undefined): string | undefined {
 /** Each list of owners by the base64 of its digests, made on first use (the config is fixed). */
 const indexes = new WeakMap<readonly object[], Map<string, object>>();
 
-/**
- * The agent or client whose digests include `token`: looked up by the token's SHA-256, so the
- * time it takes says nothing about any token, and a relay of thousands of tokens checks one.
- */
+// Looked up by the token's SHA-256: the time taken says nothing about any token, and a relay
+// with thousands of tokens checks one.
 export function ownerOf<T extends { tokenDigests: Buffer[] }>(
   token: string | undefined,
   owners: readonly T[],

@@ -10,11 +10,8 @@ export interface ReplicaEntry {
   until: number;
 }
 
-/**
- * A 2025-11-25 session as the replicas read it: owner, client, and what a takeover needs (`pod`:
- * the agent pod it was on, preferred). `until`: Redis's epoch ms after which the owner is gone.
- * An owner is a replica's URL: a record naming anything else is not trusted.
- */
+// A 2025-11-25 session as replicas read it; a takeover prefers `pod`; `until` is on Redis's clock.
+// An owner must be a replica's URL (requests are forwarded there): anything else is not trusted.
 const sessionRecord = z.object({
   owner: z.url({ protocol: /^https?$/ }),
   client: z.string(),
@@ -34,12 +31,8 @@ export interface SessionEntry {
 
 /** An entry outlives three refreshes: one or two missed under load do not drop it. */
 export const ENTRY_TTL_MS = 15_000;
-/**
- * An ended session's tombstone stops a replica that still lists it (a publish under way, or a
- * replica frozen while owning it) from writing it back. Four entry lifetimes cover both; kept
- * for the idle time, one client's churn filled Redis. A replica frozen longer may write it back:
- * only its client may use that id, and it ends there after its idle time.
- */
+// Four entry lifetimes keep a replica still listing an ended session (mid-publish, frozen) from
+// writing it back (kept for the idle time, churn filled Redis); later only its client may use it.
 export const TOMBSTONE_TTL_MS = 4 * ENTRY_TTL_MS;
 const SECRET_KEY = 'relay:peer-secret';
 /** Set with a new secret for an entry's lifetime: Redis started empty, records come back. */
@@ -48,10 +41,8 @@ const REPLICAS_KEY = 'relay:replicas';
 const agentKey = (agent: string) => `relay:agent:${agent}`;
 const sessionKey = (id: string) => `relay:session:${id}`;
 
-/**
- * Writes each session's record unless its owner is no longer ARGV[1] (taken over, or a
- * tombstone); returns the 1-based indexes of those taken over.
- */
+// Writes each session's record unless its owner is no longer ARGV[1] (taken over, or a
+// tombstone); returns the 1-based indexes of those taken over.
 const PUBLISH_SESSIONS = `
 local moved = {}
 for i, key in ipairs(KEYS) do
@@ -71,10 +62,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0`;
-/**
- * Sets the peer secret unless there is one and, when it had to (Redis came back empty), the
- * refill mark in the same step: no reader may see the new secret without the mark.
- */
+// Sets the peer secret unless there is one and, when it had to (Redis came back empty), the
+// refill mark in the same step: no reader may see the new secret without the mark.
 const CLAIM_SECRET = `
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
@@ -83,11 +72,8 @@ return redis.call('GET', KEYS[1])`;
 /** An ended session's record: owned by no replica, read as no session at all. */
 const TOMBSTONE = JSON.stringify({ owner: '' });
 
-/**
- * The relay's keys in Redis: per agent a hash with a field per replica holding a connection of
- * it; per session a key its owner refreshes, outliving it by the idle time so another replica
- * can take it over; one peer secret, set by whichever replica comes first (SET NX).
- */
+// The relay's keys in Redis. A session's key outlives its owner by the idle time, so another
+// replica can take it over; the peer secret is set by whichever replica comes first (SET NX).
 export class ClusterStore {
   /** Redis's clock minus this process's, as last read: every `until` is on Redis's clock. */
   private clockOffsetMs = 0;
@@ -123,10 +109,7 @@ export class ClusterStore {
     return secret;
   }
 
-  /**
-   * Writes this replica's agents and sessions in one round trip; returns the ids of the
-   * sessions another replica took over (this one must let them go).
-   */
+  /** One round trip; returns the ids of sessions another replica took over (to let go here). */
   async publish(
     replica: string,
     agents: Map<string, string[]>,
@@ -183,10 +166,7 @@ export class ClusterStore {
     return live;
   }
 
-  /**
-   * The session's record; 'refilling' when there is none while Redis refills. Throws on a
-   * malformed record (the caller answers 503).
-   */
+  /** 'refilling' when there is none while Redis refills; throws if malformed (the caller: 503). */
   async session(id: string): Promise<SessionEntry | 'refilling' | undefined> {
     const [text, secret, refilling] = await this.redis.mget(
       sessionKey(id),
@@ -209,10 +189,7 @@ export class ClusterStore {
     return (await this.redis.eval(SWAP_SESSION, 1, sessionKey(id), ...args)) === 1;
   }
 
-  /**
-   * Ends the session's record while `owner` owns it (a session ended for good): a tombstone. A
-   * replica that froze while owning the session lets it go rather than writing it back.
-   */
+  /** A tombstone if `owner` owns it: a replica that froze owning it drops it, not rewrites it. */
   async forgetSession(id: string, owner: string): Promise<void> {
     const seen = await this.session(id);
     if (typeof seen !== 'object' || seen.record.owner !== owner) return;

@@ -2,12 +2,8 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Agent, type request } from 'undici';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 
-/**
- * The one pool of keep-alive connections to the other replicas, for every forward, call and
- * ping. Over TLS a peer's certificate must chain to this replica's own certificate file (every
- * pod mounts the same Secret); peers are reached by pod address, which the certificate does
- * not name, so the chain is checked, not the name.
- */
+// The one keep-alive pool to the other replicas. A peer's certificate must chain to this one's (one
+// Secret for every pod); peers are reached by pod address, which it does not name: no name check.
 @Injectable()
 export class PeerDispatcher extends Agent implements OnModuleDestroy {
   constructor(@Inject(RELAY_CONFIG) config: Pick<RelayConfig, 'tls'>) {

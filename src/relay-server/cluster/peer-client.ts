@@ -13,11 +13,8 @@ import { RelayCluster } from './relay-cluster.service.js';
 
 type PeerRequest = Pick<ClientRequest, 'method' | 'originalUrl' | 'headers'>;
 
-/**
- * The client of a request another replica sent (authenticated there, signed with the shared
- * secret), null for one on no client's behalf (a ping); undefined when it claims no peer,
- * 'refused' when the signature does not hold.
- */
+// The client another replica authenticated and signed for; null for a ping (no client),
+// undefined when no peer is claimed, 'refused' when the signature does not hold.
 export function peerClient(
   request: PeerRequest,
   isSigned: (signature: string, signed: PeerSigned) => boolean,
@@ -42,11 +39,7 @@ export function peerClient(
   return { name, tokenDigests: [], agents: new Set(agents.split(',').filter(Boolean)) };
 }
 
-/**
- * Runs before every controller's guards (main.ts), so the client guard never sees a peer: a
- * request signed by another replica is `fromPeer`, with the client it authenticated; 401 when
- * it claims a peer falsely.
- */
+/** Runs before every guard (main.ts), so the client guard never sees a peer; a false claim: 401. */
 @Injectable()
 export class SignedPeerAuthenticator implements CanActivate {
   readonly #log: RateLimitedLog;

@@ -36,12 +36,8 @@ const RETRY_LATER = {
 type RetryLater = RelayAnswer & { headers: Record<string, string> };
 const PEER_LOST = 'the relay replica serving this request went away; retry';
 
-/**
- * Passes a client request that belongs to another replica there (a reverse proxy over
- * RELAY_PORT), or answers 503 + Retry-After while the shared state is unreachable. The peer gets
- * the client authenticated here, signed for this one request, and serves it itself. The
- * aggregate endpoint reaches servers up only on other replicas through it too.
- */
+// Passes a request that belongs to another replica there (over RELAY_PORT), signed for the client
+// authenticated here, or answers 503 + Retry-After while the shared state is unreachable.
 @Injectable()
 export class PeerForwarder implements OtherReplicas {
   private readonly log: RateLimitedLog;
@@ -169,10 +165,7 @@ export class PeerForwarder implements OtherReplicas {
     return this.cluster.serversElsewhere(agent);
   }
 
-  /**
-   * One request to `<base>/mcp/<agent>/<server>` of the replica where that server is up, signed
-   * for the client authenticated here, so the peer serves it itself; closing it cancels it there.
-   */
+  /** To the replica where the server is up, signed for this client; `signal` cancels it there. */
   async send(request: ReplicaRequest): Promise<JsonRpcResponse> {
     const { peer, agent, server, message, signal } = request;
     const id = (message.id ?? null) as JsonRpcResponse['id'];
@@ -215,10 +208,8 @@ function retryLater(why: keyof typeof RETRY_LATER, message: unknown): RetryLater
   };
 }
 
-/**
- * The peer died before or while answering: a request is answered -32001 at once (in the event
- * stream when one was started), anything else gets 502 or a cut stream.
- */
+// The peer died before or while answering: a request is answered -32001 at once (in the event
+// stream when one was started), anything else gets 502 or a cut stream.
 function answerLost(response: Response, id: JsonRpcId | null, beforeAnswer: boolean): void {
   const error = jsonRpcError(id, RelayErrorCode.ServerUnavailable, PEER_LOST);
   if (beforeAnswer) return writeAnswer(response, { status: id === null ? 502 : 200, body: error });

@@ -3,10 +3,8 @@ import type { ClientRequest } from '../auth/client-request.js';
 
 export const PEER_PING_PATH = 'relay-peer/ping';
 
-/**
- * 204 while this process runs: pinged by a replica whose request here got no answer in time.
- * SignedPeerAuthenticator checked the signature.
- */
+// 204 while this process runs: pinged by a replica whose request here got no answer in time.
+// SignedPeerAuthenticator checked the signature.
 @Controller(PEER_PING_PATH)
 export class PeerPingController {
   @Get()

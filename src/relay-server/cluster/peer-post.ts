@@ -17,10 +17,8 @@ import { metaOf, MODERN_VERSION } from '../mcp/stateless/stateless-wire.js';
 import { nameHeader } from '../mcp/stateless/standard-headers.js';
 import { refusedConnection, type RequestOptions } from './peer-agents.js';
 
-/**
- * The aggregate endpoint's way to a server up only on another replica: a 2026-07-28 (stateless)
- * POST, whose answer is read whole and comes back as a 2025 answer.
- */
+// The aggregate endpoint's way to a server up only on another replica: a 2026-07-28 (stateless)
+// POST, whose answer is read whole and comes back as a 2025 answer.
 
 /** Fields a 2026-07-28 result carries that a 2025 one does not (stateless-wire.ts). */
 const STATELESS_RESULT_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];

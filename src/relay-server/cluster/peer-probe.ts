@@ -12,11 +12,8 @@ export interface PeerProbeOptions {
   onFrozen: (peer: string, cut: number) => void;
 }
 
-/**
- * Finds a peer that froze (its sockets stay open, nothing answers): a forwarded request still
- * unanswered at the request timeout gets its peer pinged, one ping per peer at a time; without
- * a pong every request waiting on it is cut, so each is answered now rather than at its timeout.
- */
+// Finds a frozen peer (sockets open, nothing answers): a forward unanswered at the request timeout
+// pings it, once at a time; with no pong, every request waiting on it ends now, not at its timeout.
 export class PeerProbe {
   private readonly waiting = new Map<string, Set<AbortController>>();
   private readonly pinging = new Set<string>();

@@ -3,18 +3,12 @@ import type { Response } from 'express';
 import { request } from 'undici';
 import { refusedConnection, type RequestOptions } from './peer-agents.js';
 
-/**
- * undici's request options, and the peer's URL. `headersTimeout`: the peer must have sent its
- * answer's headers by then (it times out requests itself); `signal` cuts the exchange (the peer
- * was found frozen): it ends as lost.
- */
+// `headersTimeout`: the peer times requests out itself, so its headers are due by then;
+// `signal` cuts the exchange when the peer is found frozen (it ends as lost).
 export type PeerCall = RequestOptions & { url: URL; signal: AbortSignal };
 
-/**
- * How a forwarded request ended. `refused`: nothing reached the peer (safe to send elsewhere);
- * `distrusted`: the peer refused our signature (the secret just changed); `client_gone`: our
- * client hung up first, which says nothing about the peer.
- */
+// `refused`: nothing reached the peer (safe to send elsewhere); `distrusted`: it refused our
+// signature (the secret just changed); `client_gone`: says nothing about the peer.
 export type PeerOutcome =
   | 'answered'
   | 'refused'
@@ -25,11 +19,8 @@ export type PeerOutcome =
 
 const NOT_PASSED_BACK = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
-/**
- * A reverse proxy for one request: the peer's status, headers and body (an event stream too)
- * pass to the client as they come. A client that hangs up closes the peer request, so the peer
- * cancels the work; a peer lost mid-answer leaves the response open for an error event.
- */
+// A reverse proxy for one request, streamed as it comes. A client hang-up closes the peer request
+// so the peer cancels the work; a peer lost mid-answer leaves the response open for an error event.
 export async function requestPeer(call: PeerCall, response: Response): Promise<PeerOutcome> {
   const hungUp = new AbortController();
   const onClose = () => {

@@ -14,10 +14,7 @@ export interface PeerSigned {
 /** A signature is valid this long either side of its time (clocks differ by seconds). */
 export const PEER_SIGNATURE_VALIDITY_MS = 30_000;
 
-/**
- * `<unix ms>.<HMAC-SHA256>` over method, target, client, agents, session and time, keyed by the
- * shared secret: a copied header is worth this one request, for seconds.
- */
+/** `<unix ms>.<HMAC-SHA256>` of request and time: a copied header buys this one, for seconds. */
 export function signPeerRequest(secret: Buffer, signed: PeerSigned, now = Date.now()): string {
   return `${now}.${digest(secret, signed, now).toString('base64url')}`;
 }

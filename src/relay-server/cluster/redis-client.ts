@@ -3,11 +3,8 @@ import type { Logger } from 'pino';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import type { RelayClusterConfig } from '../config/relay-config.js';
 
-/**
- * Opens the connection to Redis, loading ioredis only now (a single relay never does).
- * Commands fail at once while Redis is unreachable (no offline queue), so a request waits at
- * most RELAY_REDIS_TIMEOUT_MS. Log lines name no URL: it may hold a password.
- */
+// ioredis loads only here (one relay never needs it). No offline queue: while Redis is unreachable
+// a request waits at most RELAY_REDIS_TIMEOUT_MS. Logs never name the URL: it may hold a password.
 export async function connectRedis(
   config: RelayClusterConfig,
   logger: Logger,
@@ -32,10 +29,7 @@ export async function connectRedis(
   return redis;
 }
 
-/**
- * Why Redis refused or failed a write, for a metric label: Redis's error word (OOM when full,
- * READONLY, MISCONF, NOPERM...), the socket's code, or `timeout`; else `other`.
- */
+/** A failed write's metric label: Redis's error word (OOM when full), socket code, or `timeout`. */
 export function failureCode(error: unknown): string {
   const cause = firstCause(error);
   const { code, message } = cause instanceof Error ? (cause as Error & { code?: unknown }) : {};

@@ -29,11 +29,8 @@ const REFRESH_MS = ENTRY_TTL_MS / 3;
 /** A clock this far off Redis's is logged (NTP keeps clocks within milliseconds). */
 const CLOCK_SKEW_WARN_MS = 2_000;
 
-/**
- * This replica's part in a relay of several (RELAY_REDIS_URL set): it publishes in Redis the
- * agents it holds connections of and the sessions it owns, and tells the MCP endpoints where a
- * request is served. Without RELAY_REDIS_URL it does nothing and everything is served here.
- */
+// This replica's part in a relay of several: publishes its agents and sessions in Redis and says
+// where a request is served. Without RELAY_REDIS_URL it does nothing: everything is served here.
 @Injectable()
 export class RelayCluster implements OnModuleDestroy {
   private redis: Redis | undefined;
@@ -130,10 +127,7 @@ export class RelayCluster implements OnModuleDestroy {
     }
   }
 
-  /**
-   * A request that opens no session: to the live replica its retry's tag names (none: here),
-   * else to one holding a connection that serves it.
-   */
+  /** No session: to the live replica its retry's tag names (none: here), else to one serving it. */
   private async placeNew(
     store: ClusterStore,
     { agent, server, heldBy }: RelayTarget,
@@ -170,10 +164,8 @@ export class RelayCluster implements OnModuleDestroy {
     );
   }
 
-  /**
-   * A peer that refused a connection or answered no ping: no new request goes to it, and its
-   * sessions move, until its entries would have expired anyway (it stopped, or it froze).
-   */
+  // A peer that refused a connection or answered no ping: no new request goes to it, and its
+  // sessions move, until its entries would have expired anyway (it stopped, or it froze).
   suspect(url: string): void {
     this.suspects.set(url, Date.now() + ENTRY_TTL_MS);
   }
@@ -192,10 +184,7 @@ export class RelayCluster implements OnModuleDestroy {
     return this.peerAddresses.has(address.replace(/^::ffff:/, ''));
   }
 
-  /**
-   * The headers that vouch for a request to a peer, for `who` (no client: a ping); signed ''
-   * before Redis gave the shared secret.
-   */
+  /** Headers vouching for a request to a peer (no `who`: a ping); '' until Redis gives a secret. */
   peerCredentials(
     method: string,
     url: URL,
@@ -212,10 +201,8 @@ export class RelayCluster implements OnModuleDestroy {
     return this.secret !== undefined && isPeerSignature(this.secret, signed, signature, now);
   }
 
-  /**
-   * For the aggregate endpoint: `agent`'s servers up on live peers and on no open connection
-   * here, each with one of those peers (at random). Empty without Redis or while it is down.
-   */
+  // For the aggregate endpoint: `agent`'s servers up on live peers but not here, each with one of
+  // those peers (at random). Empty without Redis or while it is down.
   async serversElsewhere(agent: string): Promise<Map<string, string>> {
     if (!this.store || !this.secret) return new Map();
     const peers = await this.livePeers(this.store, agent).catch(() => []);
@@ -317,10 +304,8 @@ function recordOf({ client, agent, pinned, wantsLogging }: RelaySession): HeldRe
   };
 }
 
-/**
- * A replica's name in MRTR request states: a short hash of its URL, which clients must not
- * see (internal addresses). 48 bits: replicas of one relay never share one in practice.
- */
+// A replica's name in MRTR request states: a hash, as clients must not see its URL (internal).
+// 48 bits: replicas of one relay never share one in practice.
 export function tagOf(replicaUrl: string): string {
   return createHash('sha256').update(replicaUrl).digest('base64url').slice(0, 8);
 }

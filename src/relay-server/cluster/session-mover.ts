@@ -29,11 +29,8 @@ const POLL_MS = 200;
 const HERE = { kind: 'here' } as const;
 const WAITING = { kind: 'waiting' } as const;
 
-/**
- * Moves a 2025-11-25 session off a replica that went (killed, frozen, or lost the agent) to one
- * with a connection of its agent. The agent keeps no state per relay connection, so only the
- * Redis record moves; one replica wins, by a compare-and-set of the owner.
- */
+// Moves a session off a replica gone (killed, frozen, lost the agent). Agents keep no state per
+// relay connection, so only the Redis record moves; one replica wins, by compare-and-set.
 export class SessionMover {
   private readonly waiting: InFlightLimiter;
 
@@ -41,11 +38,8 @@ export class SessionMover {
     this.waiting = new InFlightLimiter(deps.maxWaitingPerClient);
   }
 
-  /**
-   * Where a request of a session not held here is served (moved if need be). Without a home yet
-   * it polls Redis until one comes, the deadline, or its client hangs up; at most the client's
-   * in-flight cap of its requests wait so.
-   */
+  // Where a session's request is served, moving it if need be; with no home yet it polls Redis
+  // until one, the deadline or a hang-up (at most the client's in-flight cap of requests wait so).
   async place(target: SessionTarget, signal: AbortSignal): Promise<SessionPlacement> {
     const deadline = Date.now() + this.deps.waitMs;
     let release: (() => void) | undefined;

@@ -12,11 +12,8 @@ import { oauthConfig } from './relay-oauth-env.schema.js';
 type Tenant = { name: string; tokenDigests: Buffer[] };
 type Client = Tenant & { agents: ReadonlySet<string> };
 
-/**
- * Validates the relay server's environment and returns its typed config (relay-env.schema.ts
- * says what each setting means), or throws one ConfigError listing every problem (main exits
- * 78), each naming its variable and entry. Token digests are SHA-256.
- */
+// Throws one ConfigError listing every problem, each naming its variable and entry (main exits
+// 78); relay-env.schema.ts says what each setting means. Token digests are SHA-256.
 export function loadRelayConfig(environment: Readonly<Record<string, string | undefined>>) {
   const problems: string[] = [];
   const parsed = relayEnvSchema.safeParse(environment);

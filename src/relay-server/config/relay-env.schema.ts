@@ -13,10 +13,8 @@ import {
   wholeNumberSettings,
 } from '../../config/shared/env-fields.js';
 
-/**
- * The relay server's environment (`RELAY_*`), in the conventions of `src/config/env.schema.ts`.
- * The token lists of `RELAY_AGENTS` and `RELAY_CLIENTS` are checked in `load-relay-config.ts`.
- */
+// The relay server's environment (`RELAY_*`), in the conventions of `src/config/env.schema.ts`.
+// The token lists of `RELAY_AGENTS` and `RELAY_CLIENTS` are checked in `load-relay-config.ts`.
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

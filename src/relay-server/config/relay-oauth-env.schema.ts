@@ -7,10 +7,8 @@ import {
 } from '../../config/shared/env-fields.js';
 import { isHttpsOrLoopback, urlSetting } from './secure-url.js';
 
-/**
- * The relay's OAuth settings: with RELAY_OAUTH_ISSUER, MCP clients may also present the issuer's
- * JWT access tokens (docs/relay-server.md, "Connecting an identity provider").
- */
+// The relay's OAuth settings: with RELAY_OAUTH_ISSUER, MCP clients may also present the issuer's
+// JWT access tokens (docs/relay-server.md, "Connecting an identity provider").
 const httpsUrl = (name: string) =>
   urlSetting(
     (url) => isHttpsOrLoopback(url) && !url.username && !url.password && !url.search && !url.hash,

@@ -3,10 +3,7 @@ import { unsetIfEmpty } from '../../config/shared/env-fields.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/**
- * https, or http on a loopback host (a local IdP in development and tests): the rule for every
- * URL the relay fetches OAuth documents from, so none travels in clear over a network.
- */
+/** https, or http on a loopback host (a local IdP): no OAuth document travels in clear. */
 export function isHttpsOrLoopback(url: URL): boolean {
   return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url));
 }

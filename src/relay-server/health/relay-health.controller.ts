@@ -40,10 +40,8 @@ export class RelayHealthController {
     return this.health.check([]);
   }
 
-  /**
-   * The configured agents and their connections, names and counts only. Always "up": a missing
-   * agent is the agent's problem, which restarting the relay would not fix.
-   */
+  // The configured agents and their connections, names and counts only. Always "up": a missing
+  // agent is the agent's problem, which restarting the relay would not fix.
   private agents() {
     const agents = Object.fromEntries(
       this.config.agents.map(({ name }) => {
@@ -62,10 +60,8 @@ export class RelayHealthController {
     return failure === undefined ? redis.up(details) : redis.down({ ...details, message: failure });
   }
 
-  /**
-   * Down only until Redis was reached once, so an outage does not take every replica out of
-   * the load balancer (each answers what needs shared state 503 itself).
-   */
+  // Down only until Redis was reached once, so an outage does not take every replica out of
+  // the load balancer (each answers what needs shared state 503 itself).
   private redisReady() {
     const redis = this.indicator.check('redis');
     const details = { reachable: this.cluster.redisUp };

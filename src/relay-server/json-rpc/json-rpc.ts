@@ -1,9 +1,7 @@
 import { stringifyJson } from '../../common/json/lossless-json.js';
 
-/**
- * The few JSON-RPC 2.0 shapes the relay builds itself; everything else passes through. An id
- * is a bigint when the client's integer is past 2^53 (exact-ids.ts).
- */
+// The few JSON-RPC 2.0 shapes the relay builds itself; everything else passes through. An id
+// is a bigint when the client's integer is past 2^53 (exact-ids.ts).
 export type JsonRpcId = string | number | bigint;
 
 /** A JSON-RPC message (or one of its members) as an object whose keys are not known yet. */
@@ -45,10 +43,7 @@ export function idKey(id: unknown): string {
   return typeof id === 'bigint' ? id.toString() : String(JSON.stringify(id));
 }
 
-/**
- * A message as JSON text. `JSON.stringify` for speed; only a message holding a bigint id
- * (which it refuses) is written by the lossless serializer, digit for digit.
- */
+/** `JSON.stringify` for speed; a bigint id, which it refuses, falls back to the lossless writer. */
 export function stringifyMessage(message: unknown): string {
   try {
     return JSON.stringify(message);

@@ -4,11 +4,7 @@ import { isObject, type JsonRpcId, type Message } from '../json-rpc/json-rpc.js'
 /** A numeric id that is no integer and that no JS number holds exactly (`0.10000000000000000001`). */
 export const INEXACT_ID = Symbol('INEXACT_ID');
 
-/**
- * The message with its `id` and a cancellation's `requestId` as the client wrote them:
- * `JSON.parse` rounds an integer past 2^53, and the answer would carry an id never sent. Such
- * an integer becomes a bigint; only a message holding one is parsed again, losslessly.
- */
+/** `JSON.parse` rounds integers past 2^53, and the answer would carry an id never sent. */
 export function withExactIds(message: unknown, text: string): unknown {
   if (!isObject(message)) return message;
   const params = isObject(message.params) ? message.params : undefined;

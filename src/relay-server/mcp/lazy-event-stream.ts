@@ -12,12 +12,8 @@ export function encodeEvent(message: unknown): Buffer {
   return Buffer.from(`event: message\ndata: ${stringifyMessage(message)}\n\n`);
 }
 
-/**
- * A POST's answer, `application/json` unless the server first sends something about the request
- * (progress): then a `text/event-stream` ending with the response. A GET stream starts at once.
- * What the network has not taken counts in the StreamBudget until it has, or the stream closes;
- * an event past a budget is not written, and `onOver` decides what else happens.
- */
+// JSON unless the server first sends progress, then SSE. Bytes the network has not taken count in
+// the StreamBudget; an event past a budget is not written, and `onOver` decides the rest.
 export class LazyEventStream {
   started = false;
   private held = 0;

@@ -20,11 +20,7 @@ import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './
 import { SessionRate } from './session-rate.js';
 import { type RelaySession, SessionStore } from './session-store.service.js';
 
-/**
- * Streamable HTTP (MCP 2025-11-25) as a pure forwarder: it reads only what routing needs (kind,
- * `initialize`, id), so MCP features the relay does not know still work. `initialize` opens a
- * session on a connection with the server up, where its later requests go (aggregate: its own).
- */
+/** Streamable HTTP (2025-11-25); reads only what routing needs, so unknown features still work. */
 @Injectable()
 export class McpRelayService {
   private readonly newSessions: SessionRate;
@@ -112,12 +108,8 @@ export class McpRelayService {
     return { status: 204 };
   }
 
-  /**
-   * Where a server's notification about no waiting request goes: list changes to every session of
-   * that server on that connection; anything else may carry one client's data, so only to the
-   * server's one client (logging, to its sessions that asked), dropped while it served several;
-   * `from` names the client whose own process of a per-client server sent it.
-   */
+  // List changes go to all the server's sessions there; the rest may carry one client's data, so
+  // only to its client (`from`, or the server's only one; dropped while it served several).
   private route(
     connection: AgentConnection,
     server: string,
@@ -172,10 +164,7 @@ export class McpRelayService {
     return answerOf(answer);
   }
 
-  /**
-   * A request of a session, either revision (StatelessRelay's one-request sessions too): to its
-   * pinned server, or the aggregate endpoint.
-   */
+  /** A request of either revision's sessions: to the pinned server, or the aggregate endpoint. */
   async request(
     session: RelaySession,
     message: Message,

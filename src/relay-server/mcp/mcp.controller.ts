@@ -38,10 +38,7 @@ const LOST = 'the answer to this request is no longer kept (delivered, or pushed
 /** `mcp/<agent>/<server>` (one MCP server) and `mcp/<agent>` (the aggregate endpoint). */
 const ROUTES = [':server', '/'];
 
-/**
- * The Streamable HTTP endpoints: one per agent and MCP server, and the agent's aggregate one.
- * An agent the client may not reach gets the same 404 as one that does not exist.
- */
+/** An agent the client may not reach gets the same 404 as one that does not exist. */
 @UseGuards(OriginGuard, ClientAuthGuard)
 @Controller('mcp/:agent')
 export class McpController {
@@ -164,10 +161,8 @@ export class McpController {
     writeAnswer(response, this.relay.end(target));
   }
 
-  /**
-   * A 2025 session's request stream with event ids. A call may run long: its stream opens
-   * with its priming event once the call is on its way (refusals keep their HTTP status).
-   */
+  // A call may run long: its stream opens with its priming event once the call is on its way
+  // (refusals keep their HTTP status).
   private resumable(
     target: RelayTarget,
     request: ClientRequest,
@@ -198,10 +193,8 @@ export class McpController {
     return session.replay;
   }
 
-  /**
-   * Past a StreamBudget a notification-only stream (GET, listen) is closed, telling its client
-   * it missed something; a request's stream drops progress instead and still gets its answer.
-   */
+  // Past a StreamBudget a notification-only stream (GET, listen) is closed, telling its client it
+  // missed something; a request's stream drops progress instead and still gets its answer.
   private eventStream(response: Response, { agent, client }: RelayTarget, closeWhenOver: boolean) {
     return new LazyEventStream(response, this.budget, client, (budget) => {
       if (!closeWhenOver) {

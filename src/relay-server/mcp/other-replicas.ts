@@ -13,11 +13,7 @@ export interface ReplicaRequest {
   signal: AbortSignal;
 }
 
-/**
- * The MCP relaying's one way to the other replicas (cluster/ implements it): the agent's servers
- * up only there and a way to ask them, client requests that belong there, and the sessions all
- * replicas can find. Without Redis there are none.
- */
+/** The one way to the other replicas (cluster/ implements it); without Redis there are none. */
 export abstract class OtherReplicas {
   /** `agent`'s servers up on other replicas and on no connection here, each with one replica. */
   abstract serversElsewhere(agent: string): Promise<Map<string, string>>;

@@ -15,11 +15,8 @@ export class InvalidBody {
 /** The frame that carries a message is one level deeper, and the protocol allows 100. */
 const MAX_MESSAGE_DEPTH = DEFAULT_FRAME_LIMITS.maxDepth - 1;
 
-/**
- * The body as JSON, read by the plant API's reader with the frame limit (413, 415, 408, 400 as
- * it says) and its depth checked on the text before parsing. An InvalidBody for a body that is
- * not JSON (-32700) or holds an id no number holds exactly (-32600).
- */
+// The plant API's reader (413, 415, 408, 400) with the frame limit, and depth checked on the text
+// before parsing; InvalidBody when not JSON (-32700) or an id no number holds exactly (-32600).
 export async function readJsonBody(request: IncomingMessage, limit: number): Promise<unknown> {
   const type = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/json') {

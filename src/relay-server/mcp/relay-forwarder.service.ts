@@ -24,11 +24,7 @@ import {
 import { answerOf, notUp, type RelayAnswer } from './relay-target.js';
 import type { RelaySession } from './session-store.service.js';
 
-/**
- * How a client's request reaches an agent: `run` admits a session's request (an id not in
- * flight, within the caps, counted) and makes it cancellable; `send` puts one on a connection
- * and cancels it there when aborted (an aggregate `tools/list`: several under one `run`).
- */
+/** `run` admits a session's request, cancellably; `send` sends one (an aggregate list: several). */
 @Injectable()
 export class RelayForwarder {
   private readonly perAgent: InFlightLimiter;
@@ -87,11 +83,8 @@ export class RelayForwarder {
     }
   }
 
-  /**
-   * Sends `client`'s request to `server` on `connection` under the connection's own id; when
-   * `signal` aborts, the agent is told `notifications/cancelled`. `sink` receives the request's
-   * progress and the MCP server's requests for the client `session`.
-   */
+  // Under the connection's own id; on abort the agent gets `notifications/cancelled`. `sink` takes
+  // the request's progress and the MCP server's requests for the client.
   async send(
     client: string,
     connection: AgentConnection,
@@ -129,10 +122,8 @@ export class RelayForwarder {
     }
   }
 
-  /**
-   * With tracing on, a CLIENT span whose context the frame carries to the agent. Its parent is
-   * the client's `_meta.traceparent` (SEP-414), linked to the HTTP request's span; else that span.
-   */
+  // With tracing on, a CLIENT span the frame carries to the agent; its parent is the client's
+  // `_meta.traceparent` (SEP-414), linked to the HTTP request's span, else that span.
   private startSpan(agent: string, server: string, message: Message) {
     const otel = tracing();
     if (!otel) return undefined;
@@ -153,12 +144,8 @@ export class RelayForwarder {
     session.inFlight.get(idKey(fields.requestId))?.abort(reason);
   }
 
-  /**
-   * Passes a client's notification or response on, holding an in-flight slot until it has left
-   * the process (a cancellation stops its request here). The refusal: -32005 (429) while the
-   * connection is not reading, like a request, so the relay never buffers them unbounded; 413 for
-   * a frame over the protocol's limits, never sent (the agent would close its connection, 1009).
-   */
+  // Holds an in-flight slot until sent: -32005 (429) while the connection is not reading, so none
+  // buffer unbounded; 413 past the protocol's frame limits, which the agent would close on (1009).
   notify(session: RelaySession, message: Message): RelayAnswer | undefined {
     if (message.method === 'notifications/cancelled') {
       this.cancel(session, message.params);
@@ -186,11 +173,8 @@ export class RelayForwarder {
     return notUp(id, agent, server);
   }
 
-  /**
-   * Takes a slot of the agent's, the client's, and the client's share of the agent; the refusal
-   * (-32005) when one is full. A client holds no more of an agent's slots than remain free, so
-   * however many calls one client hangs on the agent, the others still find a slot.
-   */
+  // A client holds no more of an agent's slots than remain free, so however many calls one client
+  // hangs on the agent, the others still find a slot. Refused with -32005.
   private admit(session: RelaySession, id: JsonRpcId | null): (() => void) | JsonRpcResponse {
     const { agent, client } = session;
     const pair = JSON.stringify([agent, client]);

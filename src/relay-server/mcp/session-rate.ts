@@ -1,9 +1,6 @@
 const MINUTE_MS = 60_000;
 
-/**
- * Counts the sessions each client opened in the current minute against a cap. A fixed window
- * for all clients: the map holds only the clients of one minute, with no timer nor sweep.
- */
+/** A fixed window for all clients: the map holds one minute's clients, no timer nor sweep. */
 export class SessionRate {
   private readonly counts = new Map<string, number>();
   private windowStart = Number.NEGATIVE_INFINITY;

@@ -9,10 +9,7 @@ import type { RelayTarget } from './relay-target.js';
 import { encodeEvent } from './lazy-event-stream.js';
 import type { ReplayBuffer } from './resumable/replay-buffer.js';
 
-/**
- * One MCP session (`Mcp-Session-Id`): pinned to the agent connection that initialized it, or,
- * on the agent's aggregate endpoint, the relay's own (a connection picked per request).
- */
+/** Pinned to the connection that initialized it, except on the aggregate endpoint (its own). */
 export interface RelaySession {
   id: string;
   client: string;
@@ -31,12 +28,8 @@ export interface RelaySession {
   replay?: ReplayBuffer;
 }
 
-/**
- * The sessions the relay handed out, each on one agent connection (the pod holds its state):
- * when that closes, the next request gets 404 and starts anew (with replicas, its Redis record
- * outlives it: RelayCluster). Clients often never DELETE, so idle sessions end, and a client
- * past RELAY_MAX_SESSIONS_PER_CLIENT loses its least recently used one: a leak hurts only it.
- */
+// A session ends with its connection (the pod holds its state). Clients often never DELETE, so
+// idle ones end, and a client past its cap loses its least recently used: a leak hurts only it.
 @Injectable()
 export class SessionStore implements OnModuleInit, OnModuleDestroy {
   /** Map order is use order: a session used is moved to the end. */
@@ -98,10 +91,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return session;
   }
 
-  /**
-   * The session, only for the client, agent and server (undefined: aggregate) it was made for:
-   * another client holding the id gets the same 404 as for an unknown one. Finding it is use.
-   */
+  /** Only for the client, agent and server it was made for: others get an unknown id's 404. */
   find({ sessionId: id, client, agent, server }: RelayTarget): RelaySession | undefined {
     const session = id === undefined ? undefined : this.sessions.get(id);
     if (!session || session.client !== client || session.agent !== agent) return undefined;
@@ -150,10 +140,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     for (const session of this.sessions.values()) session.stream?.end();
   }
 
-  /**
-   * To the open streams of `server`'s sessions on `connection`; with `only`, of its client's
-   * sessions (with `logging`, those that asked for log lines).
-   */
+  /** To `server`'s session streams on `connection`; `only`: its client's (`logging`: who asked). */
   broadcast(
     connection: AgentConnection,
     server: string,

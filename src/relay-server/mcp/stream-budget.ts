@@ -4,11 +4,8 @@ import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 /** Which budget refused a message: the stream's own, its client's, or the relay's. */
 export type StreamBudgetName = 'stream' | 'client' | 'relay';
 
-/**
- * Bytes written that the network has not taken yet, per client (all its streams and answers)
- * and in total, so streams a client never reads add no memory. Notifications past a budget are
- * not written; answers always are, and a client over budget gets 429 until it reads them.
- */
+// Unsent bytes, per client and in total, so streams a client never reads add no memory. Past a
+// budget notifications are not written; answers always are, and the client gets 429 until it reads.
 @Injectable()
 export class StreamBudget {
   private readonly byClient = new Map<string, number>();

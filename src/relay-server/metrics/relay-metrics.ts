@@ -4,11 +4,8 @@ import {
   makeHistogramProvider,
 } from '@willsoto/nestjs-prometheus';
 
-/**
- * The relay server's own metrics. Labels are configured names only (agents from RELAY_AGENTS,
- * outcomes from a fixed list), never tokens, pod ids, session ids or server names an agent
- * chose, so cardinality stays bounded by the configuration.
- */
+// Labels are configured names or fixed lists only, never tokens, pod or session ids or server
+// names an agent chose, so cardinality stays bounded by the configuration.
 export const relayMetricProviders = [
   makeGaugeProvider({
     name: 'relay_agent_connections',

@@ -31,11 +31,8 @@ export class TokenRefusedError extends Error {
   }
 }
 
-/**
- * Verifies the issuer's JWT access tokens locally (RFC 9068): signature, `typ` (unless switched
- * off), `iss`, `aud` naming this relay, `sub`, times with the leeway. Opaque tokens are refused.
- * 403 (step-up) without the agent's scope, 503 while the IdP is unreachable.
- */
+// Verifies JWT access tokens locally (RFC 9068); opaque tokens are refused. 403 (step-up)
+// without the agent's scope, 503 while the IdP is unreachable.
 @Injectable()
 export class AccessTokenVerifier implements OnApplicationBootstrap {
   readonly oauth: RelayOAuthConfig | undefined;
@@ -80,10 +77,7 @@ export class AccessTokenVerifier implements OnApplicationBootstrap {
     }
   }
 
-  /**
-   * The token's client: its subject as a client of its own, `oauth:<sub>`, which cannot collide
-   * with a RELAY_CLIENTS name. Throws the refusal (counted, logged) when it is refused.
-   */
+  /** `oauth:<sub>`, a name no RELAY_CLIENTS entry can have; a refusal is counted and logged. */
   async clientOf(token: string | undefined, agent: string): Promise<RelayClientConfig> {
     const { oauth } = this;
     if (!oauth) throw new TokenRefusedError('invalid_token');

@@ -3,11 +3,8 @@ import { request } from 'undici';
 /** An IdP document over RELAY_OAUTH_MAX_DOCUMENT_BYTES: refused, the rest of it never read. */
 export class DocumentTooLargeError extends Error {}
 
-/**
- * A GET through undici (TLS verified, no redirects) whose body is dropped at the first byte past
- * `maxBytes`, so a huge document costs at most the cap. The answer is a fetch Response over the
- * bytes read, for `jose` and the metadata parser; `init.signal` bounds the whole read.
- */
+// undici (TLS verified, no redirects); the body is dropped at the first byte past `maxBytes`, so
+// a huge document costs at most the cap. `init.signal` bounds the whole read.
 export async function cappedFetch(
   url: string | URL,
   init: RequestInit,

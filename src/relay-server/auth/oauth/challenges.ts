@@ -26,10 +26,8 @@ const DESCRIPTIONS: Partial<Record<RefusalReason, string>> = {
   not_an_access_token: 'the token is not an access token (typ at+jwt)',
 };
 
-/**
- * The RFC 6750 challenge with where the resource metadata is (RFC 9728 §5.1) and the scope the
- * endpoint needs; the values are ours, never the client's, so nothing needs escaping.
- */
+// The RFC 6750 challenge, naming the resource metadata (RFC 9728 §5.1) and the scope; the values
+// are ours, never the client's, so nothing needs escaping.
 function challenge(oauth: RelayOAuthConfig | undefined, agent: string, extra = ''): string {
   if (!oauth) return `${REALM}${extra}`;
   // The agent comes from the URL: a name that cannot be an agent's is left out of the header.

@@ -25,11 +25,8 @@ const FETCH_FAILURES = new Set(['ERR_JOSE_GENERIC', 'ERR_JWKS_TIMEOUT', 'ERR_JWK
 const isFetchFailure = (error: unknown) =>
   !(error instanceof errors.JOSEError) || FETCH_FAILURES.has(error.code);
 
-/**
- * The issuer's signing keys: jose's remote key set, refetched for an unknown `kid` at most once
- * per refresh interval. When a fetch fails the keys fetched before still verify, a new key gets
- * IdpUnavailableError, and no fetch is tried for jwksRefreshMs (a down IdP is not hammered).
- */
+// An unknown `kid` refetches at most once per jwksRefreshMs. If a fetch fails, old keys still
+// verify, a new one gets IdpUnavailableError, and the IdP is not hammered for jwksRefreshMs.
 export class IssuerKeys {
   #remote: RemoteJWKSet | undefined;
   #discovery: Promise<RemoteJWKSet> | undefined;

@@ -4,18 +4,11 @@ import { isHttpsOrLoopback } from '../../config/secure-url.js';
 import { isObject, parseJsonOrUndefined } from '../../json-rpc/json-rpc.js';
 import { cappedFetch } from './capped-fetch.js';
 
-/**
- * A setting is wrong, not down: the metadata names another issuer (RELAY_OAUTH_ISSUER is
- * misspelled) or a key set the relay must not fetch. Retrying does not help; the operator must.
- */
+/** A wrong setting, not an outage (say, a misspelled RELAY_OAUTH_ISSUER): retrying won't help. */
 export class IdpConfigurationError extends Error {}
 
-/**
- * The issuer's `jwks_uri`, from its metadata at the locations the MCP authorization spec lists
- * (RFC 8414, then OpenID Connect Discovery); a document counts only when its `issuer` is exactly
- * the configured one (RFC 8414 §3.3). Throws IdpConfigurationError when a document names another
- * issuer (and none this one) or an insecure `jwks_uri`; any other error when none answers (503).
- */
+// Tries the metadata locations the MCP authorization spec lists (RFC 8414, then OpenID Connect
+// Discovery); a document counts only when its `issuer` is exactly ours (RFC 8414 §3.3).
 export async function discoverJwksUri(
   options: Pick<RelayOAuthConfig, 'issuer' | 'fetchTimeoutMs' | 'maxDocumentBytes'>,
 ): Promise<URL> {

@@ -5,11 +5,8 @@ import { RELAY_NAME } from '../../config/relay-env.schema.js';
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
-/**
- * OAuth 2.0 Protected Resource Metadata (RFC 9728): which issuer's tokens this relay takes. One
- * resource covers every endpoint; a client probing per endpoint (`<well-known>/<path>/mcp/<agent>`)
- * gets the same document naming the agent's scope. 404 without an issuer.
- */
+// Protected Resource Metadata (RFC 9728). One resource covers every endpoint: a client probing
+// per endpoint (`<well-known>/<path>/mcp/<agent>`) gets the same document, with the agent's scope.
 @Controller(WELL_KNOWN.slice(1))
 export class ProtectedResourceController {
   constructor(@Inject(RELAY_CONFIG) private readonly config: RelayConfig) {}

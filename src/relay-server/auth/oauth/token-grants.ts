@@ -14,10 +14,7 @@ function words(value: unknown): string[] {
   return [];
 }
 
-/**
- * The agents an access token may reach: `<prefix><agent>` scopes, plus the names listed in
- * the configured claim, when there is one.
- */
+/** The agents a token may reach: its `<prefix><agent>` scopes and the configured claim's names. */
 export function grantedAgents(payload: JWTPayload, rules: GrantRules): Set<string> {
   const scopes = [...words(payload.scope), ...words(payload.scp)];
   const fromScopes = scopes
@@ -27,10 +24,7 @@ export function grantedAgents(payload: JWTPayload, rules: GrantRules): Set<strin
   return new Set([...fromScopes, ...fromClaim].filter((name) => rules.knownAgents.has(name)));
 }
 
-/**
- * Who the token speaks for: its `sub`, required as RFC 9068 does. Never `client_id`: a client
- * named like a user would get that user's sessions.
- */
+/** `sub` (RFC 9068), never `client_id`: a client named like a user would get their sessions. */
 export function subjectOf(payload: JWTPayload): string | undefined {
   return typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : undefined;
 }

@@ -24,22 +24,15 @@ import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-l
 import { splitName } from './tool-names.js';
 import { TOOLS_LIST_CHANGED } from '../inventory-changes.js';
 
-/**
- * Bounds of one aggregate `tools/list`. A `hello` carries all the agent's tools in one 4 MiB
- * frame, so real lists are far below; they stop a hostile agent making the relay hold gigabytes.
- */
+// Far above real lists (a `hello` carries all the agent's tools in one 4 MiB frame); they stop
+// a hostile agent making the relay hold gigabytes.
 const TOOL_LIST_LIMITS: ToolListLimits = {
   maxPagesPerServer: 10,
   concurrency: 8,
   maxBytes: 16 * 1024 * 1024,
 };
 
-/**
- * The agent's aggregate endpoint (`/mcp/<agent>`): the relay as one MCP server offering the tools
- * of all the agent's servers as `<server>__<tool>`, asked here or on another replica; a call
- * goes to the server its prefix names. Tools only: the rest stays on `/mcp/<agent>/<server>`.
- * Its sessions hear `list_changed` when the offered tools change.
- */
+/** `/mcp/<agent>`: all its tools as `<server>__<tool>`; see docs/relay-server.md, 'Endpoints'. */
 @Injectable()
 export class AggregateService {
   /** Per agent: a digest of the tools its connections offer, to notice changes. */
@@ -135,10 +128,8 @@ export class AggregateService {
     return { jsonrpc: '2.0', id, result: { tools: merged.tools } };
   }
 
-  /**
-   * How a listing asks a server for a page: on one pod here (a cursor is that pod's), else
-   * through the replica `elsewhere` names, which may serve each page from another pod.
-   */
+  // Here, all of a server's pages come from one pod (a cursor is that pod's); through the replica
+  // `elsewhere` names, each page may come from another pod.
   private pageFetcher(
     { agent, client }: RelaySession,
     id: JsonRpcId,

@@ -2,10 +2,8 @@ import { createHash } from 'node:crypto';
 import type { ProtocolServer } from '../../../agent-protocol/relay-protocol.js';
 import type { AgentConnection } from '../../agents/agent-connection.js';
 
-/**
- * Each inventory's entries, made once: an agent of a thousand pods would otherwise stringify
- * every pod's tools at each pod's connect.
- */
+// Made once per inventory: an agent of a thousand pods would otherwise stringify every pod's
+// tools at each pod's connect.
 const entries = new WeakMap<readonly ProtocolServer[], string[]>();
 
 function entriesOf(servers: readonly ProtocolServer[]): string[] {
@@ -18,10 +16,7 @@ function entriesOf(servers: readonly ProtocolServer[]): string[] {
   return list;
 }
 
-/**
- * What an agent offers, as a digest: each server that is up on some open connection with the
- * tools that connection lists. Pods that list the same tools count once.
- */
+/** A digest of each up server's tools on the open connections; pods listing the same count once. */
 export function offeredDigest(
   connections: readonly Pick<AgentConnection, 'open' | 'servers'>[],
 ): string {

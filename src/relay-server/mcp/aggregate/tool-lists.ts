@@ -17,10 +17,7 @@ export interface ToolListLimits {
 
 type ToolListFailure = { server: string; reason: string };
 
-/**
- * Every server's whole list (following `nextCursor`), merged in the order of `servers` under
- * prefixed names. A server that fails is left out and reported: it hides no one else's tools.
- */
+/** Every server's pages, prefixed, in `servers` order; one that fails is left out and reported. */
 export async function listAllTools(
   servers: readonly string[],
   fetchPage: FetchToolsPage,

@@ -1,9 +1,4 @@
-/**
- * Aggregate tool names: `<server>__<tool>`. Several LLM APIs accept only `A-Z a-z 0-9 _ -` in
- * function names, and `-` and `_` are common inside names; `__` is what Claude Code and MetaMCP
- * use. A name splits at its first `__`, and only servers without `__` and not ending in `_` are
- * offered, so every prefixed name maps back to one server and one tool.
- */
+/** As in Claude Code, MetaMCP: LLM APIs take only `A-Z a-z 0-9 _ -`, and `-` and `_` are common. */
 export const TOOL_NAME_SEPARATOR = '__';
 
 /** The spec's upper bound for a tool name (a SHOULD; longer names are left out, not cut). */

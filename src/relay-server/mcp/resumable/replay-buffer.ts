@@ -21,20 +21,13 @@ interface Stream {
   done?: true;
 }
 
-/**
- * One session's event streams (Streamable HTTP, "Resumability and Redelivery"): each event gets
- * the id `<stream>.<n>` and is kept for a GET with `Last-Event-ID`. A request's stream is
- * `<tag>.<count>.<its id>` (the id answers it when its events are gone), the GET stream
- * `<tag>.0`; the random tag keeps other sessions' ids out. At most `limit` bytes are kept, oldest
- * out first, counted in the client's StreamBudget; a request's go once its answer is written.
- */
+// Streamable HTTP "Resumability and Redelivery". A request stream's id carries the request's id to
+// answer it once its events are gone, and a random tag that keeps other sessions' ids out.
 export class ReplayBuffer {
   private readonly tag = randomBytes(6).toString('base64url');
   readonly listen = `${this.tag}.0`;
-  /**
-   * The GET stream is there before the client opens it: a client opens it while its next
-   * requests are under way, and what the server says about them first is kept for it.
-   */
+  // Made before the client opens the GET: it opens it while its next requests are under way, and
+  // what the server says about them first is kept for it.
   private readonly streams = new Map<string, Stream>([[this.listen, { n: 0, priming: false }]]);
   private kept: { stream: string; n: number; event: Buffer }[] = [];
   /** Answered request streams: the number of the event that answered each. */
@@ -82,10 +75,7 @@ export class ReplayBuffer {
     stream.writer?.send(numbered);
   }
 
-  /**
-   * A request's answer, on its stream once that has started (else false: it goes as JSON). Kept
-   * only when no connection took it.
-   */
+  /** A request's answer as an event once its stream has started, else false (it goes as JSON). */
   finish(key: string, body: unknown): boolean {
     const stream = this.streams.get(key);
     if (!stream?.writer?.started) {
@@ -101,10 +91,7 @@ export class ReplayBuffer {
     return true;
   }
 
-  /**
-   * Replays what stream `<key>.<n>` sent after n on `writer`, which it then goes on writing to;
-   * false when this session has no such stream (or no longer has it).
-   */
+  /** Replays stream `<key>.<n>` after n on `writer`, which it then writes to; false if none. */
   resume(lastEventId: string, writer: LazyEventStream): boolean {
     const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
     const stream = this.streams.get(key);
@@ -124,20 +111,14 @@ export class ReplayBuffer {
     return true;
   }
 
-  /**
-   * Whether `lastEventId` is the answer of a request stream: the client has all it sent. SDK 1.x
-   * clients resume a stream that answered with an error, and again whenever a resume ends
-   * without a result: such a resume gets no stream (204), which they stop on.
-   */
+  // Whether `lastEventId` is a request's answer. SDK 1.x clients resume even after an error answer,
+  // and again after each resume without a result; a 204 (no stream) stops them.
   complete(lastEventId: string): boolean {
     const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
     return digits !== '' && this.answers.get(key) === Number(digits);
   }
 
-  /**
-   * Ends `writer` with `body`, the answer to a request stream no longer kept, as that stream's
-   * next event: a client resuming from it then learns it has it all (see `complete`).
-   */
+  /** Ends `writer` with the lost answer as its stream's next event, so a resume is `complete`. */
   lost(lastEventId: string, writer: LazyEventStream, body: unknown): void {
     const [, key = '', digits = ''] = /^(.+)\.(\d{1,9})$/.exec(lastEventId) ?? [];
     const n = Number(digits) + 1;

@@ -36,14 +36,8 @@ export interface HeldCall {
   keys: number;
 }
 
-/**
- * MRTR for 2026-07-28 clients of 2025 servers: a server's request for its client (elicitation,
- * sampling, roots) during `tools/call`, `prompts/get` or `resources/read` becomes an
- * `input_required` result; the retry with `inputResponses` and its `requestState` resumes the
- * held call. The state is a random handle bound to the client and the request, new each round,
- * so a forged, altered or stale one finds nothing; with replicas it starts with this one's tag.
- * A held call keeps its client's in-flight slot and ends (cancelled) at the request timeout.
- */
+// MRTR (docs/relay-server.md, 'Endpoints'). Each state is a random handle bound to the client,
+// the request and the round, so a forged, altered or stale one finds nothing.
 export class HeldCalls {
   readonly #calls = new Map<string, HeldCall>();
 

@@ -34,12 +34,7 @@ interface Listener extends Pick<RelayTarget, 'client' | 'agent' | 'server'> {
 /** A server that comes, goes or restarts may have changed any of its lists. */
 const EVERY_LIST: readonly ListKind[] = Object.values(LIST_FLAGS);
 
-/**
- * The `subscriptions/listen` streams of 2026-07-28 clients (no session, so a list change has
- * nowhere else to go): each hears `list_changed` for the lists it asked for, tagged with its
- * request id, when a server says so or the agent's inventory changes that server. Bounded per
- * client like sessions: each is an open request the relay holds.
- */
+/** 2026's `subscriptions/listen` streams (no session); each holds a request: capped per client. */
 @Injectable()
 export class ListenStore {
   private readonly listeners = new Set<Listener>();

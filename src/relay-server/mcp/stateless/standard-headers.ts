@@ -1,10 +1,6 @@
 import { isObject, type Message } from '../../json-rpc/json-rpc.js';
 
-/**
- * The standard headers of a 2026-07-28 request (`MCP-Protocol-Version`, `Mcp-Method`,
- * `Mcp-Name`), which must be there and say what the body says, so that a proxy routing on the
- * headers and the server acting on the body cannot be told two different things.
- */
+/** Required, and must match the body, so a proxy routing on them and the server cannot disagree. */
 export interface StandardHeaders {
   protocolVersion?: string;
   method?: string;
@@ -24,10 +20,7 @@ const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9
 /** What a header value may carry as it is: visible ASCII and space, no leading or trailing space. */
 const PLAIN_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 
-/**
- * Why the headers do not match the request, or undefined when they do. Node has already taken
- * the optional whitespace around each value off.
- */
+/** Why the headers do not match the request, if so; Node has already trimmed each value. */
 export function headerMismatch(
   message: Message,
   headers: StandardHeaders,

@@ -43,11 +43,7 @@ import {
   withoutInputs,
 } from './input-required.js';
 
-/**
- * MCP 2026-07-28 clients (docs/design/mcp-2026-07-28.md): no session, so each request is routed
- * on its own and forwarded by McpRelayService like a 2025 one (closing the POST is how 2026
- * cancels). The agent's servers stay 2025 servers: stateless-wire.ts translates.
- */
+/** MCP 2026-07-28 clients, each request routed on its own; see docs/design/mcp-2026-07-28.md. */
 @Injectable()
 export class StatelessRelay {
   private readonly held: HeldCalls;
@@ -95,10 +91,8 @@ export class StatelessRelay {
     return answerOf(answer, statusOf(answer));
   }
 
-  /**
-   * An aggregate `tools/call` of a server up here, as a call of that server (its tool's own
-   * name), so that MRTR works there too; anything else as it came. With the connection to use.
-   */
+  // An aggregate `tools/call` of a server up here goes as that server's call (its tool's own name),
+  // so that MRTR works there too; anything else goes as it came.
   private throughAggregate(target: RelayTarget, message: Message) {
     const params = isObject(message.params) ? message.params : {};
     const aggregateCall = target.server === undefined && message.method === 'tools/call';
@@ -163,10 +157,7 @@ export class StatelessRelay {
     return this.held.next(call, id, signal);
   }
 
-  /**
-   * `subscriptions/listen`: acknowledges the lists asked for, then holds the POST's event stream
-   * open for their `list_changed` (ListenStore) until the client or the relay ends it.
-   */
+  /** Acks the lists asked for, then holds the POST's stream open until either side ends it. */
   private async listen(
     target: RelayTarget,
     id: JsonRpcId,
@@ -199,10 +190,7 @@ export class StatelessRelay {
     };
   }
 
-  /**
-   * `server/discover` from a 2025 `initialize`: the aggregate endpoint's own, or the server's,
-   * which the agent answers from its cache (docs/agent-protocol.md) at no cost to the server.
-   */
+  /** From a 2025 `initialize`, which the agent answers from its cache (docs/agent-protocol.md). */
   private async discover(
     session: RelaySession,
     id: JsonRpcId,
@@ -227,10 +215,8 @@ export class StatelessRelay {
   }
 }
 
-/**
- * A throwaway "session" for one request: what the forwarder needs to admit and cancel it, and
- * the capabilities its server may ask it for (this request's).
- */
+// A throwaway "session" for one request: what the forwarder needs to admit and cancel it, and
+// the capabilities its server may ask it for (this request's).
 function oneRequestSession(
   { client, agent, server }: RelayTarget,
   message: Message,

@@ -17,11 +17,7 @@ import {
 import { MISSING_CAPABILITIES_META } from '../../../agent-protocol/relay-protocol.js';
 import { headerMismatch, type StandardHeaders } from './standard-headers.js';
 
-/**
- * The MCP 2026-07-28 wire as far as the relay translates it (docs/design/mcp-2026-07-28.md): a
- * 2025 request plus a `_meta` envelope, minus the session; a 2025 result plus `resultType`
- * (and `ttlMs`/`cacheScope` for the cacheable ones).
- */
+/** The version the relay translates for its 2025 servers; see docs/design/mcp-2026-07-28.md. */
 export const MODERN_VERSION = '2026-07-28';
 
 /** The envelope keys a 2025 server must not see: the relay answers for them. */
@@ -79,10 +75,8 @@ const REMOVED_METHODS = new Set([
   'resources/unsubscribe',
 ]);
 
-/**
- * Why a stateless request is refused before it is forwarded (HTTP 400; 404 for a removed
- * method). Headers are compared first: a mismatch is the client's mistake whatever it asked.
- */
+// Refused before forwarding (HTTP 400; 404 for a removed method). Headers are compared first: a
+// mismatch is the client's mistake whatever it asked.
 export function refusal(message: Message, headers: StandardHeaders): JsonRpcResponse | undefined {
   const id = idOf(message);
   if (typeof message.method !== 'string' || id === null) return undefined;
@@ -121,11 +115,8 @@ export function withoutEnvelope(message: Message): Message {
   return { ...message, params };
 }
 
-/**
- * A 2025 answer as a 2026 client checks it: `resultType` on every result, `ttlMs: 0` and
- * `cacheScope: 'private'` on cacheable ones (the relay cannot know how long a list holds, nor
- * whether it is the same for every client), and "resource not found" as invalid-params.
- */
+// `ttlMs: 0` and `cacheScope: 'private'`: the relay cannot know how long a list holds, nor whether
+// it is the same for every client. 2025's "resource not found" becomes invalid-params.
 export function toStatelessAnswer(request: Message, answer: JsonRpcResponse): JsonRpcResponse {
   const method = String(request.method);
   const missing = missingCapabilities(answer);
@@ -189,10 +180,8 @@ export function discoverAnswer(id: JsonRpcId, initialize: JsonRpcResponse): Json
   };
 }
 
-/**
- * The capabilities the agent noted the client lacked, when the server failed for want of them;
- * a server that got by without them answers as usual.
- */
+// The capabilities the agent noted the client lacked, only when the server failed for want of
+// them; a server that got by without them answers as usual.
 function missingCapabilities(answer: JsonRpcResponse): Message | undefined {
   const failed = answer.error ?? (isObject(answer.result) && answer.result.isError === true);
   const noted = answer.error ? answer.error.data : isObject(answer.result) && answer.result._meta;
@@ -200,10 +189,7 @@ function missingCapabilities(answer: JsonRpcResponse): Message | undefined {
   return failed && isObject(missing) ? missing : undefined;
 }
 
-/**
- * HTTP status of a stateless answer: 404 for a method it lacks, 400 for a client capability it
- * lacks (answerOf makes a cap 429).
- */
+/** 404 for a method it lacks, 400 for a client capability it lacks (answerOf makes a cap 429). */
 export function statusOf(answer: JsonRpcResponse): number {
   const code = answer.error?.code;
   return code === JsonRpcCode.MethodNotFound ? 404 : code === MISSING_CAPABILITY ? 400 : 200;
