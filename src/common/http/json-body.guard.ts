@@ -11,8 +11,8 @@ import { readBodyText } from './request-body.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-// After BearerGuard, so no body byte is read before the token check; not an interceptor, whose
-// rxjs chain cost ~20 us a request. Both guards must stay singletons: Nest runs scoped ones last.
+// After BearerGuard: no body byte is read before the token check (an e2e test pins 401, not 413).
+// A guard: an interceptor's rxjs cost ~20 us. Keep both singletons: request-scoped guards run last.
 @Injectable()
 export class JsonBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {

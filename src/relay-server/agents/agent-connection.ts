@@ -36,8 +36,8 @@ interface Pending {
   progress?: { clientToken: unknown; relayToken: string; sink: RequestNotificationSink };
 }
 
-// One agent pod's WebSocket. Progress tokens are swapped for random ones, so no server reaches
-// another client's stream; a pod not reading gets new requests refused (-32005), not buffered.
+// One agent pod's WebSocket. Progress tokens become random ones, taken only from the server asked,
+// so no server reaches another client's stream; a pod not reading gets -32005, not a buffer.
 export class AgentConnection {
   /** Internal id, for logs and session pinning; never sent anywhere. */
   readonly id = randomUUID();
@@ -69,8 +69,8 @@ export class AgentConnection {
     readonly rates: FrameRateLimit,
   ) {}
 
-  // A silent pod (cut network, frozen node) would hold its sessions until each request timed out:
-  // cut on a ping unanswered by the next, or a timeout's probe unanswered in `probeTimeoutMs`.
+  // A silent pod (cut network, frozen node) would hold its sessions: cut (`onSilent` first) with no
+  // pong by the next ping, or none `probeTimeoutMs` after the ping sent when a request timed out.
   keepAlive(pingMs: number, probeTimeoutMs: number, onSilent: () => void): void {
     let alive = true;
     let probe: NodeJS.Timeout | undefined;

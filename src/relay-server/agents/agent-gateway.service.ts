@@ -199,6 +199,7 @@ export class AgentGateway implements OnApplicationBootstrap, BeforeApplicationSh
         connection.ask(frame);
         return false;
       case 'unknown':
+        // Ignored, as the protocol says: either side may add frame types.
         return false;
       case 'invalid':
         this.drop(connection, frame.reason, undefined, frame.tooBig ? MESSAGE_TOO_BIG : undefined);

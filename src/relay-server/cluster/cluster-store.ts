@@ -31,8 +31,8 @@ export interface SessionEntry {
 
 /** An entry outlives three refreshes: one or two missed under load do not drop it. */
 export const ENTRY_TTL_MS = 15_000;
-// Four entry lifetimes keep a replica still listing an ended session (mid-publish, frozen) from
-// writing it back (kept for the idle time, churn filled Redis); later only its client may use it.
+// Four entry lifetimes stop a replica still listing it (mid-publish, frozen) from writing it back;
+// not the idle time, as churn filled Redis. Frozen longer, it may: only that client can use the id.
 export const TOMBSTONE_TTL_MS = 4 * ENTRY_TTL_MS;
 const SECRET_KEY = 'relay:peer-secret';
 /** Set with a new secret for an entry's lifetime: Redis started empty, records come back. */
@@ -189,7 +189,7 @@ export class ClusterStore {
     return (await this.redis.eval(SWAP_SESSION, 1, sessionKey(id), ...args)) === 1;
   }
 
-  /** A tombstone if `owner` owns it: a replica that froze owning it drops it, not rewrites it. */
+  /** A tombstone while `owner` owns it; a replica that froze owning it then lets it go. */
   async forgetSession(id: string, owner: string): Promise<void> {
     const seen = await this.session(id);
     if (typeof seen !== 'object' || seen.record.owner !== owner) return;

@@ -2,8 +2,8 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Agent, type request } from 'undici';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 
-// The one keep-alive pool to the other replicas. A peer's certificate must chain to this one's (one
-// Secret for every pod); peers are reached by pod address, which it does not name: no name check.
+// One keep-alive pool to the other replicas. A peer's certificate must chain to ours (one Secret
+// for all pods); peers are dialled by pod address, which no certificate names: chain, not name.
 @Injectable()
 export class PeerDispatcher extends Agent implements OnModuleDestroy {
   constructor(@Inject(RELAY_CONFIG) config: Pick<RelayConfig, 'tls'>) {

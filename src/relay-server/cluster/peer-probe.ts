@@ -13,7 +13,7 @@ export interface PeerProbeOptions {
 }
 
 // Finds a frozen peer (sockets open, nothing answers): a forward unanswered at the request timeout
-// pings it, once at a time; with no pong, every request waiting on it ends now, not at its timeout.
+// pings it (one ping per peer at a time); no pong ends every request waiting on it now.
 export class PeerProbe {
   private readonly waiting = new Map<string, Set<AbortController>>();
   private readonly pinging = new Set<string>();

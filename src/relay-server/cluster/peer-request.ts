@@ -8,7 +8,7 @@ import { refusedConnection, type RequestOptions } from './peer-agents.js';
 export type PeerCall = RequestOptions & { url: URL; signal: AbortSignal };
 
 // `refused`: nothing reached the peer (safe to send elsewhere); `distrusted`: it refused our
-// signature (the secret just changed); `client_gone`: says nothing about the peer.
+// signature (the secret just changed); `client_gone`: our client hung up, no sign about the peer.
 export type PeerOutcome =
   | 'answered'
   | 'refused'

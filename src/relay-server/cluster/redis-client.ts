@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import type { RelayClusterConfig } from '../config/relay-config.js';
 
-// ioredis loads only here (one relay never needs it). No offline queue: while Redis is unreachable
-// a request waits at most RELAY_REDIS_TIMEOUT_MS. Logs never name the URL: it may hold a password.
+// ioredis loads only here (a single replica never needs it). No offline queue: while Redis is
+// unreachable a request waits at most RELAY_REDIS_TIMEOUT_MS. Logs never name the URL (password).
 export async function connectRedis(
   config: RelayClusterConfig,
   logger: Logger,

@@ -4,7 +4,8 @@ import { isObject, type JsonRpcId, type Message } from '../json-rpc/json-rpc.js'
 /** A numeric id that is no integer and that no JS number holds exactly (`0.10000000000000000001`). */
 export const INEXACT_ID = Symbol('INEXACT_ID');
 
-/** `JSON.parse` rounds integers past 2^53, and the answer would carry an id never sent. */
+// `id` and a cancel's `requestId` as sent: JSON.parse rounds integers past 2^53, and the answer
+// would carry an id never sent. Only a message holding such a number is parsed again, losslessly.
 export function withExactIds(message: unknown, text: string): unknown {
   if (!isObject(message)) return message;
   const params = isObject(message.params) ? message.params : undefined;

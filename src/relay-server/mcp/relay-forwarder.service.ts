@@ -24,7 +24,7 @@ import {
 import { answerOf, notUp, type RelayAnswer } from './relay-target.js';
 import type { RelaySession } from './session-store.service.js';
 
-/** `run` admits a session's request, cancellably; `send` sends one (an aggregate list: several). */
+/** `run` admits a session's request (within the caps, cancellably); `send` puts one on a pod. */
 @Injectable()
 export class RelayForwarder {
   private readonly perAgent: InFlightLimiter;

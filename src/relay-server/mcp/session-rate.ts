@@ -1,6 +1,6 @@
 const MINUTE_MS = 60_000;
 
-/** A fixed window for all clients: the map holds one minute's clients, no timer nor sweep. */
+/** Counts each client's new sessions per minute; one fixed window for all: no timer nor sweep. */
 export class SessionRate {
   private readonly counts = new Map<string, number>();
   private windowStart = Number.NEGATIVE_INFINITY;

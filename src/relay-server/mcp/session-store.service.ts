@@ -28,8 +28,8 @@ export interface RelaySession {
   replay?: ReplayBuffer;
 }
 
-// A session ends with its connection (the pod holds its state). Clients often never DELETE, so
-// idle ones end, and a client past its cap loses its least recently used: a leak hurts only it.
+// Without Redis a session dies with its connection (the pod holds its state); with Redis it can
+// move (SessionMover). Clients rarely DELETE, so idle ones end and a client's cap evicts its LRU.
 @Injectable()
 export class SessionStore implements OnModuleInit, OnModuleDestroy {
   /** Map order is use order: a session used is moved to the end. */
@@ -91,7 +91,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     return session;
   }
 
-  /** Only for the client, agent and server it was made for: others get an unknown id's 404. */
+  /** Only for the client, agent and server it was made for (others: 404); a find is a use. */
   find({ sessionId: id, client, agent, server }: RelayTarget): RelaySession | undefined {
     const session = id === undefined ? undefined : this.sessions.get(id);
     if (!session || session.client !== client || session.agent !== agent) return undefined;
@@ -140,7 +140,7 @@ export class SessionStore implements OnModuleInit, OnModuleDestroy {
     for (const session of this.sessions.values()) session.stream?.end();
   }
 
-  /** To `server`'s session streams on `connection`; `only`: its client's (`logging`: who asked). */
+  /** To `server`'s sessions on `connection`; `only`: that client's (logs: only if it asked). */
   broadcast(
     connection: AgentConnection,
     server: string,

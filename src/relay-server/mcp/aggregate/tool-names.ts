@@ -1,4 +1,5 @@
-/** As in Claude Code, MetaMCP: LLM APIs take only `A-Z a-z 0-9 _ -`, and `-` and `_` are common. */
+// Claude Code's and MetaMCP's choice: LLM APIs take only `A-Z a-z 0-9 _ -` in function names, and
+// one `-` or `_` is common inside names. Names split at the first `__` (see canPrefix).
 export const TOOL_NAME_SEPARATOR = '__';
 
 /** The spec's upper bound for a tool name (a SHOULD; longer names are left out, not cut). */

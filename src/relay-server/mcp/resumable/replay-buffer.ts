@@ -21,8 +21,8 @@ interface Stream {
   done?: true;
 }
 
-// Streamable HTTP "Resumability and Redelivery". A request stream's id carries the request's id to
-// answer it once its events are gone, and a random tag that keeps other sessions' ids out.
+// Resumability: at most `limit` bytes kept, oldest out first, counted in the client's StreamBudget.
+// A request stream's id carries its request's id, and a random tag keeps other sessions' ids out.
 export class ReplayBuffer {
   private readonly tag = randomBytes(6).toString('base64url');
   readonly listen = `${this.tag}.0`;

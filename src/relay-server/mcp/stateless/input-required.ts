@@ -36,8 +36,8 @@ export interface HeldCall {
   keys: number;
 }
 
-// MRTR (docs/relay-server.md, 'Endpoints'). Each state is a random handle bound to the client,
-// the request and the round, so a forged, altered or stale one finds nothing.
+// MRTR: a server's request to its client becomes an `input_required` result (docs/relay-server.md).
+// Each state is a random handle bound to client, request and round: a forged or stale one fails.
 export class HeldCalls {
   readonly #calls = new Map<string, HeldCall>();
 
