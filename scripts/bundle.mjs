@@ -10,6 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { build } from 'esbuild';
+import { dropKeptNames } from './drop-kept-names.mjs';
 
 const entryPoints = {
   main: 'dist/main.js',
@@ -82,7 +83,8 @@ const { outputFiles } = await build({
   platform: 'node',
   format: 'esm',
   target: 'node20.19',
-  // Nest names providers and errors by their class names; logs and metrics show them.
+  // Nest names providers and errors by their class names; logs and metrics show them. What it
+  // costs at run time, drop-kept-names.mjs takes out again.
   keepNames: true,
   external,
   banner: { js: banner },
@@ -97,7 +99,7 @@ const { outputFiles } = await build({
 // \uXXXX escape reads the same in both (a surrogate pair stays one character under /u), and
 // replaces an identity escape (`\é`) whole.
 for (const file of outputFiles) {
-  const ascii = file.text.replace(
+  const ascii = dropKeptNames(file.text).replace(
     /(\\*)([^\0-\x7f])/g,
     (_, slashes, char) =>
       `${slashes.length % 2 === 1 ? slashes.slice(1) : slashes}\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
