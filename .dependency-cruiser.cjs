@@ -4,10 +4,16 @@
 // only), Webhooks (the health indicator only); Database -> Config, Common; Common -> Config;
 // AgentProtocol -> Common; Config -> nothing of ours; the relay server -> Common, AgentProtocol
 // and Config's shared kit (config/shared/), its folders in layers; the entry points (main.ts,
-// app.module.ts, write-openapi.ts, relay-server/main.ts) -> everything.
+// app.module.ts, write-openapi.ts, webhook-worker/, relay-server/main.ts) -> everything.
 // Each rule below is one arrow that must never exist; its name is what a failing lint prints.
 // (`process.env` outside src/config and the entry points is an eslint rule: eslint.config.js.)
-const FEATURES = '^src/(plants|auth|agent|agent-protocol|database|webhooks|relay-server|openapi)/';
+const FEATURES =
+  '^src/(plants|auth|agent|agent-protocol|database|webhooks|webhook-worker|relay-server|openapi)/';
+/** The files each process starts from, which import everything and nothing imports back. */
+const ENTRY_POINTS = [
+  '^src/(main|app\\.module|write-openapi)\\.ts$',
+  '^src/(webhook-worker|relay-server)/main\\.ts$',
+];
 
 // The relay server's folders are layers, bottom first: each imports only the ones before it,
 // so no two folders import each other. The MCP relaying reaches the cluster through the
@@ -43,10 +49,10 @@ module.exports = {
     {
       name: 'nothing-up-to-entry-points',
       comment:
-        'src/main.ts and src/app.module.ts wire the features; a feature that imports them turns the house upside down (an entry point of its own goes beside main.ts).',
+        'The entry points (main.ts, app.module.ts, write-openapi.ts, webhook-worker/main.ts, relay-server/main.ts) wire the features; a feature that imports one turns the house upside down.',
       severity: 'error',
       from: { path: '^src/[^/]+/' },
-      to: { path: '^src/(main|app\\.module)\\.ts$' },
+      to: { path: ENTRY_POINTS },
     },
     {
       name: 'plants-not-to-agent',
@@ -68,7 +74,7 @@ module.exports = {
         'common/ is what every feature stands on; a feature type it needs belongs in common/ (or is inverted: ServiceUnavailableError).',
       severity: 'error',
       from: { path: '^src/common/' },
-      to: { path: [FEATURES, '^src/(main|app\\.module)\\.ts$'] },
+      to: { path: [FEATURES, ...ENTRY_POINTS] },
     },
     {
       name: 'database-not-to-plants',
@@ -165,7 +171,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/agent-protocol/' },
       to: {
-        path: [FEATURES, '^src/config/', '^src/(main|app\\.module)\\.ts$'],
+        path: [FEATURES, '^src/config/', ...ENTRY_POINTS],
         pathNot: '^src/agent-protocol/',
       },
     },
