@@ -28,8 +28,8 @@ const TABLES = [
   ['Relay server', 'relay', undefined, '`npm run relay-server`, a process of its own.'],
 ];
 
-/** Tracing is read by the OpenTelemetry SDK, documented in operations.md, not declared here. */
-const isTracing = (name) => name.startsWith('OTEL_') || name.startsWith('TRACING_');
+/** OTEL_* is read by the OpenTelemetry SDK, documented in operations.md, not declared here. */
+const isTracing = (name) => name.startsWith('OTEL_');
 
 async function loadSettings() {
   const dir = mkdtempSync(join(tmpdir(), 'settings-docs-'));

@@ -62,4 +62,13 @@ describe('tracing from the OTEL_* variables', () => {
     expect(result.success).toBe(false);
     expect(result.error?.issues[0]?.message).toContain('TRACING_SHUTDOWN_TIMEOUT_SECONDS');
   });
+
+  it('refuses an exporter this build does not carry, naming the variable', () => {
+    const result = schema.safeParse({ ...endpoint, OTEL_TRACES_EXPORTER: 'console' });
+    expect(result.error?.issues[0]?.message).toBe(
+      'OTEL_TRACES_EXPORTER must be otlp or none (spans go over OTLP)',
+    );
+    expect(configOf({ ...endpoint, OTEL_TRACES_EXPORTER: 'otlp' })).toBeDefined();
+    expect(configOf({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+  });
 });

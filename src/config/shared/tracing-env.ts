@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { unsetIfEmpty } from './env-fields.js';
+import { unsetIfEmpty, wholeNumberSettings } from './env-fields.js';
 
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
@@ -8,22 +8,25 @@ const text = unsetIfEmpty(z.string().trim());
 
 export const tracingEnvShape = {
   OTEL_SDK_DISABLED: text,
-  OTEL_TRACES_EXPORTER: text,
+  // The SDK's other exporters (console, zipkin) are not in the image: refused, not ignored.
+  OTEL_TRACES_EXPORTER: unsetIfEmpty(
+    z.enum(['otlp', 'none'], {
+      error: 'OTEL_TRACES_EXPORTER must be otlp or none (spans go over OTLP)',
+    }),
+  ),
   OTEL_EXPORTER_OTLP_ENDPOINT: text,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: text,
   OTEL_EXPORTER_OTLP_PROTOCOL: text,
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: text,
   // Ours, not OpenTelemetry's: the exporter's own timeout (10 s) would hold SIGTERM that long.
-  TRACING_SHUTDOWN_TIMEOUT_SECONDS: unsetIfEmpty(
-    z
-      .string()
-      .trim()
-      .regex(
-        /^(\d|[1-5]\d|60)$/,
-        'TRACING_SHUTDOWN_TIMEOUT_SECONDS must be a whole number of seconds from 0 to 60',
-      )
-      .transform(Number),
-  ).default(2),
+  ...wholeNumberSettings({
+    TRACING_SHUTDOWN_TIMEOUT_SECONDS: [
+      0,
+      60,
+      2,
+      'At shutdown, the longest wait in seconds for the last export of spans',
+    ],
+  }),
 };
 
 type TracingEnv = z.infer<z.ZodObject<typeof tracingEnvShape>>;
