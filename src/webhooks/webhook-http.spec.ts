@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createTestCa } from '../../test/fixtures/agent-server/test-ca.js';
 import { PRIVATE_ADDRESS, type PosterLimits, WebhookPoster } from './webhook-http.js';
 
@@ -130,7 +130,16 @@ describe('WebhookPoster', () => {
     expect(requests[0]?.headers.authorization).toBe(`Basic ${sent}`);
   });
 
-  it('refuses a receiver whose certificate does not verify', async () => {
+  it.each([
+    ['', undefined],
+    [', even with NODE_TLS_REJECT_UNAUTHORIZED=0', '0'],
+  ])('refuses a receiver whose certificate does not verify%s', async (_, rejectUnauthorized) => {
+    if (rejectUnauthorized !== undefined) {
+      vi.stubEnv('NODE_TLS_REJECT_UNAUTHORIZED', rejectUnauthorized);
+      cleanups.push(() => {
+        vi.unstubAllEnvs();
+      });
+    }
     const { cert, key } = createTestCa();
     const { url, requests } = await receiver((response) => response.writeHead(200).end(), {
       cert,

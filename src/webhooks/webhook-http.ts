@@ -93,9 +93,10 @@ function basicAuthorization(url: URL): Record<string, string> {
 
 /** Checks the address where the socket opens: DNS cannot point POSTs at a private one. */
 function connector(limits: PosterLimits): buildConnector.connector {
-  const timeout = limits.timeoutMs;
-  if (limits.allowPrivateAddresses) return buildConnector({ timeout });
-  const connect = buildConnector({ timeout, lookup: publicOnlyLookup });
+  // Verified even when NODE_TLS_REJECT_UNAUTHORIZED=0: a private CA goes in NODE_EXTRA_CA_CERTS.
+  const tls = { timeout: limits.timeoutMs, rejectUnauthorized: true };
+  if (limits.allowPrivateAddresses) return buildConnector(tls);
+  const connect = buildConnector({ ...tls, lookup: publicOnlyLookup });
   // An IP literal ("[::1]" as a URL writes it counts) is checked here, as no lookup is made.
   return (options, callback) => {
     if (isPrivateAddress(options.hostname)) callback(privateAddress(), null);
