@@ -16,27 +16,34 @@ const ENTRY_POINTS = [
 ];
 
 // The relay server's folders are layers, bottom first: each imports only the ones before it,
-// so no two folders import each other. The MCP relaying reaches the cluster through the
-// abstract classes of mcp/other-replicas.ts; peers authenticate in the cluster, whose guard
-// main.ts runs before every controller's. The entry files wire them.
+// so no two folders import each other. mcp/ is layers too, its own files (the controller) on
+// top. The MCP relaying reaches the cluster through the abstract classes of
+// mcp/sessions/other-replicas.ts; peers authenticate in the cluster, whose guard main.ts runs
+// before every controller's. The entry files wire them.
 const RELAY_LAYERS = [
-  'config',
-  'metrics',
-  'json-rpc',
-  'auth',
-  'agents',
-  'mcp',
-  'cluster',
-  'health',
+  'config/',
+  'metrics/',
+  'json-rpc/',
+  'auth/',
+  'agents/',
+  'mcp/streams/',
+  'mcp/sessions/',
+  'mcp/aggregate/',
+  'mcp/stateful/',
+  'mcp/stateless/',
+  'mcp/[^/]+$',
+  'cluster/',
+  'health/',
 ];
+const layerName = (layer) => layer.replace('/[^/]+$', '').replace(/\/$/, '');
 const relayLayerRules = RELAY_LAYERS.map((layer, i) => ({
-  name: `relay-${layer}-not-up`,
-  comment: `Inside the relay server, ${layer}/ imports only the folders below it: ${RELAY_LAYERS.slice(0, i).join(', ') || 'none'}.`,
+  name: `relay-${layerName(layer).replace('/', '-')}-not-up`,
+  comment: `Inside the relay server, ${layerName(layer)} imports only the layers below it: ${RELAY_LAYERS.slice(0, i).map(layerName).join(', ') || 'none'}.`,
   severity: 'error',
-  from: { path: `^src/relay-server/${layer}/` },
+  from: { path: `^src/relay-server/${layer}` },
   to: {
     path: [
-      `^src/relay-server/(${RELAY_LAYERS.slice(i + 1).join('|') || '-'})/`,
+      `^src/relay-server/(${RELAY_LAYERS.slice(i + 1).join('|') || '-'})`,
       '^src/relay-server/[^/]+\\.ts$',
     ],
   },

@@ -13,7 +13,7 @@ import { SignedPeerAuthenticator } from './cluster/peer-client.js';
 import { AgentGateway } from './agents/agent-gateway.service.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
-import { SessionStore } from './mcp/session-store.service.js';
+import { SessionStore } from './mcp/sessions/session-store.service.js';
 import { loadRelayConfig } from './config/load-relay-config.js';
 import type { RelayConfig } from './config/relay-config.js';
 import { RelayServerModule } from './relay-server.module.js';

@@ -26,13 +26,13 @@ import { PeerPingController } from './cluster/peer-ping.controller.js';
 import { RelayCluster } from './cluster/relay-cluster.service.js';
 import { RelayHealthController } from './health/relay-health.controller.js';
 import { McpController } from './mcp/mcp.controller.js';
-import { OtherReplicas } from './mcp/other-replicas.js';
-import { McpRelayService } from './mcp/mcp-relay.service.js';
+import { OtherReplicas } from './mcp/sessions/other-replicas.js';
+import { McpRelayService } from './mcp/stateful/mcp-relay.service.js';
 import { ListenStore } from './mcp/stateless/listen-store.service.js';
 import { StatelessRelay } from './mcp/stateless/stateless-relay.service.js';
-import { RelayForwarder } from './mcp/relay-forwarder.service.js';
-import { StreamBudget } from './mcp/stream-budget.js';
-import { sessionsGaugeProvider, SessionStore } from './mcp/session-store.service.js';
+import { RelayForwarder } from './mcp/sessions/relay-forwarder.service.js';
+import { StreamBudget } from './mcp/streams/stream-budget.js';
+import { sessionsGaugeProvider, SessionStore } from './mcp/sessions/session-store.service.js';
 import { relayMetricProviders } from './metrics/relay-metrics.js';
 
 @Module({

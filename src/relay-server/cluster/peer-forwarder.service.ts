@@ -16,9 +16,9 @@ import {
   type JsonRpcResponse,
   stringifyMessage,
 } from '../json-rpc/json-rpc.js';
-import { encodeEvent } from '../mcp/lazy-event-stream.js';
-import { type RelayAnswer, type RelayTarget, writeAnswer } from '../mcp/relay-target.js';
-import type { OtherReplicas, ReplicaRequest } from '../mcp/other-replicas.js';
+import { encodeEvent } from '../mcp/streams/lazy-event-stream.js';
+import { type RelayAnswer, type RelayTarget, writeAnswer } from '../mcp/sessions/relay-target.js';
+import type { OtherReplicas, ReplicaRequest } from '../mcp/sessions/other-replicas.js';
 import { onPeer, passedHeaders } from './peer-headers.js';
 import { PEER_PING_PATH } from './peer-ping.controller.js';
 import { answerOf, outcomeOf, postToPeer, statelessHeaders, withEnvelope } from './peer-post.js';

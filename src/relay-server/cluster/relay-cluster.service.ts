@@ -8,8 +8,8 @@ import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import type { RelayTarget } from '../mcp/relay-target.js';
-import { type RelaySession, SessionStore } from '../mcp/session-store.service.js';
+import type { RelayTarget } from '../mcp/sessions/relay-target.js';
+import { type RelaySession, SessionStore } from '../mcp/sessions/session-store.service.js';
 import {
   ClusterStore,
   ENTRY_TTL_MS,

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisAvailable, TestRedis } from '../../../test/support/redis.js';
 import type { AgentRegistry } from '../agents/agent-registry.service.js';
-import type { SessionStore } from '../mcp/session-store.service.js';
+import type { SessionStore } from '../mcp/sessions/session-store.service.js';
 import { ClusterStore } from './cluster-store.js';
 import { SessionMover } from './session-mover.js';
 

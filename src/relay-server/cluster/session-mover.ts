@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AgentRegistry } from '../agents/agent-registry.service.js';
 import { InFlightLimiter } from '../../common/async/in-flight-limiter.js';
-import type { RelayTarget } from '../mcp/relay-target.js';
-import type { SessionStore } from '../mcp/session-store.service.js';
+import type { RelayTarget } from '../mcp/sessions/relay-target.js';
+import type { SessionStore } from '../mcp/sessions/session-store.service.js';
 import type { ClusterStore, SessionRecord } from './cluster-store.js';
 
 /** Where a session's request is served; `waiting`: nowhere yet (its agent is reconnecting). */

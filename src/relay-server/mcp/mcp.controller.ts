@@ -22,13 +22,18 @@ import { OriginGuard } from '../auth/origin.guard.js';
 import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
 import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
 import { isObject, JsonRpcCode, jsonRpcError } from '../json-rpc/json-rpc.js';
-import { McpRelayService } from './mcp-relay.service.js';
-import { answerOf, type RelayAnswer, type RelayTarget, writeAnswer } from './relay-target.js';
-import { OtherReplicas } from './other-replicas.js';
-import { acceptsEventStream, encodeEvent, LazyEventStream } from './lazy-event-stream.js';
-import { ReplayBuffer, type ReplayDrop, requestOf } from './resumable/replay-buffer.js';
-import { SessionStore } from './session-store.service.js';
-import { StreamBudget } from './stream-budget.js';
+import { McpRelayService } from './stateful/mcp-relay.service.js';
+import {
+  answerOf,
+  type RelayAnswer,
+  type RelayTarget,
+  writeAnswer,
+} from './sessions/relay-target.js';
+import { OtherReplicas } from './sessions/other-replicas.js';
+import { acceptsEventStream, encodeEvent, LazyEventStream } from './streams/lazy-event-stream.js';
+import { ReplayBuffer, type ReplayDrop, requestOf } from './streams/replay-buffer.js';
+import { SessionStore } from './sessions/session-store.service.js';
+import { StreamBudget } from './streams/stream-budget.js';
 import { StatelessRelay } from './stateless/stateless-relay.service.js';
 import { isStateless } from './stateless/stateless-wire.js';
 import { heldBy } from './stateless/input-required.js';

@@ -4,8 +4,8 @@ import { DEFAULT_FRAME_LIMITS } from '../../agent-protocol/frame-codec.js';
 import { readBodyText } from '../../common/http/request-body.js';
 import { assertDepthAtMost, JsonTooDeepError } from '../../common/json/lossless-json.js';
 import { JsonRpcCode, jsonRpcError } from '../json-rpc/json-rpc.js';
-import { INEXACT_ID, withExactIds } from './exact-ids.js';
-import { invalidRequest, type RelayAnswer } from './relay-target.js';
+import { INEXACT_ID, withExactIds } from './sessions/exact-ids.js';
+import { invalidRequest, type RelayAnswer } from './sessions/relay-target.js';
 
 /** A body the relay answers 400 itself, with a JSON-RPC error: there is no message to pass on. */
 export class InvalidBody {

@@ -15,14 +15,14 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
-import { RelayForwarder } from '../relay-forwarder.service.js';
-import { type RelaySession, SessionStore } from '../session-store.service.js';
+import { RelayForwarder } from '../sessions/relay-forwarder.service.js';
+import { type RelaySession, SessionStore } from '../sessions/session-store.service.js';
 import { offeredDigest } from './offered-tools.js';
-import { OtherReplicas } from '../other-replicas.js';
-import { notUp } from '../relay-target.js';
+import { OtherReplicas } from '../sessions/other-replicas.js';
+import { notUp } from '../sessions/relay-target.js';
 import { type FetchToolsPage, listAllTools, type ToolListLimits } from './tool-lists.js';
 import { splitName } from './tool-names.js';
-import { TOOLS_LIST_CHANGED } from '../inventory-changes.js';
+import { TOOLS_LIST_CHANGED } from '../sessions/inventory-changes.js';
 
 // Far above real lists (a `hello` carries all the agent's tools in one 4 MiB frame); they stop
 // a hostile agent making the relay hold gigabytes.

@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/client';
 import { AgentRegistry } from '../../agents/agent-registry.service.js';
 import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
-import { changedServers, LIST_CHANGED } from '../inventory-changes.js';
-import type { RelayTarget } from '../relay-target.js';
+import { changedServers, LIST_CHANGED } from '../sessions/inventory-changes.js';
+import type { RelayTarget } from '../sessions/relay-target.js';
 import { type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
 /** The lists whose changes a listen can ask for, by the name of its flag. */

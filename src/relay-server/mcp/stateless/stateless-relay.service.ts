@@ -18,11 +18,16 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../../json-rpc/json-rpc.js';
-import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from '../relay-target.js';
-import { RelayForwarder } from '../relay-forwarder.service.js';
-import { McpRelayService } from '../mcp-relay.service.js';
-import { OtherReplicas } from '../other-replicas.js';
-import type { RelaySession } from '../session-store.service.js';
+import {
+  answerOf,
+  invalidRequest,
+  type RelayAnswer,
+  type RelayTarget,
+} from '../sessions/relay-target.js';
+import { RelayForwarder } from '../sessions/relay-forwarder.service.js';
+import { McpRelayService } from '../stateful/mcp-relay.service.js';
+import { OtherReplicas } from '../sessions/other-replicas.js';
+import type { RelaySession } from '../sessions/session-store.service.js';
 import { type ListKind, ListenStore, listsAsked } from './listen-store.service.js';
 import {
   discoverAnswer,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RelayConfig } from '../../config/relay-config.js';
-import type { LazyEventStream } from '../lazy-event-stream.js';
-import { StreamBudget } from '../stream-budget.js';
+import type { LazyEventStream } from './lazy-event-stream.js';
+import { StreamBudget } from './stream-budget.js';
 import { ReplayBuffer, type ReplayDrop, requestOf } from './replay-buffer.js';
 
 /** A connection's stream: what was written to it, and whether it is still there. */

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import type { ClientRequest } from '../auth/client-request.js';
-import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
+import type { ClientRequest } from '../../auth/client-request.js';
+import type { JsonRpcResponse } from '../../json-rpc/json-rpc.js';
 import type { RelayAnswer, RelayTarget } from './relay-target.js';
 
 export interface ReplicaRequest {

@@ -5,9 +5,9 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
   stringifyMessage,
-} from '../json-rpc/json-rpc.js';
-import type { StreamBudget } from './stream-budget.js';
-import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
+} from '../../json-rpc/json-rpc.js';
+import type { StreamBudget } from '../streams/stream-budget.js';
+import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
 
 export interface RelayAnswer {
   status: number;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AgentConnection } from '../agents/agent-connection.js';
-import type { RelayConfig } from '../config/relay-config.js';
+import type { AgentConnection } from '../../agents/agent-connection.js';
+import type { RelayConfig } from '../../config/relay-config.js';
 import { SessionStore } from './session-store.service.js';
 
 const pin = { server: 'echo', connection: { open: true } as AgentConnection };

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { stringifyMessage } from '../json-rpc/json-rpc.js';
+import { stringifyMessage } from '../../json-rpc/json-rpc.js';
 import type { StreamBudget, StreamBudgetName } from './stream-budget.js';
 
 /** Streamable HTTP lets a client accept both; only then may the answer be an event stream. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
+import type { ProtocolServer } from '../../../agent-protocol/relay-protocol.js';
 import { changedServers } from './inventory-changes.js';
 
 const tool = (name: string) => ({ name, inputSchema: { type: 'object' } });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import type { AgentConnection } from '../agents/agent-connection.js';
-import type { RelayConfig } from '../config/relay-config.js';
-import type { JsonRpcResponse } from '../json-rpc/json-rpc.js';
+import type { AgentConnection } from '../../agents/agent-connection.js';
+import type { RelayConfig } from '../../config/relay-config.js';
+import type { JsonRpcResponse } from '../../json-rpc/json-rpc.js';
 import { RelayForwarder } from './relay-forwarder.service.js';
 import type { RelaySession } from './session-store.service.js';
 

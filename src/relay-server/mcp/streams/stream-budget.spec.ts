@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RelayConfig } from '../config/relay-config.js';
+import type { RelayConfig } from '../../config/relay-config.js';
 import { StreamBudget } from './stream-budget.js';
 
 const config = {

@@ -1,5 +1,5 @@
 import { isInteger, isSafeNumber, type LosslessNumber, parse } from 'lossless-json';
-import { isObject, type JsonRpcId, type Message } from '../json-rpc/json-rpc.js';
+import { isObject, type JsonRpcId, type Message } from '../../json-rpc/json-rpc.js';
 
 /** A numeric id that is no integer and that no JS number holds exactly (`0.10000000000000000001`). */
 export const INEXACT_ID = Symbol('INEXACT_ID');

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
 
 /** Which budget refused a message: the stream's own, its client's, or the relay's. */
 export type StreamBudgetName = 'stream' | 'client' | 'relay';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { INEXACT_ID, withExactIds } from './exact-ids.js';
-import { idKey, stringifyMessage } from '../json-rpc/json-rpc.js';
+import { idKey, stringifyMessage } from '../../json-rpc/json-rpc.js';
 
 const read = (text: string) => withExactIds(JSON.parse(text), text);
 const HUGE = '123456789012345678901234567890';

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { getToken } from '@willsoto/nestjs-prometheus';
 import { Gauge } from 'prom-client';
-import type { AgentConnection } from '../agents/agent-connection.js';
-import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import type { Message } from '../json-rpc/json-rpc.js';
+import type { AgentConnection } from '../../agents/agent-connection.js';
+import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
+import type { Message } from '../../json-rpc/json-rpc.js';
 import type { RelayTarget } from './relay-target.js';
-import { encodeEvent } from './lazy-event-stream.js';
-import type { ReplayBuffer } from './resumable/replay-buffer.js';
+import { encodeEvent } from '../streams/lazy-event-stream.js';
+import type { ReplayBuffer } from '../streams/replay-buffer.js';
 
 /** Pinned to the connection that initialized it, except on the aggregate endpoint (its own). */
 export interface RelaySession {

@@ -1,16 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter, Gauge, Histogram } from 'prom-client';
-import { type ClientTag, RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import { mcpSpan } from '../../common/tracing/mcp-attributes.js';
-import { tracing } from '../../common/tracing/tracing.js';
+import { type ClientTag, RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
+import { mcpSpan } from '../../../common/tracing/mcp-attributes.js';
+import { tracing } from '../../../common/tracing/tracing.js';
 import {
   type AgentConnection,
   congestionMessage,
   type RequestNotificationSink,
-} from '../agents/agent-connection.js';
-import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
-import { InFlightLimiter } from '../../common/async/in-flight-limiter.js';
+} from '../../agents/agent-connection.js';
+import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
+import { InFlightLimiter } from '../../../common/async/in-flight-limiter.js';
 import {
   cancelledError,
   idKey,
@@ -20,7 +20,7 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
   type Message,
-} from '../json-rpc/json-rpc.js';
+} from '../../json-rpc/json-rpc.js';
 import { answerOf, notUp, type RelayAnswer } from './relay-target.js';
 import type { RelaySession } from './session-store.service.js';
 

@@ -1,4 +1,4 @@
-import type { ProtocolServer } from '../../agent-protocol/relay-protocol.js';
+import type { ProtocolServer } from '../../../agent-protocol/relay-protocol.js';
 
 /** A server's notification that one of its lists changed: the same for every client. */
 export const LIST_CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseJson } from '../../../common/json/lossless-json.js';
 import { idOf, type JsonRpcId, stringifyMessage } from '../../json-rpc/json-rpc.js';
-import { encodeEvent, type LazyEventStream } from '../lazy-event-stream.js';
-import type { StreamBudget } from '../stream-budget.js';
+import { encodeEvent, type LazyEventStream } from './lazy-event-stream.js';
+import type { StreamBudget } from './stream-budget.js';
 
 /** Why an event was not kept (`bound`, `budget`) or a resume missed some (`resume`). */
 export type ReplayDrop = 'bound' | 'budget' | 'resume';

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Counter } from 'prom-client';
-import { RelayErrorCode } from '../../agent-protocol/relay-protocol.js';
-import type { AgentConnection, RequestNotificationSink } from '../agents/agent-connection.js';
-import { AgentRegistry } from '../agents/agent-registry.service.js';
-import { AggregateService } from './aggregate/aggregate.service.js';
-import { RELAY_CONFIG, type RelayConfig } from '../config/relay-config.js';
+import { RelayErrorCode } from '../../../agent-protocol/relay-protocol.js';
+import type { AgentConnection, RequestNotificationSink } from '../../agents/agent-connection.js';
+import { AgentRegistry } from '../../agents/agent-registry.service.js';
+import { AggregateService } from '../aggregate/aggregate.service.js';
+import { RELAY_CONFIG, type RelayConfig } from '../../config/relay-config.js';
 import {
   idOf,
   isObject,
@@ -13,12 +13,17 @@ import {
   type JsonRpcId,
   type JsonRpcResponse,
   type Message,
-} from '../json-rpc/json-rpc.js';
-import { changedServers, LIST_CHANGED, TOOLS_LIST_CHANGED } from './inventory-changes.js';
-import { RelayForwarder } from './relay-forwarder.service.js';
-import { answerOf, invalidRequest, type RelayAnswer, type RelayTarget } from './relay-target.js';
+} from '../../json-rpc/json-rpc.js';
+import { changedServers, LIST_CHANGED, TOOLS_LIST_CHANGED } from '../sessions/inventory-changes.js';
+import { RelayForwarder } from '../sessions/relay-forwarder.service.js';
+import {
+  answerOf,
+  invalidRequest,
+  type RelayAnswer,
+  type RelayTarget,
+} from '../sessions/relay-target.js';
 import { SessionRate } from './session-rate.js';
-import { type RelaySession, SessionStore } from './session-store.service.js';
+import { type RelaySession, SessionStore } from '../sessions/session-store.service.js';
 
 /** Streamable HTTP (2025-11-25); reads only what routing needs, so unknown features still work. */
 @Injectable()
