@@ -193,15 +193,15 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       expect(allOfKind(render({ set: minimal }), 'Deployment')).toHaveLength(2);
     });
 
-    it('takes TLS handshakes in turns by default (200 a second)', () => {
+    it('takes TLS handshakes in turns by default (250 a second)', () => {
       const data = named(render({ set: minimal }), 'ConfigMap', RELAY)[0]!.data;
-      expect(data).toMatchObject({ RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '200' });
+      expect(data).toMatchObject({ RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '250' });
     });
 
     it("passes on the connection caps of the chart README's many-agents example", () => {
       const settings = {
         RELAY_MAX_CONNECTIONS: '5000',
-        RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '200',
+        RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: '250',
       };
       const tuned = render({
         set: {
