@@ -13,8 +13,10 @@ function nameFromPlace(parent, node) {
     return parent.left.type === 'Identifier' ? parent.left.name : undefined;
   }
   const keyed = ['Property', 'PropertyDefinition'].includes(parent.type) && parent.value === node;
-  if (keyed && !parent.computed) return parent.key.name ?? parent.key.value;
-  return undefined;
+  if (!keyed || parent.computed) return undefined;
+  const key = parent.key.name ?? parent.key.value;
+  // `{ __proto__: f }` sets the prototype: no name is given there.
+  return parent.type === 'Property' && key === '__proto__' ? undefined : key;
 }
 
 /** N of `__name(<argument of type argType>, "N")`. */
@@ -31,15 +33,33 @@ function keptClassName(classNode) {
   return keptName(first.body[0].expression, 'ThisExpression');
 }
 
-/** The identifiers named `name` in `node`, or undefined if one is a shorthand property's. */
+/** A name a class may take in the source: an identifier, not a reserved word. */
+function isPlainName(name) {
+  if (!/^[\p{ID_Start}$_][\p{ID_Continue}$]*$/u.test(name)) return false;
+  try {
+    acorn.parse(`(class ${name} {})`, { ecmaVersion: 'latest', sourceType: 'module' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The identifiers named `name` in `node`; undefined when renaming them is not safe: one is a
+ * shorthand property's (its key would change), or a class inside keeps the same name.
+ */
 function identifiersIn(node, name) {
   const found = [];
-  let shorthand = false;
+  let unsafe = false;
+  const shorthand = (property) => property.shorthand && property.key.name === name;
   full(node, (child) => {
     if (child.type === 'Identifier' && child.name === name) found.push(child);
-    if (child.type === 'Property' && child.shorthand && child.key.name === name) shorthand = true;
+    if (child.type === 'Property' && shorthand(child)) unsafe = true;
+    if (child.type === 'ObjectPattern' && child.properties.some(shorthand)) unsafe = true;
+    const isClass = child.type === 'ClassExpression' || child.type === 'ClassDeclaration';
+    if (isClass && child !== node && keptClassName(child) === name) unsafe = true;
   });
-  return shorthand ? undefined : found;
+  return unsafe ? undefined : found;
 }
 
 /**
@@ -51,7 +71,8 @@ function nameClass(node, edits) {
   if (name === undefined) return;
   const block = node.body.body[0];
   if (node.id?.name !== name) {
-    if (node.type !== 'ClassExpression' || identifiersIn(node, name)?.length !== 0) return;
+    if (node.type !== 'ClassExpression' || !isPlainName(name)) return;
+    if (identifiersIn(node, name)?.length !== 0) return;
     const own = node.id ? identifiersIn(node, node.id.name) : [];
     if (own === undefined) return;
     for (const id of own) edits.push([id.start, id.end, name]);
@@ -70,11 +91,11 @@ function unwrapFunction(node, ancestors, edits) {
     edits.push([node.start, fn.start, ''], [fn.end, node.end, '']);
 }
 
-/** `__name(f, "f");` after `function f`: nothing. */
+/** `__name(f, "f");` after `function f`: an empty statement (it may be an `if`'s body). */
 function dropStatement(node, edits) {
   const name = keptName(node.expression, 'Identifier');
   if (name !== undefined && name === node.expression.arguments[0].name) {
-    edits.push([node.start, node.end, '']);
+    edits.push([node.start, node.end, ';']);
   }
 }
 
