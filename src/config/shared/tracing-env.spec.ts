@@ -1,3 +1,4 @@
+import { formatIssues } from './issue-path.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tracingConfigOf, tracingEnvShape } from './tracing-env.js';
@@ -64,11 +65,15 @@ describe('tracing from the OTEL_* variables', () => {
   });
 
   it('refuses an exporter this build does not carry, naming the variable', () => {
-    const result = schema.safeParse({ ...endpoint, OTEL_TRACES_EXPORTER: 'console' });
-    expect(result.error?.issues[0]?.message).toBe(
+    const result = schema.safeParse({ ...endpoint, OTEL_TRACES_EXPORTER: 'otlp,console' });
+    expect(formatIssues(result.error!.issues)).toEqual([
       'OTEL_TRACES_EXPORTER must be otlp or none (spans go over OTLP)',
-    );
-    expect(configOf({ ...endpoint, OTEL_TRACES_EXPORTER: 'otlp' })).toBeDefined();
-    expect(configOf({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+    ]);
+    for (const exporters of ['otlp', ' otlp ', 'otlp,null', 'otlp, none']) {
+      expect(configOf({ ...endpoint, OTEL_TRACES_EXPORTER: exporters }), exporters).toBeDefined();
+    }
+    for (const exporters of ['none', 'none ', 'none,otlp']) {
+      expect(configOf({ ...endpoint, OTEL_TRACES_EXPORTER: exporters }), exporters).toBeUndefined();
+    }
   });
 });

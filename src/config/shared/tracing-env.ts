@@ -6,13 +6,25 @@ export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 const text = unsetIfEmpty(z.string().trim());
 
+/** `otlp, none` as the SDK splits it: trimmed, without `null` and repeats. */
+function exporterList(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const names = value.split(',').map((name) => name.trim());
+  return [...new Set(names.filter((name) => name !== '' && name !== 'null'))];
+}
+
+const EXPORTER_MESSAGE = 'OTEL_TRACES_EXPORTER must be otlp or none (spans go over OTLP)';
+
 export const tracingEnvShape = {
   OTEL_SDK_DISABLED: text,
-  // The SDK's other exporters (console, zipkin) are not in the image: refused, not ignored.
-  OTEL_TRACES_EXPORTER: unsetIfEmpty(
-    z.enum(['otlp', 'none'], {
-      error: 'OTEL_TRACES_EXPORTER must be otlp or none (spans go over OTLP)',
-    }),
+  // A list, as the SDK reads it; its other exporters (console, zipkin) are not in the image.
+  OTEL_TRACES_EXPORTER: text.transform(exporterList).pipe(
+    z
+      .array(z.string())
+      .refine((names) => names.every((name) => name === 'otlp' || name === 'none'), {
+        message: EXPORTER_MESSAGE,
+      })
+      .optional(),
   ),
   OTEL_EXPORTER_OTLP_ENDPOINT: text,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: text,
@@ -42,7 +54,8 @@ export function tracingConfigOf(env: TracingEnv, defaultServiceName: string) {
   const signalEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   const endpoint = signalEndpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (endpoint === undefined || env.OTEL_SDK_DISABLED?.toLowerCase() === 'true') return undefined;
-  if (env.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  // As the SDK: a list that starts with `none` turns tracing off.
+  if (env.OTEL_TRACES_EXPORTER?.[0] === 'none') return undefined;
   const asked = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL;
   // As the SDK does, an unknown protocol falls back to http/protobuf: the start line shows it.
   const protocol = OTLP_PROTOCOLS.find((known) => known === asked) ?? 'http/protobuf';
