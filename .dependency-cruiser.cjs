@@ -49,6 +49,18 @@ const relayLayerRules = RELAY_LAYERS.map((layer, i) => ({
   },
 }));
 
+// A folder outside the list would escape every rule above: it must join the list first.
+relayLayerRules.push({
+  name: 'relay-folder-in-a-layer',
+  comment: 'Each relay-server folder is a layer of RELAY_LAYERS: add a new one to the list.',
+  severity: 'error',
+  from: {
+    path: '^src/relay-server/',
+    pathNot: [`^src/relay-server/(${RELAY_LAYERS.join('|')})`, '^src/relay-server/[^/]+\\.ts$'],
+  },
+  to: {},
+});
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
