@@ -1,8 +1,5 @@
-// esbuild's keepNames sets `.name` at run time (`__name`) on every named class and function, so
-// that those it renames still log as themselves. Redefining a class's name made node-postgres's
-// Query, one per query, cost a fifth of the service's throughput (bench/README.md, "Where the
-// time goes"). This gives each class its name in the source instead, and drops every `__name`
-// whose class or function gets that name from JavaScript itself.
+// keepNames' `__name` redefines `.name` at run time: on node-postgres's Query, one per query, that
+// cost a fifth of the throughput. Classes get their names in the source; needless calls go.
 import * as acorn from 'acorn';
 import { ancestor, full } from 'acorn-walk';
 
@@ -44,10 +41,8 @@ function isPlainName(name) {
   }
 }
 
-/**
- * The identifiers named `name` in `node`; undefined when renaming them is not safe: one is a
- * shorthand property's (its key would change), or a class inside keeps the same name.
- */
+// The identifiers named `name` in `node`; undefined when renaming is not safe: a shorthand
+// property's key would change, or a class inside keeps the same name.
 function identifiersIn(node, name) {
   const found = [];
   let unsafe = false;
@@ -62,10 +57,8 @@ function identifiersIn(node, name) {
   return unsafe ? undefined : found;
 }
 
-/**
- * A class expression whose kept name is N becomes `class N` (its own id, and every mention of
- * it inside, renamed to N), unless N already means something else inside it.
- */
+// A class expression kept as N becomes `class N` (its id and its mentions inside renamed), unless
+// N already means something else inside it.
 function nameClass(node, edits) {
   const name = keptClassName(node);
   if (name === undefined) return;
