@@ -68,4 +68,5 @@ EXPOSE 3000 8080 9090
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+process.env.SERVICE_HEALTH_CHECK_PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/bundle/main.js"]
+# --initial-old-space-size: the chart's nodeArgs default (values.yaml says why).
+CMD ["node", "--initial-old-space-size=128", "dist/bundle/main.js"]

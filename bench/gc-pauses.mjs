@@ -59,7 +59,8 @@ async function main() {
         `max ${result.max.toFixed(2)} ms), after 2000 warm-up requests; ` +
         (why
           ? `no pod memory limit (${why}); `
-          : `as in the pod (${chart.memory}, NODE_OPTIONS=${chart.nodeOptions || '(none)'}); `) +
+          : `as in the pod (${chart.memory}, NODE_OPTIONS=${chart.nodeOptions || '(none)'}, ` +
+            `node ${chart.nodeArgs.join(' ')}); `) +
         'pauses from `--trace-gc`.',
       '',
       '| collection | count | median ms | p99 ms | max ms | total ms (share of the run) |',

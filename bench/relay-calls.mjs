@@ -12,7 +12,7 @@
  *     [--clients 16] [--tenants 1] [--endpoint server|aggregate] [--agent real|sim]
  *     [--compare <other checkout>/dist] [--dist <dir>] [--node 24|20|current]
  *     [--relay-env NAME=VALUE ...] [--other-env NAME=VALUE ...]
- *     [--relay-args=--cpu-prof --cpu-prof-dir=/tmp/p]
+ *     [--relay-args=--cpu-prof --cpu-prof-dir=/tmp/p] [--other-args=...]
  *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc] [--cpu 0.5] [--rate 200]
  *   --cpu: each relay in a cgroup with that CPU quota (the pod's limit).
  *   --rate: calls start on a schedule, so many a second over all clients (open loop), each
@@ -22,7 +22,8 @@
  *   --floor: also measure baselines/relay-floor.mjs (bare node:https and ws doing the same hop),
  *     with --agent sim.
  *   --dist <dir>: measure that build (a dist/ folder) as `this` instead of the checkout's.
- *   --other-env NAME=VALUE: a setting for the --compare build only (--compare may be this one).
+ *   --other-env NAME=VALUE, --other-args=...: a setting or Node flags for the --compare build
+ *     only (--compare may be this one).
  *   --tenants N: RELAY_CLIENTS holds N clients (the bench's own is one of them).
  *   --agent sim: an agent in this process that answers at once (latency is then the relay's).
  *   --unbundled: run tsc's dist/relay-server/main.js, whose profile names each file.
@@ -68,6 +69,7 @@ const { values: opts } = parseArgs({
     'relay-args': { type: 'string', default: '' },
     'relay-env': { type: 'string', multiple: true, default: [] },
     'other-env': { type: 'string', multiple: true, default: [] },
+    'other-args': { type: 'string', default: '' },
     unbundled: { type: 'boolean', default: false },
     callgrind: { type: 'boolean', default: false },
     alloc: { type: 'boolean', default: false },
@@ -108,7 +110,9 @@ async function startTarget(name, dist, ca, dir, node) {
     ca,
     dir,
     nodeArgs: [
-      ...opts['relay-args'].split(' ').filter(Boolean),
+      ...`${opts['relay-args']} ${name === 'other' ? opts['other-args'] : ''}`
+        .split(' ')
+        .filter(Boolean),
       ...(opts.alloc ? ['--inspect=127.0.0.1:0'] : []),
     ],
     env: {

@@ -9,6 +9,7 @@
  * in the 10 s before the kill and during the storm.
  *
  *   npm run build && node bench/relay-storm.mjs [--agents 5000] [--cpu 0.5] [--dist dist]
+ *     [--relay-env K=V] [--relay-args "<B's node flags, after the chart's>"]
  */
 import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     cpu: { type: 'string', default: '0.5' },
     dist: { type: 'string', default: 'dist' },
     profile: { type: 'boolean', default: false },
+    'relay-args': { type: 'string', default: '' },
     'relay-env': { type: 'string', multiple: true, default: [] },
   },
 });
@@ -132,7 +134,8 @@ async function main() {
   const podNote = enablePod(pod);
   // A CPU profile of B (written where B runs, `dir`, when it stops): bench/profile-summary.mjs.
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
-  const b = await relay('relay-b', { inPod: true, nodeArgs: profile });
+  const nodeArgs = [...profile, ...values['relay-args'].split(' ').filter(Boolean)];
+  const b = await relay('relay-b', { inPod: true, nodeArgs });
   const cpuNote = limitCpu(b.pid, Number(values.cpu), 'storm');
   const bystander = await startBystander({ relay: b, ca });
   const fleet = startFleet();

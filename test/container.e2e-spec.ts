@@ -142,6 +142,8 @@ describe.skipIf(skipReason !== undefined)(
           `--regid=${APP_GID}`,
           '--clear-groups',
           process.execPath,
+          // The image's command line (Dockerfile CMD).
+          '--initial-old-space-size=128',
           'dist/bundle/main.js',
         ],
         cwd: appDir,

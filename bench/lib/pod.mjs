@@ -33,10 +33,11 @@ export function quantityBytes(quantity) {
   return Math.round(Number(match[1]) * (match[2] ? UNITS[match[2]] : 1));
 }
 
-/** The chart's defaults: the container's memory limit and NODE_OPTIONS. */
+/** The chart's defaults: the container's memory limit, NODE_OPTIONS and Node's flags. */
 export function chartPod(root) {
   const values = YAML.parse(readFileSync(join(root, 'helm/plant-store/values.yaml'), 'utf8'));
-  return { memory: values.resources.limits.memory, nodeOptions: values.nodeOptions ?? '' };
+  const { memory } = values.resources.limits;
+  return { memory, nodeOptions: values.nodeOptions ?? '', nodeArgs: values.nodeArgs ?? [] };
 }
 
 /**
@@ -72,15 +73,15 @@ function removeStale(root) {
   }
 }
 
-let pod; // { nodeOptions, limit?: { bytes, hierarchy } } once enabled
+let pod; // { nodeOptions, nodeArgs, limit?: { bytes, hierarchy } } once enabled
 let started = 0;
 
 /**
  * Applies `{ memory, nodeOptions }` to every process started after it. Returns why the memory
  * limit cannot be applied here, if it cannot (NODE_OPTIONS still is).
  */
-export function enablePod({ memory, nodeOptions }) {
-  pod = { nodeOptions };
+export function enablePod({ memory, nodeOptions, nodeArgs = [] }) {
+  pod = { nodeOptions, nodeArgs };
   const found = hierarchy();
   if (!found) return 'no memory cgroup hierarchy on this machine';
   const bytes = quantityBytes(memory);
@@ -117,8 +118,10 @@ export function enablePod({ memory, nodeOptions }) {
  * V8 sees the limit from its first allocation and the pid stays the one spawn returns. NODE_OPTIONS
  * come first, so options on the command line (--compare-args) still win.
  */
-export function podLaunch(name, nodePath, args, env, inPod = true) {
-  if (!pod || !inPod) return { command: nodePath, args, env, remove: () => {} };
+export function podLaunch(name, nodePath, given, env, inPod = true) {
+  if (!pod || !inPod) return { command: nodePath, args: given, env, remove: () => {} };
+  // Node's flags before the script, as the chart's command line has them; given ones win.
+  const args = [...pod.nodeArgs.filter((flag) => !given.includes(flag)), ...given];
   const withOptions = pod.nodeOptions
     ? { ...env, NODE_OPTIONS: [pod.nodeOptions, env.NODE_OPTIONS].filter(Boolean).join(' ') }
     : env;

@@ -11,14 +11,16 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket } from 'ws';
 import { ROOT } from './paths.mjs';
+import { chartPod } from './pod.mjs';
 import { freePort, startProcess } from './processes.mjs';
 
 const token = () => randomBytes(24).toString('base64url');
 const digest = (t) => `sha256:${createHash('sha256').update(t).digest('hex')}`;
 export const TOKENS = { agent: token(), client: token() };
 const ECHO_SERVER = join(ROOT, 'test/fixtures/mcp-echo-server.mjs');
-/** What the image's Dockerfile sets for every process it runs. */
-const AS_THE_IMAGE = { NODE_ENV: 'production', NODE_OPTIONS: '--max-semi-space-size=16' };
+/** What the image and the chart set for every process they run: environment and Node's flags. */
+const CHART = chartPod(ROOT);
+const AS_THE_IMAGE = { NODE_ENV: 'production', NODE_OPTIONS: CHART.nodeOptions };
 
 /** A CA and a certificate for localhost, made with the openssl CLI in `dir`. */
 export function makeCa(dir) {
@@ -73,7 +75,7 @@ export async function startRelay({
   inPod = false,
 }) {
   const [port, health, metrics] = [await freePort(), await freePort(), await freePort()];
-  const args = [...nodeArgs, join(dist, entry)];
+  const args = [...CHART.nodeArgs, ...nodeArgs, join(dist, entry)];
   const proc = await startProcess({
     name,
     ...(launcher && { command: launcher.command, args: [...launcher.args, ...args] }),
@@ -116,7 +118,7 @@ export async function startAgent({ name, bundle, ca, dir, relay, nodePath }) {
   writeFileSync(join(config, 'mcp-servers.json'), JSON.stringify({ mcpServers: { echo } }));
   return startProcess({
     name,
-    args: [join(bundle, 'main.js')],
+    args: [...CHART.nodeArgs, join(bundle, 'main.js')],
     env: {
       PATH: process.env.PATH,
       ...AS_THE_IMAGE,

@@ -162,6 +162,7 @@ export function describeRun(opts, dataRoot, node) {
     const pod = {
       memory: opts.pod ?? chart.memory,
       nodeOptions: opts.nodeOptions ?? chart.nodeOptions,
+      nodeArgs: chart.nodeArgs,
     };
     const why = enablePod(pod);
     meta.pod = { ...pod, why };

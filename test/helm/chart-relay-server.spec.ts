@@ -74,8 +74,9 @@ describe.skipIf(skipWhenMissing(helmMissing))(
     it("runs the app's image with the relay's command, one pod, the app's security context", () => {
       const container = relayContainer(relay);
       expect(container.image).toBe(appContainer(app).image);
-      expect((container as Container & { args: string[] }).args).toEqual([
+      expect(container.args).toEqual([
         'node',
+        '--initial-old-space-size=128',
         'dist/bundle/relay-server.js',
       ]);
       // No `command`: the image's tini stays PID 1 and passes SIGTERM on.

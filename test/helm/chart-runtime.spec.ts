@@ -6,7 +6,8 @@
  * templates copy from values.yaml are not restated here: values.schema.json and kubeconform
  * (chart-schemas.spec.ts) check their shape.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -64,6 +65,32 @@ describe.skipIf(skipWhenMissing(helmMissing))(
           name: 'NODE_OPTIONS',
           value: '',
         });
+      });
+
+      it('starts every container with the Node flags the benchmark chose, as the image does', () => {
+        // V8 reads this flag from the command line only (bench/README.md, "Memory in the pod").
+        const flag = '--initial-old-space-size=128';
+        const dockerfile = readFileSync(path.join(chartDir, '../../Dockerfile'), 'utf8');
+        expect(dockerfile).toContain(`CMD ["node", "${flag}", "dist/bundle/main.js"]`);
+        const all = render({ values: [ci('relay-server'), ci('webhook-worker')] });
+        const commands = allOfKind<Deployment>(all, 'Deployment')
+          .flatMap((d) => d.spec.template.spec.containers)
+          .filter((c) => c.args?.[0] === 'node')
+          .map((c) => c.args);
+        expect(commands).toEqual(
+          expect.arrayContaining(
+            ['main', 'relay-server', 'webhook-worker'].map((s) => [
+              'node',
+              flag,
+              `dist/bundle/${s}.js`,
+            ]),
+          ),
+        );
+        expect(commands).toHaveLength(3);
+        const none = path.join(mkdtempSync(path.join(tmpdir(), 'node-args-')), 'values.yaml');
+        writeFileSync(none, 'nodeArgs: []\n');
+        const plain = deploymentOf({ values: [none] });
+        expect(appContainer(plain).args).toEqual(['node', 'dist/bundle/main.js']);
       });
 
       it('leaves CORS off unless corsOrigins lists origins, then passes them as CORS_ORIGINS', () => {

@@ -118,8 +118,9 @@ describe.skipIf(skipWhenMissing(helmMissing))(
     it("runs the app's image with the worker's command and the app's security context", () => {
       const container = workerContainer(worker);
       expect(container.image).toBe(appContainer(app).image);
-      expect((container as Container & { args: string[] }).args).toEqual([
+      expect(container.args).toEqual([
         'node',
+        '--initial-old-space-size=128',
         'dist/bundle/webhook-worker.js',
       ]);
       // No `command`: the image's tini stays PID 1 and passes SIGTERM on.

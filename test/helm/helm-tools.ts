@@ -144,6 +144,7 @@ export interface EnvVar {
 export interface Container {
   name: string;
   image: string;
+  args?: string[];
   env: EnvVar[];
   ports: { name: string; containerPort: number }[];
   resources: unknown;
