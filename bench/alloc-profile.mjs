@@ -65,7 +65,7 @@ async function main() {
         'every 1 KiB, objects already collected included. ' +
         (why
           ? `No pod memory limit (${why}).`
-          : `As in the pod (${chart.memory}, ${chart.nodeOptions}).`),
+          : `As in the pod (${chart.memory}, ${chart.nodeOptions}, ${chart.nodeArgs.join(' ')}).`),
       '',
       allocationTables(profile, requests, 'request'),
       '',

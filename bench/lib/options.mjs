@@ -35,9 +35,10 @@ const HELP = `npm run bench [-- options]
                      them) or sequential (ascending: every insert at the B-tree's right edge)
   --pod MEMORY       run the service and the raw baselines as the chart's pod runs the
                      service: each in a memory cgroup of its own limited to MEMORY (needs
-                     root) and with the chart's nodeOptions as NODE_OPTIONS (default: the
-                     chart's resources.limits.memory; off: neither, Node's defaults for the
-                     host); json-server and Prism always run with the host's defaults
+                     root), with the chart's nodeOptions as NODE_OPTIONS and its nodeArgs
+                     (default: the chart's resources.limits.memory; off: none of it, Node's
+                     defaults for the host); json-server and Prism always run with the host's
+                     defaults
   --node-options=O   NODE_OPTIONS for the pod instead of the chart's nodeOptions ('' for none)
   --keep             keep the data folder (bench/.data/<run>) and its logs
   --output NAME      write results/NAME.md and .json (default latest, or quick with --quick);

@@ -77,7 +77,7 @@ let pod; // { nodeOptions, nodeArgs, limit?: { bytes, hierarchy } } once enabled
 let started = 0;
 
 /**
- * Applies `{ memory, nodeOptions }` to every process started after it. Returns why the memory
+ * Applies `{ memory, nodeOptions, nodeArgs }` to every process started after it. Returns why the memory
  * limit cannot be applied here, if it cannot (NODE_OPTIONS still is).
  */
 export function enablePod({ memory, nodeOptions, nodeArgs = [] }) {
@@ -120,8 +120,11 @@ export function enablePod({ memory, nodeOptions, nodeArgs = [] }) {
  */
 export function podLaunch(name, nodePath, given, env, inPod = true) {
   if (!pod || !inPod) return { command: nodePath, args: given, env, remove: () => {} };
-  // Node's flags before the script, as the chart's command line has them; given ones win.
-  const args = [...pod.nodeArgs.filter((flag) => !given.includes(flag)), ...given];
+  // Node's flags before the script, as the chart's command line has them; given ones win. A
+  // launcher (valgrind, perf) would take them as its own.
+  const isNode = /(^|\/)node$/.test(nodePath);
+  const flags = isNode ? pod.nodeArgs.filter((flag) => !given.includes(flag)) : [];
+  const args = [...flags, ...given];
   const withOptions = pod.nodeOptions
     ? { ...env, NODE_OPTIONS: [pod.nodeOptions, env.NODE_OPTIONS].filter(Boolean).join(' ') }
     : env;

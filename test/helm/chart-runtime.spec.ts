@@ -6,7 +6,7 @@
  * templates copy from values.yaml are not restated here: values.schema.json and kubeconform
  * (chart-schemas.spec.ts) check their shape.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -91,6 +91,7 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         writeFileSync(none, 'nodeArgs: []\n');
         const plain = deploymentOf({ values: [none] });
         expect(appContainer(plain).args).toEqual(['node', 'dist/bundle/main.js']);
+        rmSync(path.dirname(none), { recursive: true });
       });
 
       it('leaves CORS off unless corsOrigins lists origins, then passes them as CORS_ORIGINS', () => {
