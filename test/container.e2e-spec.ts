@@ -254,7 +254,10 @@ describe('Dockerfile', () => {
   it('runs as 1000:1000 under tini in exec form, with a writable HOME in /tmp', () => {
     expect(instructions('USER')).toEqual(['1000:1000']);
     expect(instructions('ENTRYPOINT')).toEqual(['["/usr/bin/tini", "--"]']);
-    expect(instructions('CMD')).toEqual(['["node", "dist/bundle/main.js"]']);
+    // The chart's nodeArgs default before the script (helm/plant-store/values.yaml says why).
+    expect(instructions('CMD')).toEqual([
+      '["node", "--initial-old-space-size=128", "dist/bundle/main.js"]',
+    ]);
     const env = instructions('ENV').join(' ');
     for (const pair of ['HOME=/tmp', 'NPM_CONFIG_CACHE=/tmp/.npm', 'NODE_ENV=production']) {
       expect(env).toContain(pair);
