@@ -1,7 +1,7 @@
 /**
  * A fleet of simulated agents in one process (run by relay-storm.mjs as a child, with IPC):
  * each connects as the real agent does (TLS, WebSocket `/agent/v1/connect`, bearer token, a
- * 15 s handshake timeout, `hello` first) and reconnects with the agent's own backoff
+ * 30 s handshake timeout, `hello` first) and reconnects with the agent's own backoff
  * (dist/common/retry/backoff.js) whenever its connection closes or fails.
  *
  * The parent sends { type: 'connect', url } (all agents, now, to `url`) and
@@ -21,7 +21,7 @@ const { Backoff, DEFAULT_BACKOFF } = await import(
   pathToFileURL(join(dist, 'common/retry/backoff.js')).href
 );
 const ca = readFileSync(caFile, 'utf8');
-const HANDSHAKE_TIMEOUT_MS = 15_000; // the agent's default (agent-relay-client.ts)
+const HANDSHAKE_TIMEOUT_MS = 30_000; // the agent's default (agent-relay-client.ts)
 const STABLE_MS = 10_000; // a connection that lasted this long resets the backoff
 const hello = JSON.stringify({
   type: 'hello',

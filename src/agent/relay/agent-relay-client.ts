@@ -23,7 +23,8 @@ export const DEFAULT_RELAY_TIMINGS = {
   requestTimeoutMs: 60_000,
   /** An MCP server's request for its client waits this long for the client's answer. */
   clientAnswerTimeoutMs: 30_000,
-  handshakeTimeoutMs: 15_000,
+  /** Past a relay's wait for a TLS turn (25 s by default), so a storm's agents wait, not retry. */
+  handshakeTimeoutMs: 30_000,
   /** A connection that lasted this long resets the backoff. */
   stableMs: 10_000,
   backoff: DEFAULT_BACKOFF,
