@@ -77,8 +77,8 @@ let pod; // { nodeOptions, nodeArgs, limit?: { bytes, hierarchy } } once enabled
 let started = 0;
 
 /**
- * Applies `{ memory, nodeOptions, nodeArgs }` to every process started after it. Returns why the memory
- * limit cannot be applied here, if it cannot (NODE_OPTIONS still is).
+ * Applies `{ memory, nodeOptions, nodeArgs }` to every process started after it. Returns why the
+ * memory limit cannot be applied here, if it cannot (NODE_OPTIONS and nodeArgs still are).
  */
 export function enablePod({ memory, nodeOptions, nodeArgs = [] }) {
   pod = { nodeOptions, nodeArgs };
