@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { waitFor } from './fixtures/mcp-e2e-support.js';
@@ -53,6 +54,15 @@ async function podOn(first: RunningRelay, agent: 'shop' | 'garden', label: strin
   pods.push(pod);
   await pod.start();
   await waitFor(async () => (await agentConnections(first, agent)) === 1, `${label} connected`);
+  // Other replicas find the pod through Redis: a session opened before would find it nowhere.
+  const directory = new Redis(redis.url);
+  try {
+    const holder = `http://127.0.0.1:${first.port}`;
+    const published = async () => holder in (await directory.hgetall(`relay:agent:${agent}`));
+    await waitFor(published, `${label} published in Redis`);
+  } finally {
+    directory.disconnect();
+  }
   return pod;
 }
 

@@ -4,6 +4,7 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
+import { CoalescedTask } from '../../common/async/coalesced-task.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import { RateLimitedLog } from '../../common/logging/rate-limited-log.js';
 import { AgentRegistry } from '../agents/agent-registry.service.js';
@@ -38,7 +39,7 @@ export class RelayCluster implements OnModuleDestroy {
   private mover: SessionMover | undefined;
   private secret: Buffer | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private refreshing = false;
+  private readonly refresher: CoalescedTask;
   private published = new Set<string>();
   /** The replicas' addresses, whose connections the per-address cap does not count. */
   private peerAddresses = new Set<string>();
@@ -62,6 +63,10 @@ export class RelayCluster implements OnModuleDestroy {
     private readonly publishFailures: Counter<'reason'>,
   ) {
     this.log = new RateLimitedLog(logger);
+    this.refresher = new CoalescedTask(
+      () => this.refresh(),
+      (error) => this.publishFailed(error),
+    );
     this.up.set(0);
     registry.on('inventory', () => this.refreshSoon());
     registry.on('disconnect', () => this.refreshSoon());
@@ -227,13 +232,7 @@ export class RelayCluster implements OnModuleDestroy {
   }
 
   refreshSoon(): void {
-    if (!this.store || this.refreshing) return;
-    this.refreshing = true;
-    setImmediate(() => {
-      this.refresh()
-        .catch((error: unknown) => this.publishFailed(error))
-        .finally(() => (this.refreshing = false));
-    });
+    if (this.store) this.refresher.request();
   }
 
   /** Publishes what this replica holds; re-run every few seconds and on every change. */
