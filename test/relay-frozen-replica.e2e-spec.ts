@@ -5,7 +5,7 @@ import { logLines, metric, waitFor } from './fixtures/mcp-e2e-support.js';
 import { firstText } from './fixtures/relay-e2e-support.js';
 import { newToken } from './support/app-process.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
-import { redisAvailable, TestRedis } from './support/redis.js';
+import { redisAvailable, TestRedis, untilAgentPublished } from './support/redis.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 import { RoundRobinProxy } from './support/round-robin-proxy.js';
 
@@ -91,6 +91,7 @@ beforeAll(async () => {
     async () => (await Promise.all(relays.map(connections))).reduce((a, b) => a + b, 0) === 1,
     'the agent connected',
   );
+  await untilAgentPublished(redis.url, 'shop');
 }, 60_000);
 
 afterAll(async () => {

@@ -1,5 +1,4 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EchoAgent } from './fixtures/relay-server/echo-agent.js';
 import { waitFor } from './fixtures/mcp-e2e-support.js';
@@ -7,7 +6,7 @@ import { firstText } from './fixtures/relay-e2e-support.js';
 import { newToken } from './support/app-process.js';
 import { callInLoops } from './support/call-loops.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
-import { redisAvailable, TestRedis } from './support/redis.js';
+import { redisAvailable, TestRedis, untilAgentPublished } from './support/redis.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 import { RoundRobinProxy } from './support/round-robin-proxy.js';
 
@@ -55,14 +54,7 @@ async function podOn(first: RunningRelay, agent: 'shop' | 'garden', label: strin
   await pod.start();
   await waitFor(async () => (await agentConnections(first, agent)) === 1, `${label} connected`);
   // Other replicas find the pod through Redis: a session opened before would find it nowhere.
-  const directory = new Redis(redis.url);
-  try {
-    const holder = `http://127.0.0.1:${first.port}`;
-    const published = async () => holder in (await directory.hgetall(`relay:agent:${agent}`));
-    await waitFor(published, `${label} published in Redis`);
-  } finally {
-    directory.disconnect();
-  }
+  await untilAgentPublished(redis.url, agent, [first.port]);
   return pod;
 }
 

@@ -52,6 +52,9 @@ function agent(token) {
       ca,
       perMessageDeflate: false,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      // Not from 127.0.0.1: with Redis that is the replicas' own address, which takes no turns.
+      family: 4,
+      localAddress: '127.0.0.2',
     });
     let openedAt;
     const url = target;

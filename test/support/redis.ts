@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { waitFor } from '../fixtures/mcp-e2e-support.js';
 
 /**
  * A throwaway `redis-server` (Debian's package; `.ci/start-redis.sh` installs it in CI) on a
@@ -85,4 +87,26 @@ async function untilAccepting(port: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`redis-server did not accept connections on ${port}`);
+}
+
+/**
+ * Waits until `replicas` (their `http://127.0.0.1:<port>` URLs; any, if none are given) list
+ * `agent` in Redis: the other replicas find an agent's connection only through that entry.
+ */
+export async function untilAgentPublished(
+  redisUrl: string,
+  agent: string,
+  replicas: number[] = [],
+): Promise<void> {
+  const directory = new Redis(redisUrl);
+  try {
+    const published = async () => {
+      const holders = Object.keys(await directory.hgetall(`relay:agent:${agent}`));
+      const wanted = replicas.map((port) => `http://127.0.0.1:${port}`);
+      return wanted.length === 0 ? holders.length > 0 : wanted.every((u) => holders.includes(u));
+    };
+    await waitFor(published, `agent ${agent} published in Redis`);
+  } finally {
+    directory.disconnect();
+  }
 }

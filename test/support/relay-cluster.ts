@@ -1,7 +1,5 @@
-import { Redis } from 'ioredis';
 import { EchoAgent } from '../fixtures/relay-server/echo-agent.js';
-import { waitFor } from '../fixtures/mcp-e2e-support.js';
-import { redisAvailable, TestRedis } from './redis.js';
+import { redisAvailable, TestRedis, untilAgentPublished } from './redis.js';
 import { type RunningRelay, startRelay } from './relay-process.js';
 
 /** A 2025-11-25 `initialize` request, as a raw client sends it. */
@@ -73,14 +71,6 @@ export class RelayClusterUnderTest {
       : () => `ws://127.0.0.1:${port}/agent/v1/connect`;
     this.agent = new EchoAgent(url, token, 'b', ['echo'], undefined, caPem);
     await this.agent.start();
-    const directory = new Redis(this.redis.url);
-    try {
-      await waitFor(
-        async () => Object.keys(await directory.hgetall('relay:agent:shop')).length > 0,
-        'the agent published in Redis by its replica',
-      );
-    } finally {
-      directory.disconnect();
-    }
+    await untilAgentPublished(this.redis.url, 'shop');
   }
 }

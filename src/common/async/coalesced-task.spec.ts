@@ -1,61 +1,78 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CoalescedTask } from './coalesced-task.js';
 
-/** A task whose runs the test ends one by one; `seen` is the state each run read. */
-function gatedTask(state: { value: number }) {
+/** A task whose runs the test ends one by one; `seen` holds the state each run read. */
+function gatedTask(state: { value: number }, minGapMs = 0) {
   const seen: number[] = [];
   const ends: (() => void)[] = [];
-  const started: (() => void)[] = [];
   const task = new CoalescedTask(
     () => {
       seen.push(state.value);
-      started.shift()?.();
       return new Promise<void>((resolve) => ends.push(resolve));
     },
     () => undefined,
+    minGapMs,
   );
-  const nextStart = () => new Promise<void>((resolve) => started.push(resolve));
-  return { task, seen, ends, nextStart };
+  const endRun = async () => {
+    ends.shift()?.();
+    await vi.advanceTimersByTimeAsync(0);
+  };
+  return { task, seen, endRun };
 }
 
+beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
+afterEach(() => vi.useRealTimers());
+
 describe('CoalescedTask', () => {
-  it('runs once more after a run that began before the last change', async () => {
+  it('runs once more after a run that began before the last change, however many asks', async () => {
     const state = { value: 1 };
-    const { task, seen, ends, nextStart } = gatedTask(state);
-    const first = nextStart();
+    const { task, seen, endRun } = gatedTask(state);
     task.request();
-    await first;
+    await vi.advanceTimersByTimeAsync(0);
     state.value = 2;
-    const second = nextStart();
     task.request();
     task.request();
     task.request();
-    ends.shift()?.();
-    await second;
+    await endRun();
     expect(seen).toEqual([1, 2]);
-    ends.shift()?.();
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
+    await endRun();
+    await vi.advanceTimersByTimeAsync(1000);
     expect(seen).toEqual([1, 2]);
+  });
+
+  it('starts runs at least the gap apart, the first at once', async () => {
+    const state = { value: 1 };
+    const { task, seen, endRun } = gatedTask(state, 250);
+    task.request();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(seen).toEqual([1]);
+    state.value = 2;
+    task.request();
+    await endRun();
+    await vi.advanceTimersByTimeAsync(249);
+    expect(seen).toEqual([1]);
+    task.request();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(seen).toEqual([1, 2]);
+    await endRun();
+    // Idle for longer than the gap: the next ask runs at once again.
+    await vi.advanceTimersByTimeAsync(500);
+    task.request();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(seen).toEqual([1, 2, 2]);
   });
 
   it('runs again after a failed run, and hands the error over', async () => {
     const errors: unknown[] = [];
     let runs = 0;
-    const done = new Promise<void>((resolve) => {
-      const task = new CoalescedTask(
-        () => {
-          runs++;
-          if (runs === 2) resolve();
-          return Promise.reject(new Error(`run ${runs}`));
-        },
-        (error) => errors.push(error),
-      );
-      task.request();
-      task.request();
-    });
-    await done;
-    await new Promise((resolve) => setImmediate(resolve));
+    const task = new CoalescedTask(
+      () => Promise.reject(new Error(`run ${++runs}`)),
+      (error) => errors.push(error),
+    );
+    task.request();
+    await vi.advanceTimersByTimeAsync(0);
+    task.request();
+    await vi.advanceTimersByTimeAsync(0);
     expect(runs).toBe(2);
     expect(errors.map(String)).toEqual(['Error: run 1', 'Error: run 2']);
   });

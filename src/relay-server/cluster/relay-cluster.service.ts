@@ -27,6 +27,11 @@ type Placement = SessionPlacement | { kind: 'unavailable' };
 
 /** Refreshed three times per entry lifetime, so a replica that stops is out within seconds. */
 const REFRESH_MS = ENTRY_TTL_MS / 3;
+/**
+ * Refreshes on change start this far apart: each writes every agent and session held here, and
+ * in a reconnect storm, one per connection took most of a replica's CPU.
+ */
+const REFRESH_GAP_MS = 250;
 /** A clock this far off Redis's is logged (NTP keeps clocks within milliseconds). */
 const CLOCK_SKEW_WARN_MS = 2_000;
 
@@ -66,6 +71,7 @@ export class RelayCluster implements OnModuleDestroy {
     this.refresher = new CoalescedTask(
       () => this.refresh(),
       (error) => this.publishFailed(error),
+      REFRESH_GAP_MS,
     );
     this.up.set(0);
     registry.on('inventory', () => this.refreshSoon());
