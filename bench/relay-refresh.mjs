@@ -1,8 +1,8 @@
 /**
  * What one rewrite of a replica's Redis entries costs, with its session records and without:
  * ClusterStore.publish (the built dist/) of `--agents` agents and `--sessions` sessions against
- * a redis-server of its own. CPU of this process (the relay's side) and of Redis per rewrite,
- * medians over `--rounds`. A replica rewrites everything every 5 s; a change of its agents
+ * a redis-server of its own. CPU of this process (the relay's side of `publish` alone, not the
+ * rest of a refresh) and of Redis per rewrite, medians over `--rounds`. A replica rewrites everything every 5 s; a change of its agents
  * (connections coming and going) rewrites only the agents, at most every 250 ms.
  *
  *   npm run build && node bench/relay-refresh.mjs [--agents 1000] [--sessions 10000]
@@ -10,7 +10,9 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { ClusterStore } from '../dist/relay-server/cluster/cluster-store.js';
@@ -22,10 +24,23 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '20' },
   },
 });
-const PORT = 16391;
-const server = spawn('redis-server', ['--bind', '127.0.0.1', '--port', `${PORT}`, '--save', '']);
-await once(server.stdout, 'data');
-const redis = new Redis(`redis://127.0.0.1:${PORT}`);
+// On a socket of its own (no TCP port), so no other Redis is measured by mistake.
+const dir = mkdtempSync(join(tmpdir(), 'relay-refresh-'));
+const socket = join(dir, 'redis.sock');
+const server = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--save', '']);
+process.on('exit', () => {
+  server.kill();
+  rmSync(dir, { recursive: true, force: true });
+});
+await new Promise((resolve, reject) => {
+  server.once('exit', () => reject(new Error('redis-server exited')));
+  let log = '';
+  server.stdout.on(
+    'data',
+    (text) => (log += text) && /ready to accept connections/i.test(log) && resolve(),
+  );
+});
+const redis = new Redis({ path: socket });
 const store = new ClusterStore(redis, 600_000);
 
 const servers = ['echo'];
@@ -45,21 +60,21 @@ async function redisCpuMs() {
 async function measure(label, held) {
   const publish = () => store.publish('https://10.0.0.7:8443', agents, held);
   await publish();
-  const mine = [];
-  const theirs = [];
+  const relayCpu = [];
+  const redisCpu = [];
   for (let round = 0; round < Number(values.rounds); round++) {
     const [cpu, redisBefore] = [process.cpuUsage(), await redisCpuMs()];
     await publish();
     const used = process.cpuUsage(cpu);
-    mine.push((used.user + used.system) / 1000);
-    theirs.push((await redisCpuMs()) - redisBefore);
+    relayCpu.push((used.user + used.system) / 1000);
+    redisCpu.push((await redisCpuMs()) - redisBefore);
   }
   const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1].toFixed(1);
-  console.log(`| ${label} | ${median(mine)} ms | ${median(theirs)} ms |`);
+  console.log(`| ${label} | ${median(relayCpu)} ms | ${median(redisCpu)} ms |`);
 }
 
 console.log(`| ${agents.size} agents | relay's CPU | Redis's CPU |\n| --- | ---: | ---: |`);
 await measure(`and ${sessions.size} sessions`, sessions);
 await measure('alone (a change of agents)', new Map());
 redis.disconnect();
-server.kill();
+process.exit(0);

@@ -54,7 +54,7 @@ async function podOn(first: RunningRelay, agent: 'shop' | 'garden', label: strin
   await pod.start();
   await waitFor(async () => (await agentConnections(first, agent)) === 1, `${label} connected`);
   // Other replicas find the pod through Redis: a session opened before would find it nowhere.
-  await untilAgentPublished(redis.url, agent, [first.port]);
+  await untilAgentPublished(redis.url, agent, [`http://127.0.0.1:${first.port}`]);
   return pod;
 }
 

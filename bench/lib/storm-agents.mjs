@@ -52,7 +52,8 @@ function agent(token) {
       ca,
       perMessageDeflate: false,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
-      // Not from 127.0.0.1: with Redis that is the replicas' own address, which takes no turns.
+      // Not from 127.0.0.1: with Redis that is the replicas' own address, which takes no turns
+      // (Linux routes all of 127/8 to loopback; macOS would need an alias).
       family: 4,
       localAddress: '127.0.0.2',
     });

@@ -90,20 +90,21 @@ async function untilAccepting(port: number): Promise<void> {
 }
 
 /**
- * Waits until `replicas` (their `http://127.0.0.1:<port>` URLs; any, if none are given) list
- * `agent` in Redis: the other replicas find an agent's connection only through that entry.
+ * Waits until `replicas` (their RELAY_REPLICA_URL; any, if none are given) list `agent` in
+ * Redis: the other replicas find an agent's connection only through that entry.
  */
 export async function untilAgentPublished(
   redisUrl: string,
   agent: string,
-  replicas: number[] = [],
+  replicas: string[] = [],
 ): Promise<void> {
   const directory = new Redis(redisUrl);
   try {
     const published = async () => {
       const holders = Object.keys(await directory.hgetall(`relay:agent:${agent}`));
-      const wanted = replicas.map((port) => `http://127.0.0.1:${port}`);
-      return wanted.length === 0 ? holders.length > 0 : wanted.every((u) => holders.includes(u));
+      return replicas.length === 0
+        ? holders.length > 0
+        : replicas.every((u) => holders.includes(u));
     };
     await waitFor(published, `agent ${agent} published in Redis`);
   } finally {

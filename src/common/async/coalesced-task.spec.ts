@@ -32,7 +32,6 @@ describe('CoalescedTask', () => {
     state.value = 2;
     task.request();
     task.request();
-    task.request();
     await endRun();
     expect(seen).toEqual([1, 2]);
     await endRun();
@@ -40,7 +39,17 @@ describe('CoalescedTask', () => {
     expect(seen).toEqual([1, 2]);
   });
 
-  it('starts runs at least the gap apart, the first at once', async () => {
+  it('runs once for asks made before its run started', async () => {
+    const { task, seen, endRun } = gatedTask({ value: 1 });
+    task.request();
+    task.request();
+    await vi.advanceTimersByTimeAsync(0);
+    await endRun();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(seen).toEqual([1]);
+  });
+
+  it('starts runs at least the gap apart, counted from the start of the last', async () => {
     const state = { value: 1 };
     const { task, seen, endRun } = gatedTask(state, 250);
     task.request();
@@ -48,10 +57,10 @@ describe('CoalescedTask', () => {
     expect(seen).toEqual([1]);
     state.value = 2;
     task.request();
+    await vi.advanceTimersByTimeAsync(200);
     await endRun();
-    await vi.advanceTimersByTimeAsync(249);
+    await vi.advanceTimersByTimeAsync(49);
     expect(seen).toEqual([1]);
-    task.request();
     await vi.advanceTimersByTimeAsync(1);
     expect(seen).toEqual([1, 2]);
     await endRun();
@@ -62,18 +71,41 @@ describe('CoalescedTask', () => {
     expect(seen).toEqual([1, 2, 2]);
   });
 
-  it('runs again after a failed run, and hands the error over', async () => {
+  it('hands a failure over, thrown or rejected, and goes on running', async () => {
     const errors: unknown[] = [];
     let runs = 0;
     const task = new CoalescedTask(
-      () => Promise.reject(new Error(`run ${++runs}`)),
-      (error) => errors.push(error),
+      () => {
+        runs++;
+        if (runs === 1) throw new Error('thrown');
+        return Promise.reject(new Error('rejected'));
+      },
+      (error) => {
+        errors.push(error);
+        throw new Error('the handler fails too');
+      },
     );
     task.request();
     await vi.advanceTimersByTimeAsync(0);
     task.request();
     await vi.advanceTimersByTimeAsync(0);
     expect(runs).toBe(2);
-    expect(errors.map(String)).toEqual(['Error: run 1', 'Error: run 2']);
+    expect(errors.map(String)).toEqual(['Error: thrown', 'Error: rejected']);
+  });
+
+  it('starts no run once stopped, and waits for the one under way', async () => {
+    const { task, seen, endRun } = gatedTask({ value: 1 });
+    task.request();
+    await vi.advanceTimersByTimeAsync(0);
+    task.request();
+    let stopped = false;
+    const stopping = task.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(stopped).toBe(false);
+    await endRun();
+    await stopping;
+    task.request();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(seen).toEqual([1]);
   });
 });

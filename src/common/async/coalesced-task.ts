@@ -4,9 +4,11 @@
  * before the change); however many asks come meanwhile, they make one more run.
  */
 export class CoalescedTask {
-  private state: 'idle' | 'scheduled' | 'running' = 'idle';
-  private again = false;
+  private state: 'idle' | 'scheduled' | 'running' | 'stopped' = 'idle';
+  private rerunAsked = false;
   private lastStart = Number.NEGATIVE_INFINITY;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly task: () => Promise<void>,
@@ -15,23 +17,40 @@ export class CoalescedTask {
   ) {}
 
   request(): void {
-    if (this.state === 'running') this.again = true;
+    if (this.state === 'running') this.rerunAsked = true;
     if (this.state !== 'idle') return;
     this.state = 'scheduled';
     const wait = Math.max(0, this.lastStart + this.minGapMs - performance.now());
-    setTimeout(() => this.run(), wait).unref();
+    this.timer = setTimeout(() => this.run(), wait).unref();
+  }
+
+  /** No run starts any more; resolves once the run under way, if any, has ended. */
+  stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.state = 'stopped';
+    return this.running;
   }
 
   private run(): void {
     this.state = 'running';
     this.lastStart = performance.now();
-    this.task()
-      .catch(this.onError)
+    this.running = Promise.resolve()
+      .then(() => this.task())
+      .catch((error: unknown) => this.report(error))
       .finally(() => {
+        if (this.state === 'stopped') return;
         this.state = 'idle';
-        if (!this.again) return;
-        this.again = false;
+        if (!this.rerunAsked) return;
+        this.rerunAsked = false;
         this.request();
       });
+  }
+
+  private report(error: unknown): void {
+    try {
+      this.onError(error);
+    } catch {
+      // A failing error handler must not stop the runs (nor reject unhandled).
+    }
   }
 }

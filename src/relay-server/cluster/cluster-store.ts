@@ -125,18 +125,21 @@ export class ClusterStore {
     const texts = [...sessions.values()].map((r) =>
       JSON.stringify({ ...r, owner: replica, until }),
     );
-    batch.eval(
-      PUBLISH_SESSIONS,
-      ids.length,
-      ...ids.map(sessionKey),
-      replica,
-      this.sessionTtlMs,
-      ...texts,
-    );
+    if (ids.length > 0) {
+      batch.eval(
+        PUBLISH_SESSIONS,
+        ids.length,
+        ...ids.map(sessionKey),
+        replica,
+        this.sessionTtlMs,
+        ...texts,
+      );
+    }
     const results = await batch.exec();
-    const [error, moved] = results?.at(-1) ?? [new Error('the publish batch was discarded')];
+    const [error, last] = results?.at(-1) ?? [new Error('the publish batch was discarded')];
     if (error) throw error;
-    return (moved as number[]).map((index) => ids[index - 1] as string);
+    const moved = ids.length > 0 ? (last as number[]) : [];
+    return moved.map((index) => ids[index - 1] as string);
   }
 
   async replicaUrls(): Promise<string[]> {

@@ -28,8 +28,8 @@ type Placement = SessionPlacement | { kind: 'unavailable' };
 /** Refreshed three times per entry lifetime, so a replica that stops is out within seconds. */
 const REFRESH_MS = ENTRY_TTL_MS / 3;
 /**
- * Refreshes on change start this far apart: each writes every agent and session held here, and
- * in a reconnect storm, one per connection took most of a replica's CPU.
+ * Refreshes start this far apart: in a reconnect storm, one per connection (each writing every
+ * agent held here) took most of a replica's CPU.
  */
 const REFRESH_GAP_MS = 250;
 /** A clock this far off Redis's is logged (NTP keeps clocks within milliseconds). */
@@ -113,6 +113,8 @@ export class RelayCluster implements OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
+    // A refresh still under way after the withdrawal would list this replica again.
+    await this.refresher.stop();
     const agents = [...this.published];
     await this.store?.withdraw(this.replicaUrl, agents, true).catch(() => undefined);
     this.redis?.disconnect();
@@ -241,15 +243,16 @@ export class RelayCluster implements OnModuleDestroy {
 
   /**
    * Rewrites this replica's entries soon: `agents` leaves the session records out, each written
-   * when its session starts and renewed by the periodic refresh (10,000 cost ~20 ms of CPU).
+   * when its session starts and renewed by the periodic refresh (10,000 cost the relay ~30 ms of
+   * CPU and Redis as much: bench/relay-refresh.mjs).
    */
-  refreshSoon(what: 'all' | 'agents' = 'all'): void {
+  refreshSoon(scope: 'all' | 'agents' = 'all'): void {
     if (!this.store) return;
-    if (what === 'all') this.sessionsDue = true;
+    if (scope === 'all') this.sessionsDue = true;
     this.refresher.request();
   }
 
-  /** Publishes what this replica holds; re-run every few seconds and on every change. */
+  /** Publishes what this replica holds: all every few seconds, its agents on their changes. */
   private async refresh(): Promise<void> {
     const store = this.store;
     if (!store || !this.redisUp) {
@@ -260,9 +263,13 @@ export class RelayCluster implements OnModuleDestroy {
     this.secret = Buffer.from(await store.peerSecret());
     const agents = this.heldAgents();
     const gone = [...this.published].filter((agent) => !agents.has(agent));
-    const sessions = this.sessionsDue ? this.sessionRecords() : new Map<string, HeldRecord>();
+    const withSessions = this.sessionsDue;
     this.sessionsDue = false;
-    const moved = await store.publish(this.replicaUrl, agents, sessions);
+    const sessions = withSessions ? this.sessionRecords() : new Map<string, HeldRecord>();
+    const moved = await store.publish(this.replicaUrl, agents, sessions).catch((error: unknown) => {
+      this.sessionsDue ||= withSessions;
+      throw error;
+    });
     // Taken over by another replica while this one could not refresh them (it was frozen).
     for (const id of moved) this.sessions.drop(id);
     await store.withdraw(this.replicaUrl, gone);
