@@ -3,12 +3,10 @@
  * longer than that, so that each agent is served or refused by the relay and never gives up first
  * (giving up costs it a backoff and the relay a handshake started again).
  */
-import { createHash } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { DEFAULT_RELAY_TIMINGS } from '../src/agent/relay/agent-relay-client.js';
 import { loadRelayConfig } from '../src/relay-server/config/load-relay-config.js';
-
-const entry = (token: string) => `sha256:${createHash('sha256').update(token).digest('hex')}`;
+import { sha256Entry as entry } from './support/relay-process.js';
 
 it("the agent waits for its opening handshake longer than the relay's default wait for a turn", () => {
   const config = loadRelayConfig({
