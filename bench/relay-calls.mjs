@@ -8,17 +8,20 @@
  * percentiles move with whatever else the machine runs. With --compare the other build gets
  * its own relay and agent, measured in the same rounds, interleaved (A B, B A, ...).
  *
- *   npm run build && node bench/relay-calls.mjs [--rounds 5] [--calls 4000] [--warmup 3000]
+ *   npm run build && node bench/relay-calls.mjs [--rounds 5] [--calls 4000] [--warmup 20000]
  *     [--clients 16] [--tenants 1] [--endpoint server|aggregate] [--agent real|sim]
  *     [--compare <other checkout>/dist] [--dist <dir>] [--node 24|20|current]
  *     [--relay-env NAME=VALUE ...] [--other-env NAME=VALUE ...]
  *     [--relay-args=--cpu-prof --cpu-prof-dir=/tmp/p] [--other-args=...]
- *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc] [--cpu 0.5] [--rate 200]
+ *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc] [--cpu 0.5] [--rate 200] [--peer]
+ *   --warmup: closed-loop calls first, measured by nothing.
  *   --cpu: each relay in a cgroup with that CPU quota (the pod's limit).
  *   --rate: calls start on a schedule, so many a second over all clients (open loop), each
  *     timed from when it was due: a relay that stalls shows in the tail, as a client sees it.
  *   --perf: `perf record -e cpu-clock` of the first relay over the rounds (with
  *     --relay-args=--perf-basic-prof for names) into <logs>/perf.data, for `perf report`.
+ *   --peer: two replicas sharing a redis-server of their own; the agent on one, the clients on
+ *     the other, so every call is forwarded; the relay's CPU is both replicas'.
  *   --floor: also measure baselines/relay-floor.mjs (bare node:https and ws doing the same hop),
  *     with --agent sim.
  *   --dist <dir>: measure that build (a dist/ folder) as `this` instead of the checkout's.
@@ -32,7 +35,7 @@
  *   --alloc: instead of the rounds, one run of --calls under V8's sampling heap profiler (through
  *     --inspect): the bytes each call allocates, by function and package.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -44,6 +47,7 @@ import { allocationTables, inspector, sampleAllocations } from './lib/heap-sampl
 import { targetNode } from './lib/node-runtime.mjs';
 import { setTargetNode } from './lib/processes.mjs';
 import { RawMcpClient } from './lib/raw-mcp-client.mjs';
+import { startRedisServer } from './lib/redis-server.mjs';
 import {
   makeCa,
   startAgent,
@@ -58,7 +62,9 @@ const { values: opts } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
     calls: { type: 'string', default: '4000' },
-    warmup: { type: 'string', default: '3000' },
+    // V8 compiles the hot path over the first ~10 s of load (bursts that a CPU quota stalls);
+    // the figures are a replica that has run a while. Under valgrind, a few hundred.
+    warmup: { type: 'string', default: '20000' },
     clients: { type: 'string', default: '16' },
     tenants: { type: 'string', default: '1' },
     endpoint: { type: 'string', default: 'server' },
@@ -75,6 +81,7 @@ const { values: opts } = parseArgs({
     alloc: { type: 'boolean', default: false },
     floor: { type: 'boolean', default: false },
     perf: { type: 'boolean', default: false },
+    peer: { type: 'boolean', default: false },
     cpu: { type: 'string', default: '0' },
     rate: { type: 'string', default: '0' },
   },
@@ -91,52 +98,92 @@ async function openClients(relay, ca) {
   for (let i = 0; i < Number(opts.clients); i++) {
     const client = new RawMcpClient({ port: relay.port, ca: ca.ca, path, token: TOKENS.client });
     await client.connect();
-    await client.initialize();
+    // With --peer, until the replica has read where the agent is from Redis (within ~250 ms).
+    for (let tries = 1; ; tries++) {
+      const failed = await client.initialize().then(
+        () => undefined,
+        (error) => error,
+      );
+      if (!failed) break;
+      if (tries === 50) throw failed;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     clients.push(client);
   }
   return clients;
 }
 
+/** `name`'s relays: the one the clients reach, and (with --peer) the one the agent is on. */
+async function startRelays(name, dist, ca, dir, node) {
+  const floor = name === 'floor';
+  const built = opts.unbundled ? 'relay-server/main.js' : 'bundle/relay-server.js';
+  const entry = floor ? 'relay-floor.mjs' : built;
+  const start = (suffix, env) =>
+    startRelay({
+      name: `relay-${name}${suffix}`,
+      dist: floor ? join(import.meta.dirname, 'baselines') : dist,
+      entry,
+      ca,
+      dir,
+      nodeArgs: [
+        ...`${opts['relay-args']} ${name === 'other' ? opts['other-args'] : ''}`
+          .split(' ')
+          .filter(Boolean),
+        ...(opts.alloc ? ['--inspect=127.0.0.1:0'] : []),
+      ],
+      env: {
+        // One agent connection answers every call, over 1,000 a second: the per-connection
+        // frame budget (a flood guard, 1,000/s) would drop it mid-run.
+        RELAY_AGENT_MAX_FRAMES_PER_SECOND: '0',
+        ...env,
+        ...Object.fromEntries(
+          [...opts['relay-env'], ...(name === 'other' ? opts['other-env'] : [])].map((pair) =>
+            pair.split(/=(.*)/s, 2),
+          ),
+        ),
+      },
+      launcher: opts.callgrind ? callgrindLauncher(dir, node.path) : undefined,
+      tenants: Number(opts.tenants),
+    });
+  if (!opts.peer) {
+    const relay = await start('', {});
+    return { relay, home: relay, relays: [relay] };
+  }
+  const redisDir = join(dir, `redis-${name}`);
+  mkdirSync(redisDir);
+  // The replicas forward to each other over TLS, trusting the bench's CA.
+  const env = {
+    RELAY_REDIS_URL: (await startRedisServer(redisDir)).url,
+    NODE_EXTRA_CA_CERTS: ca.caFile,
+  };
+  const [relay, home] = [await start('', env), await start('-home', env)];
+  return { relay, home, relays: [relay, home] };
+}
+
 /**
- * A relay, its agent and the clients' sessions, for one build (`dist`), or for the floor
+ * The relays, the agent and the clients' sessions, for one build (`dist`), or for the floor
  * (baselines/relay-floor.mjs) with the agent of `dist`.
  */
 async function startTarget(name, dist, ca, dir, node) {
-  const entry = opts.unbundled ? 'relay-server/main.js' : 'bundle/relay-server.js';
-  const relay = await startRelay({
-    name: `relay-${name}`,
-    dist: name === 'floor' ? join(import.meta.dirname, 'baselines') : dist,
-    entry: name === 'floor' ? 'relay-floor.mjs' : entry,
-    ca,
-    dir,
-    nodeArgs: [
-      ...`${opts['relay-args']} ${name === 'other' ? opts['other-args'] : ''}`
-        .split(' ')
-        .filter(Boolean),
-      ...(opts.alloc ? ['--inspect=127.0.0.1:0'] : []),
-    ],
-    env: {
-      // One agent connection answers every call, over 1,000 a second: the per-connection frame
-      // budget (a flood guard, 1,000/s) would drop it mid-run.
-      RELAY_AGENT_MAX_FRAMES_PER_SECOND: '0',
-      ...Object.fromEntries(
-        [...opts['relay-env'], ...(name === 'other' ? opts['other-env'] : [])].map((pair) =>
-          pair.split(/=(.*)/s, 2),
-        ),
-      ),
-    },
-    launcher: opts.callgrind ? callgrindLauncher(dir, node.path) : undefined,
-    tenants: Number(opts.tenants),
-  });
+  const { relay, home, relays } = await startRelays(name, dist, ca, dir, node);
   const bundle = join(dist, 'bundle');
   const agent =
     opts.agent === 'sim'
-      ? startSimAgent({ relay, ca })
-      : await startAgent({ name: `agent-${name}`, bundle, ca, dir, relay, nodePath: node.path });
-  await untilEchoUp(relay);
-  const quota = limitCpu(relay.pid, Number(opts.cpu), 'relay-calls');
-  if (opts.cpu !== '0') console.log(`relay-${name}: CPU quota ${quota}`);
-  return { name, dir, relay, agent, clients: await openClients(relay, ca) };
+      ? startSimAgent({ relay: home, ca })
+      : await startAgent({
+          name: `agent-${name}`,
+          bundle,
+          ca,
+          dir,
+          relay: home,
+          nodePath: node.path,
+        });
+  await untilEchoUp(home);
+  for (const [k, { pid }] of relays.entries()) {
+    const quota = limitCpu(pid, Number(opts.cpu), `relay-calls${k ? '-home' : ''}`);
+    if (opts.cpu !== '0') console.log(`relay-${name}${k ? '-home' : ''}: CPU quota ${quota}`);
+  }
+  return { name, dir, relay, relays, agent, clients: await openClients(relay, ca) };
 }
 
 /** `calls` tool calls from every client at once; latencies in ms, in call order. */
@@ -201,11 +248,11 @@ async function cost(target, run) {
     await run();
     return { relay: dumpInstructions(relay.pid, target.dir), agent: 0 };
   }
-  const pids = [relay.pid, agent.pid ?? process.pid];
+  const pids = [agent.pid ?? process.pid, ...target.relays.map((r) => r.pid)];
   const before = pids.map(cpuMicros);
   await run();
-  const [relayCpu, agentCpu] = pids.map((pid, k) => cpuMicros(pid) - before[k]);
-  return { relay: relayCpu, agent: agentCpu };
+  const [agentCpu, ...relaysCpu] = pids.map((pid, k) => cpuMicros(pid) - before[k]);
+  return { relay: relaysCpu.reduce((sum, cpu) => sum + cpu, 0), agent: agentCpu };
 }
 
 /** One slice of --calls calls: what the relay and the agent spent, the time, the latencies. */
@@ -337,6 +384,7 @@ const builds = {
 };
 // The floor speaks only the frames the simulated agent sends.
 if (opts.floor && opts.agent !== 'sim') throw new Error('--floor needs --agent sim');
+if (opts.floor && opts.peer) throw new Error('--floor has no replicas: not with --peer');
 if (opts.floor) builds.floor = builds.this;
 console.log(`relay on Node ${node.version}, load from ${process.version}; logs in ${dir}`);
 const ca = makeCa(join(dir, 'ca'));
@@ -350,6 +398,6 @@ try {
   for (const target of targets) {
     target.clients.forEach((client) => client.close());
     await target.agent.stop();
-    await target.relay.stop();
+    for (const relay of target.relays) await relay.stop();
   }
 }

@@ -2,13 +2,13 @@
  * What one rewrite of a replica's Redis entries costs, with its session records and without:
  * ClusterStore.publish (the built dist/) of `--agents` agents and `--sessions` sessions against
  * a redis-server of its own. CPU of this process (the relay's side of `publish` alone, not the
- * rest of a refresh) and of Redis per rewrite, medians over `--rounds`. A replica rewrites everything every 5 s; a change of its agents
- * (connections coming and going) rewrites only the agents, at most every 250 ms.
+ * rest of a refresh) and of Redis per rewrite, medians over `--rounds`. A replica rewrites
+ * everything every 5 s; a change of its agents (connections coming and going) rewrites only the
+ * agents, at most every 250 ms.
  *
  *   npm run build && node bench/relay-refresh.mjs [--agents 1000] [--sessions 10000]
  * Needs redis-server (bash .ci/install-redis.sh).
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { ClusterStore } from '../dist/relay-server/cluster/cluster-store.js';
+import { startRedisServer } from './lib/redis-server.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -24,22 +25,9 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '20' },
   },
 });
-// On a socket of its own (no TCP port), so no other Redis is measured by mistake.
 const dir = mkdtempSync(join(tmpdir(), 'relay-refresh-'));
-const socket = join(dir, 'redis.sock');
-const server = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--save', '']);
-process.on('exit', () => {
-  server.kill();
-  rmSync(dir, { recursive: true, force: true });
-});
-await new Promise((resolve, reject) => {
-  server.once('exit', () => reject(new Error('redis-server exited')));
-  let log = '';
-  server.stdout.on(
-    'data',
-    (text) => (log += text) && /ready to accept connections/i.test(log) && resolve(),
-  );
-});
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+const { socket } = await startRedisServer(dir);
 const redis = new Redis({ path: socket });
 const store = new ClusterStore(redis, 600_000);
 

@@ -1,15 +1,19 @@
 /**
  * A reconnect storm: `--agents` simulated agents (bench/lib/storm-agents.mjs: TLS, the agent's
  * headers, handshake timeout and backoff) hold connections to relay A; A is killed (-9) and
- * every agent reconnects to relay B, which runs as the chart's pod (500m CPU quota and 512Mi,
+ * every agent reconnects to relay B, which runs as the chart's pod (its relay CPU limit and 512Mi,
  * when this machine lets us make cgroups), as a Service would send them to a surviving replica.
  * Reported: the time from the kill until all agents are back, B's refusals by reason (its
  * TLS handshake timeouts among them), the agents' failed attempts, B's CPU and peak RSS, and the
  * latencies of a bystander (bench/lib/bystander.mjs: another tenant calling a tool through B)
  * in the 10 s before the kill and during the storm.
  *
- *   npm run build && node bench/relay-storm.mjs [--agents 5000] [--cpu 0.5] [--dist dist]
- *     [--relay-env K=V] [--relay-args "<B's node flags, after the chart's>"]
+ *   npm run build && node bench/relay-storm.mjs [--agents 5000] [--cpu <CPUs>] [--dist dist]
+ *     [--resident 0] [--relay-env K=V] [--relay-args "<B's node flags, after the chart's>"]
+ *   --relay-env K=V: both relays' settings, over the chart's relayServer.settings (TLS
+ *     handshakes at 250 a second; RELAY_TLS_MAX_HANDSHAKES_PER_SECOND=0 lifts the cap).
+ *   --resident N: B holds N agents of its own from before the kill, as a surviving replica
+ *     does (its code warm, its memory partly taken).
  */
 import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -22,15 +26,16 @@ import { startBystander } from './lib/bystander.mjs';
 import { TOKENS, makeCa, startRelay } from './lib/relay-path.mjs';
 import { ROOT } from './lib/paths.mjs';
 import { cpuMicros } from './lib/process-cpu.mjs';
-import { limitCpu } from './lib/cpu-quota.mjs';
+import { limitCpu, throttling } from './lib/cpu-quota.mjs';
 import { chartPod, enablePod } from './lib/pod.mjs';
 
 const { values } = parseArgs({
   options: {
     agents: { type: 'string', default: '5000' },
+    resident: { type: 'string', default: '0' },
     names: { type: 'string', default: '1000' },
     workers: { type: 'string', default: '2' },
-    cpu: { type: 'string', default: '0.5' },
+    cpu: { type: 'string' }, // default: the chart's relay CPU limit
     dist: { type: 'string', default: 'dist' },
     profile: { type: 'boolean', default: false },
     'relay-args': { type: 'string', default: '' },
@@ -38,6 +43,7 @@ const { values } = parseArgs({
   },
 });
 const AGENTS = Number(values.agents);
+const RESIDENT = Number(values.resident);
 const DIST = resolve(values.dist);
 const dir = mkdtempSync(join(tmpdir(), 'relay-storm-'));
 const ca = makeCa(join(dir, 'ca'));
@@ -51,21 +57,22 @@ const FLEET_ENV = {
     lab: digest(TOKENS.agent),
   }),
   RELAY_CLIENTS: JSON.stringify({ me: { tokens: digest(TOKENS.client), agents: ['lab'] } }),
-  RELAY_MAX_CONNECTIONS: String(AGENTS + 1000),
+  RELAY_MAX_CONNECTIONS: String(AGENTS + RESIDENT + 1000),
   RELAY_MAX_CONNECTIONS_PER_ADDRESS: '0',
-  RELAY_MAX_CONNECTIONS_PER_AGENT: String(Math.ceil(AGENTS / NAMES) + 16),
+  RELAY_MAX_CONNECTIONS_PER_AGENT: String(Math.ceil((AGENTS + RESIDENT) / NAMES) + 16),
   RELAY_LOG_LEVEL: 'warn',
+  ...chartPod(ROOT).relaySettings,
   ...Object.fromEntries(values['relay-env'].map((pair) => pair.split(/=(.*)/s, 2))),
 };
 
-/** Agent workers; `state()` sums their latest reports. */
-function startFleet() {
+/** `count` agents in worker processes; `state()` sums their latest reports. */
+function startFleet(count, label) {
   const workers = Number(values.workers);
   const reports = new Array(workers).fill({ connected: 0, opens: 0, failures: {} });
   const children = reports.map((_, i) => {
     // Agent k is a pod of deployment k % NAMES; worker i runs every agent k with k % workers == i.
-    const mine = Array.from({ length: AGENTS }, (_, k) => k).filter((k) => k % workers === i);
-    const tokensFile = join(dir, `tokens-${i}.json`);
+    const mine = Array.from({ length: count }, (_, k) => k).filter((k) => k % workers === i);
+    const tokensFile = join(dir, `tokens-${label}-${i}.json`);
     writeFileSync(tokensFile, JSON.stringify(mine.map((k) => FLEET_TOKENS[k % NAMES])));
     const child = fork(join(ROOT, 'bench/lib/storm-agents.mjs'), [tokensFile, ca.caFile, DIST]);
     child.on('message', (report) => (reports[i] = report));
@@ -136,9 +143,19 @@ async function main() {
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
   const nodeArgs = [...profile, ...values['relay-args'].split(' ').filter(Boolean)];
   const b = await relay('relay-b', { inPod: true, nodeArgs });
-  const cpuNote = limitCpu(b.pid, Number(values.cpu), 'storm');
+  const cpuNote = limitCpu(b.pid, Number(values.cpu ?? pod.relayCpus), 'storm');
   const bystander = await startBystander({ relay: b, ca });
-  const fleet = startFleet();
+  const resident = RESIDENT > 0 ? startFleet(RESIDENT, 'resident') : undefined;
+  resident?.send({ type: 'connect', url: `wss://localhost:${b.port}/agent/v1/connect` });
+  if (resident) {
+    await until(
+      () => resident.state().onTarget === RESIDENT,
+      300_000,
+      'residents on B',
+      resident.state,
+    );
+  }
+  const fleet = startFleet(AGENTS, 'moving');
   fleet.send({ type: 'connect', url: `wss://localhost:${a.port}/agent/v1/connect` });
   await until(
     () => fleet.state().onTarget === AGENTS,
@@ -150,7 +167,11 @@ async function main() {
   await sleep(10_000);
   console.log(`${AGENTS} agents connected to relay A; killing it`);
   fleet.send({ type: 'target', url: `wss://localhost:${b.port}/agent/v1/connect` });
-  const before = { failures: fleet.state().failures, cpuMs: cpuMicros(b.pid) / 1000 };
+  const before = {
+    failures: fleet.state().failures,
+    cpuMs: cpuMicros(b.pid) / 1000,
+    throttled: throttling(b.pid, 'storm'),
+  };
   await loopDelay(b); // starts B's delay histogram afresh
   const killedAt = Date.now();
   const killedAtMs = performance.now();
@@ -164,11 +185,13 @@ async function main() {
   const backS = (Date.now() - killedAt) / 1000;
   const backAt = performance.now();
   const eventLoopDelayMs = await loopDelay(b);
+  const throttled = throttling(b.pid, 'storm');
   const failures = Object.fromEntries(
     Object.entries(fleet.state().failures).map(([k, n]) => [k, n - (before.failures[k] ?? 0)]),
   );
   const result = {
     agents: AGENTS,
+    resident: RESIDENT,
     backS,
     relayB: {
       cpu: cpuNote,
@@ -176,6 +199,10 @@ async function main() {
       cpuS: (cpuMicros(b.pid) / 1000 - before.cpuMs) / 1000,
       peakRssMiB: Math.round(b.peakRss() / 2 ** 20),
       eventLoopDelayMs,
+      throttled: {
+        times: throttled.times - before.throttled.times,
+        ms: Math.round(throttled.ms - before.throttled.ms),
+      },
     },
     refusedByB: await refusals(b),
     agentFailures: failures,
@@ -187,6 +214,7 @@ async function main() {
   console.log(JSON.stringify(result, null, 2));
   if (values.profile) console.log(`B's CPU profile: ${dir}/*.cpuprofile`);
   fleet.stop();
+  resident?.stop();
   await bystander.stop();
   await b.stop();
 }

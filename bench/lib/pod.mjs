@@ -33,11 +33,21 @@ export function quantityBytes(quantity) {
   return Math.round(Number(match[1]) * (match[2] ? UNITS[match[2]] : 1));
 }
 
-/** The chart's defaults: the container's memory limit, NODE_OPTIONS and Node's flags. */
+/**
+ * The chart's defaults: the container's memory limit, NODE_OPTIONS and Node's flags, and the
+ * relay container's CPU limit in CPUs and the RELAY_* settings it adds.
+ */
 export function chartPod(root) {
   const values = YAML.parse(readFileSync(join(root, 'helm/plant-store/values.yaml'), 'utf8'));
   const { memory } = values.resources.limits;
-  return { memory, nodeOptions: values.nodeOptions ?? '', nodeArgs: values.nodeArgs ?? [] };
+  const relayCpu = String(values.relayServer.resources.limits.cpu);
+  return {
+    memory,
+    nodeOptions: values.nodeOptions ?? '',
+    nodeArgs: values.nodeArgs ?? [],
+    relaySettings: values.relayServer.settings ?? {},
+    relayCpus: relayCpu.endsWith('m') ? Number(relayCpu.slice(0, -1)) / 1000 : Number(relayCpu),
+  };
 }
 
 /**
