@@ -41,7 +41,7 @@ describe.skipIf(skipWhenMissing(helmMissing))(
       const container = relayOf(plain).spec.template.spec.containers[0]!;
       expect(container.resources).toEqual({
         requests: { cpu: '250m', memory: '224Mi' },
-        limits: { cpu: '500m', memory: '512Mi' },
+        limits: { cpu: '1', memory: '512Mi' },
       });
       expect(named(plain, 'ConfigMap')[0]!.data).not.toHaveProperty('RELAY_MAX_CONNECTIONS');
     });
