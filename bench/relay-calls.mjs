@@ -14,7 +14,7 @@
  *     [--relay-env NAME=VALUE ...] [--other-env NAME=VALUE ...]
  *     [--relay-args=--cpu-prof --cpu-prof-dir=/tmp/p] [--other-args=...]
  *     [--floor] [--perf] [--unbundled] [--callgrind] [--alloc] [--cpu 0.5] [--rate 200] [--peer]
- *   --warmup: closed-loop calls first, measured by nothing.
+ *   --warmup: closed-loop calls first, measured by nothing (20,000; 300 with --callgrind).
  *   --cpu: each relay in a cgroup with that CPU quota (the pod's limit).
  *   --rate: calls start on a schedule, so many a second over all clients (open loop), each
  *     timed from when it was due: a relay that stalls shows in the tail, as a client sees it.
@@ -64,7 +64,7 @@ const { values: opts } = parseArgs({
     calls: { type: 'string', default: '4000' },
     // V8 compiles the hot path over the first ~10 s of load (bursts that a CPU quota stalls);
     // the figures are a replica that has run a while. Under valgrind, a few hundred.
-    warmup: { type: 'string', default: '20000' },
+    warmup: { type: 'string' },
     clients: { type: 'string', default: '16' },
     tenants: { type: 'string', default: '1' },
     endpoint: { type: 'string', default: 'server' },
@@ -98,14 +98,15 @@ async function openClients(relay, ca) {
   for (let i = 0; i < Number(opts.clients); i++) {
     const client = new RawMcpClient({ port: relay.port, ca: ca.ca, path, token: TOKENS.client });
     await client.connect();
-    // With --peer, until the replica has read where the agent is from Redis (within ~250 ms).
+    // With --peer, -32001 (not available) until the replica has read from Redis where the agent
+    // is (~250 ms).
     for (let tries = 1; ; tries++) {
       const failed = await client.initialize().then(
         () => undefined,
         (error) => error,
       );
       if (!failed) break;
-      if (tries === 50) throw failed;
+      if (!opts.peer || !failed.message.includes('"code":-32001') || tries === 50) throw failed;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     clients.push(client);
@@ -166,24 +167,27 @@ async function startRelays(name, dist, ca, dir, node) {
  */
 async function startTarget(name, dist, ca, dir, node) {
   const { relay, home, relays } = await startRelays(name, dist, ca, dir, node);
-  const bundle = join(dist, 'bundle');
-  const agent =
-    opts.agent === 'sim'
-      ? startSimAgent({ relay: home, ca })
-      : await startAgent({
-          name: `agent-${name}`,
-          bundle,
-          ca,
-          dir,
-          relay: home,
-          nodePath: node.path,
-        });
-  await untilEchoUp(home);
-  for (const [k, { pid }] of relays.entries()) {
-    const quota = limitCpu(pid, Number(opts.cpu), `relay-calls${k ? '-home' : ''}`);
-    if (opts.cpu !== '0') console.log(`relay-${name}${k ? '-home' : ''}: CPU quota ${quota}`);
+  let agent;
+  try {
+    agent =
+      opts.agent === 'sim'
+        ? startSimAgent({ relay: home, ca })
+        : await startAgent({
+            name: `agent-${name}`,
+            bundle: join(dist, 'bundle'),
+            ...{ ca, dir, relay: home, nodePath: node.path },
+          });
+    await untilEchoUp(home);
+    for (const [k, { pid }] of relays.entries()) {
+      const quota = limitCpu(pid, Number(opts.cpu), `relay-calls${k ? '-home' : ''}`);
+      if (opts.cpu !== '0') console.log(`relay-${name}${k ? '-home' : ''}: CPU quota ${quota}`);
+    }
+    return { name, dir, relay, relays, agent, clients: await openClients(relay, ca) };
+  } catch (error) {
+    await agent?.stop();
+    for (const started of relays) await started.stop();
+    throw error;
   }
-  return { name, dir, relay, relays, agent, clients: await openClients(relay, ca) };
 }
 
 /** `calls` tool calls from every client at once; latencies in ms, in call order. */
@@ -348,7 +352,8 @@ async function allocations(targets) {
 }
 
 async function run(targets) {
-  for (const target of targets) await drive(target.clients, Number(opts.warmup));
+  const warmup = Number(opts.warmup ?? (opts.callgrind ? 300 : 20_000));
+  for (const target of targets) await drive(target.clients, warmup);
   if (opts.alloc) return allocations(targets);
   if (opts.callgrind) {
     // Instrumented code is translated anew: a short warm-up again before counting.
@@ -384,7 +389,9 @@ const builds = {
 };
 // The floor speaks only the frames the simulated agent sends.
 if (opts.floor && opts.agent !== 'sim') throw new Error('--floor needs --agent sim');
-if (opts.floor && opts.peer) throw new Error('--floor has no replicas: not with --peer');
+for (const alone of ['floor', 'callgrind', 'alloc', 'perf']) {
+  if (opts[alone] && opts.peer) throw new Error(`--${alone} sees one relay: not with --peer`);
+}
 if (opts.floor) builds.floor = builds.this;
 console.log(`relay on Node ${node.version}, load from ${process.version}; logs in ${dir}`);
 const ca = makeCa(join(dir, 'ca'));

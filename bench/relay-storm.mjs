@@ -13,7 +13,7 @@
  *   --relay-env K=V: both relays' settings, over the chart's relayServer.settings (TLS
  *     handshakes at 250 a second; RELAY_TLS_MAX_HANDSHAKES_PER_SECOND=0 lifts the cap).
  *   --resident N: B holds N agents of its own from before the kill, as a surviving replica
- *     does (its code warm, its memory partly taken).
+ *     does (its code warm, its memory partly taken); B's connection caps are raised to fit.
  */
 import { fork } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -125,7 +125,8 @@ async function loopDelay(relay) {
   return { p99: ms('p99'), max: ms('max') };
 }
 
-async function main() {
+/** Relays A and B (B as the chart's pod: its memory limit, its CPU quota), and the bystander. */
+async function startRelays() {
   const pod = chartPod(ROOT);
   const relay = (name, more = {}) =>
     startRelay({
@@ -138,74 +139,66 @@ async function main() {
       ...more,
     });
   const a = await relay('relay-a');
-  const podNote = enablePod(pod);
+  const podNote = enablePod({ ...pod, memory: pod.relayMemory });
   // A CPU profile of B (written where B runs, `dir`, when it stops): bench/profile-summary.mjs.
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
   const nodeArgs = [...profile, ...values['relay-args'].split(' ').filter(Boolean)];
   const b = await relay('relay-b', { inPod: true, nodeArgs });
   const cpuNote = limitCpu(b.pid, Number(values.cpu ?? pod.relayCpus), 'storm');
   const bystander = await startBystander({ relay: b, ca });
-  const resident = RESIDENT > 0 ? startFleet(RESIDENT, 'resident') : undefined;
-  resident?.send({ type: 'connect', url: `wss://localhost:${b.port}/agent/v1/connect` });
-  if (resident) {
-    await until(
-      () => resident.state().onTarget === RESIDENT,
-      300_000,
-      'residents on B',
-      resident.state,
-    );
-  }
-  const fleet = startFleet(AGENTS, 'moving');
-  fleet.send({ type: 'connect', url: `wss://localhost:${a.port}/agent/v1/connect` });
-  await until(
-    () => fleet.state().onTarget === AGENTS,
-    300_000,
-    `${AGENTS} agents on relay A`,
-    fleet.state,
-  );
+  return { a, b, bystander, notes: { cpu: cpuNote, memory: podNote ?? pod.relayMemory } };
+}
+
+/** `count` agents connected to `relay`, under `label`. */
+async function connectFleet(count, label, relay) {
+  const fleet = startFleet(count, label);
+  fleet.send({ type: 'connect', url: `wss://localhost:${relay.port}/agent/v1/connect` });
+  const on = `${count} ${label} agents on ${relay.name}`;
+  await until(() => fleet.state().onTarget === count, 300_000, on, fleet.state);
+  return fleet;
+}
+
+/** What B spent since `before` (from `snapshot(b)`), and what its quota held back. */
+function spentSince(b, before) {
+  const now = snapshot(b);
+  const throttled = now.throttled && {
+    times: now.throttled.times - before.throttled.times,
+    ms: Math.round(now.throttled.ms - before.throttled.ms),
+  };
+  return { cpuS: (now.cpuMs - before.cpuMs) / 1000, throttled: throttled ?? '-' };
+}
+
+const snapshot = (b) => ({ cpuMs: cpuMicros(b.pid) / 1000, throttled: throttling(b.pid, 'storm') });
+
+async function main() {
+  const { a, b, bystander, notes } = await startRelays();
+  const resident = RESIDENT > 0 ? await connectFleet(RESIDENT, 'resident', b) : undefined;
+  const fleet = await connectFleet(AGENTS, 'moving', a);
   // The bystander's baseline: 10 s of the fleet connected and idle, before the kill.
   await sleep(10_000);
   console.log(`${AGENTS} agents connected to relay A; killing it`);
   fleet.send({ type: 'target', url: `wss://localhost:${b.port}/agent/v1/connect` });
-  const before = {
-    failures: fleet.state().failures,
-    cpuMs: cpuMicros(b.pid) / 1000,
-    throttled: throttling(b.pid, 'storm'),
-  };
+  const [failuresBefore, before] = [fleet.state().failures, snapshot(b)];
   await loopDelay(b); // starts B's delay histogram afresh
-  const killedAt = Date.now();
-  const killedAtMs = performance.now();
+  const [killedAt, killedAtMs] = [Date.now(), performance.now()];
   process.kill(a.pid, 'SIGKILL');
-  await until(
-    () => fleet.state().onTarget === AGENTS,
-    600_000,
-    `${AGENTS} agents back on B`,
-    fleet.state,
-  );
-  const backS = (Date.now() - killedAt) / 1000;
-  const backAt = performance.now();
-  const eventLoopDelayMs = await loopDelay(b);
-  const throttled = throttling(b.pid, 'storm');
-  const failures = Object.fromEntries(
-    Object.entries(fleet.state().failures).map(([k, n]) => [k, n - (before.failures[k] ?? 0)]),
-  );
+  const back = `${AGENTS} agents back on B`;
+  await until(() => fleet.state().onTarget === AGENTS, 600_000, back, fleet.state);
+  const [backS, backAt] = [(Date.now() - killedAt) / 1000, performance.now()];
   const result = {
     agents: AGENTS,
     resident: RESIDENT,
     backS,
     relayB: {
-      cpu: cpuNote,
-      memory: podNote ?? pod.memory,
-      cpuS: (cpuMicros(b.pid) / 1000 - before.cpuMs) / 1000,
+      ...notes,
+      ...spentSince(b, before),
       peakRssMiB: Math.round(b.peakRss() / 2 ** 20),
-      eventLoopDelayMs,
-      throttled: {
-        times: throttled.times - before.throttled.times,
-        ms: Math.round(throttled.ms - before.throttled.ms),
-      },
+      eventLoopDelayMs: await loopDelay(b),
     },
     refusedByB: await refusals(b),
-    agentFailures: failures,
+    agentFailures: Object.fromEntries(
+      Object.entries(fleet.state().failures).map(([k, n]) => [k, n - (failuresBefore[k] ?? 0)]),
+    ),
     bystander: {
       before: bystander.between(killedAtMs - 10_000, killedAtMs),
       during: bystander.between(killedAtMs, backAt),
@@ -213,8 +206,7 @@ async function main() {
   };
   console.log(JSON.stringify(result, null, 2));
   if (values.profile) console.log(`B's CPU profile: ${dir}/*.cpuprofile`);
-  fleet.stop();
-  resident?.stop();
+  [fleet, resident].forEach((f) => f?.stop());
   await bystander.stop();
   await b.stop();
 }

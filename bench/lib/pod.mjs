@@ -35,17 +35,19 @@ export function quantityBytes(quantity) {
 
 /**
  * The chart's defaults: the container's memory limit, NODE_OPTIONS and Node's flags, and the
- * relay container's CPU limit in CPUs and the RELAY_* settings it adds.
+ * relay container's memory and CPU limits (in CPUs) and the RELAY_* settings it adds.
  */
 export function chartPod(root) {
   const values = YAML.parse(readFileSync(join(root, 'helm/plant-store/values.yaml'), 'utf8'));
   const { memory } = values.resources.limits;
-  const relayCpu = String(values.relayServer.resources.limits.cpu);
+  const relay = values.relayServer ?? {};
+  const relayCpu = String(relay.resources?.limits?.cpu ?? '0');
   return {
     memory,
     nodeOptions: values.nodeOptions ?? '',
     nodeArgs: values.nodeArgs ?? [],
-    relaySettings: values.relayServer.settings ?? {},
+    relayMemory: relay.resources?.limits?.memory ?? memory,
+    relaySettings: relay.settings ?? {},
     relayCpus: relayCpu.endsWith('m') ? Number(relayCpu.slice(0, -1)) / 1000 : Number(relayCpu),
   };
 }
