@@ -210,6 +210,8 @@ describe('relay server: connections that carry no request', () => {
     ];
     for (const peers of others) await peers.add(50);
     await waitFor(async () => (await refused('too_many')) >= 30, '30 connections over the total');
+    // The relay counts a refusal before this process sees that connection close.
+    await waitFor(() => others[0]!.closed + others[1]!.closed >= 30, '30 closes seen here');
     expect(attacker.open + others[0]!.open + others[1]!.open).toBe(120);
 
     // The plain health port holds its own connections to the same per-address cap.
