@@ -83,7 +83,8 @@ export class PeerForwarder implements OtherReplicas {
       return placement.kind !== 'here' && this.refused(response, placement.kind, message);
     }
     const hungUp = new AbortController();
-    response.once('close', () => hungUp.abort());
+    // Only a hang-up aborts: an abort builds a DOMException, too dear for every answered call.
+    response.once('close', () => response.writableFinished || hungUp.abort());
     // A peer that refused the connection got nothing: the request (a session's too: it moves
     // off that replica) may go to another one.
     for (let attempt = 0; attempt < 3; attempt++) {

@@ -47,11 +47,13 @@ async function closedPort(): Promise<string> {
   return url;
 }
 
-function forwarder(peer: string, suspects: string[]): PeerForwarder {
+type Place = (target: unknown, hungUp: AbortSignal) => Promise<unknown>;
+
+function forwarder(peer: string, suspects: string[], place?: Place): PeerForwarder {
   const cluster = {
     enabled: true,
     peerCredentials: () => ({ 'x-relay-peer-signature': 'signed' }),
-    place: () => Promise.resolve({ kind: 'peer', url: peer }),
+    place: place ?? (() => Promise.resolve({ kind: 'peer', url: peer })),
     suspect: (url: string) => suspects.push(url),
   } as unknown as RelayCluster;
   const config = { requestTimeoutMs: 5000, agentProbeTimeoutMs: 1000, basePath: '' };
@@ -92,6 +94,21 @@ describe('PeerForwarder', () => {
     stream.destroy();
     expect(await handled).toBe(true);
     expect(suspects).toEqual([]);
+  });
+
+  it('stops waiting for a placement when the client hangs up', async () => {
+    // A session whose home is gone: placing it waits until the client leaves.
+    let placing = (): void => undefined;
+    const placed = new Promise<void>((resolve) => (placing = resolve));
+    const waitForever: Place = (_target, hungUp) => {
+      placing();
+      return new Promise((resolve) => hungUp.addEventListener('abort', () => resolve({})));
+    };
+    const { url, handled } = await replica(forwarder('', [], waitForever));
+    const request = get(`${url}/mcp/plants`).on('error', () => undefined);
+    await placed;
+    request.destroy();
+    expect(await handled).toBe(true);
   });
 
   it('suspects a peer that refuses the connection', async () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createSecretKey, type KeyObject } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import type { Redis } from 'ioredis';
@@ -42,7 +42,7 @@ export class RelayCluster implements OnModuleDestroy {
   private redis: Redis | undefined;
   private store: ClusterStore | undefined;
   private mover: SessionMover | undefined;
-  private secret: Buffer | undefined;
+  private secret: KeyObject | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly refresher: CoalescedTask;
   /** The next refresh writes the session records too. */
@@ -260,7 +260,8 @@ export class RelayCluster implements OnModuleDestroy {
       return;
     }
     this.warnOfSkew(await store.syncClock());
-    this.secret = Buffer.from(await store.peerSecret());
+    // A KeyObject made once: HMAC with a Buffer key builds one per request.
+    this.secret = createSecretKey(Buffer.from(await store.peerSecret()));
     const agents = this.heldAgents();
     const gone = [...this.published].filter((agent) => !agents.has(agent));
     const withSessions = this.sessionsDue;
