@@ -5,8 +5,9 @@
  *
  * The figure that holds on 2 shared cores is the relay process's CPU time per call (utime +
  * stime from /proc/<pid>/stat over the round, every thread); calls/s and the latency
- * percentiles move with whatever else the machine runs. With --compare the other build gets
- * its own relay and agent, measured in the same rounds, interleaved (A B, B A, ...).
+ * percentiles move with whatever else the machine runs ("relay waited": the time the relays
+ * were ready to run but waited for a core, from schedstat). With --compare the other build
+ * gets its own relay and agent, measured in the same rounds, interleaved (A B, B A, ...).
  *
  *   npm run build && node bench/relay-calls.mjs [--rounds 5] [--calls 4000] [--warmup 20000]
  *     [--clients 16] [--tenants 1] [--endpoint server|aggregate] [--agent real|sim]
@@ -40,7 +41,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { perfRecord } from './lib/perf-record.mjs';
-import { cpuMicros } from './lib/process-cpu.mjs';
+import { cpuMicros, runQueueMicros } from './lib/process-cpu.mjs';
 import { limitCpu } from './lib/cpu-quota.mjs';
 import { callgrindLauncher, dumpInstructions, instrument, zero } from './lib/callgrind.mjs';
 import { allocationTables, inspector, sampleAllocations } from './lib/heap-sampling.mjs';
@@ -254,9 +255,11 @@ async function cost(target, run) {
   }
   const pids = [agent.pid ?? process.pid, ...target.relays.map((r) => r.pid)];
   const before = pids.map(cpuMicros);
+  const waitedBefore = pids.map(runQueueMicros);
   await run();
   const [agentCpu, ...relaysCpu] = pids.map((pid, k) => cpuMicros(pid) - before[k]);
-  return { relay: relaysCpu.reduce((sum, cpu) => sum + cpu, 0), agent: agentCpu };
+  const waited = pids.map((pid, k) => runQueueMicros(pid) - waitedBefore[k]);
+  return { relay: sum(relaysCpu), agent: agentCpu, waited: sum(waited.slice(1)) };
 }
 
 /** One slice of --calls calls: what the relay and the agent spent, the time, the latencies. */
@@ -296,6 +299,7 @@ function summarize(slices) {
   return {
     relay: relayFigure(sum(slices.map((s) => s.relay)) / calls),
     agent: `${(sum(slices.map((s) => s.agent)) / calls).toFixed(0)} us`,
+    waited: `${(sum(slices.map((s) => s.waited ?? 0)) / calls).toFixed(0)} us`,
     callsPerS: (calls / sum(slices.map((s) => s.seconds))).toFixed(0),
     percentiles: [at(0.5), at(0.99), at(0.999)],
     errors: sum(slices.map((s) => s.errors)),
@@ -310,14 +314,14 @@ function printTable(results) {
   );
   const unit = opts.callgrind ? 'instructions' : 'CPU';
   console.log(
-    `| build | relay ${unit}/call | agent CPU/call | calls/s | p50 ms | p99 ms | p99.9 ms | errors |`,
+    `| build | relay ${unit}/call | relay waited/call | agent CPU/call | calls/s | p50 ms | p99 ms | p99.9 ms | errors |`,
   );
-  console.log('| ----- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  console.log('| ----- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const [name, slices] of Object.entries(results)) {
     const m = summarize(slices);
     const agent = opts.agent === 'sim' || opts.callgrind ? '-' : m.agent;
     console.log(
-      `| ${name} | ${m.relay} | ${agent} | ${m.callsPerS} | ${m.percentiles.join(' | ')} | ${m.errors} |`,
+      `| ${name} | ${m.relay} | ${m.waited} | ${agent} | ${m.callsPerS} | ${m.percentiles.join(' | ')} | ${m.errors} |`,
     );
   }
 }

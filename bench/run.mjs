@@ -48,9 +48,15 @@ async function main() {
     const [first, ...more] = opts.compare.split(',');
     opts.compareLabel = first;
     opts.compare = snapshotOther(first, dataRoot, node.sqlitePackage);
+    if (more.length > 24) throw new Error('--compare: at most 25 builds');
     opts.compareMore = more.map((main, i) => ({
       label: main,
-      main: snapshotOther(main, dataRoot, node.sqlitePackage, `build-${'cdefgh'[i]}`),
+      main: snapshotOther(
+        main,
+        dataRoot,
+        node.sqlitePackage,
+        `build-${String.fromCharCode(99 + i)}`,
+      ),
     }));
   }
   const meta = describeRun(opts, dataRoot, node);

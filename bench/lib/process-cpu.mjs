@@ -5,12 +5,17 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-export function cpuMicros(pid) {
+export const cpuMicros = (pid) => schedstatMicros(pid, 0);
+
+/** Time its threads were ready to run but waited for a CPU: what the rest of the machine took. */
+export const runQueueMicros = (pid) => schedstatMicros(pid, 1);
+
+function schedstatMicros(pid, field) {
   let nanoseconds = 0;
   for (const thread of readdirSync(`/proc/${pid}/task`)) {
     try {
       nanoseconds += Number(
-        readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[0],
+        readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[field],
       );
     } catch {
       // A thread that ended between the listing and the read.

@@ -54,7 +54,7 @@ export async function startTargets({ opts, stores, dataRoot, build, token, pgDat
         seeded: true,
       }));
       for (const [i, other] of (opts.compareMore ?? []).entries()) {
-        const name = `service-${'cdefgh'[i]}`;
+        const name = `service-${String.fromCharCode(99 + i)}`;
         const start = async () => ({
           ...(await startService({
             name,
