@@ -4,6 +4,7 @@ import {
   type MiddlewareConsumer,
   Module,
   type NestModule,
+  RequestMethod,
 } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
@@ -18,6 +19,7 @@ import { RequestLogMiddleware } from './common/logging/request-log.middleware.js
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
+import { CreatePlantMiddleware } from './plants/create-plant.middleware.js';
 import { PlantsModule } from './plants/plants.module.js';
 
 @Module({})
@@ -40,7 +42,8 @@ export class AppModule implements NestModule {
         ...(agent ? [AgentModule] : []),
       ],
       providers: [
-        { provide: APP_PIPE, useClass: ApiValidationPipe },
+        ApiValidationPipe,
+        { provide: APP_PIPE, useExisting: ApiValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         // The rate limit's counts (RATE_LIMIT_PER_MINUTE, off by default: behind an ingress,
         // clients share its address).
@@ -62,5 +65,7 @@ export class AppModule implements NestModule {
       .apply(...middleware)
       .exclude('health', 'health/*path', 'metrics')
       .forRoutes('*path');
+    // After them, so POST /plants is logged, counted and rate limited as every route.
+    consumer.apply(CreatePlantMiddleware).forRoutes({ path: 'plants', method: RequestMethod.POST });
   }
 }

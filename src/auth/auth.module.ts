@@ -1,6 +1,7 @@
-import { Module } from '@nestjs/common';
+import { type CanActivate, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { makeCounterProvider } from '@willsoto/nestjs-prometheus';
+import { API_GUARDS } from '../common/auth/api-guards.token.js';
 import { JsonBodyGuard } from '../common/http/json-body.guard.js';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { ACCEPTED_TOKEN_DIGESTS, DEV_TOKEN, type DevToken } from './accepted-tokens.js';
@@ -30,10 +31,17 @@ import { loadOrCreateDevToken } from './dev-token.js';
       name: 'auth_failures_total',
       help: 'API requests refused for a missing or invalid bearer token.',
     }),
-    { provide: APP_GUARD, useClass: BearerGuard },
+    BearerGuard,
+    JsonBodyGuard,
+    { provide: APP_GUARD, useExisting: BearerGuard },
     // Global guards run in this order: the body is read only once the token has passed.
-    { provide: APP_GUARD, useClass: JsonBodyGuard },
+    { provide: APP_GUARD, useExisting: JsonBodyGuard },
+    {
+      provide: API_GUARDS,
+      inject: [BearerGuard, JsonBodyGuard],
+      useFactory: (...guards: CanActivate[]) => guards,
+    },
   ],
-  exports: [DEV_TOKEN],
+  exports: [DEV_TOKEN, API_GUARDS],
 })
 export class AuthModule {}
