@@ -3,7 +3,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
 import { call, isErrorBody } from './support/http.js';
-import { openRaw, parseRawAnswer, waitUntil } from './support/raw-http.js';
+import { openRaw, parseRawAnswer, type RawConnection, waitUntil } from './support/raw-http.js';
 
 /** The HTTP layer's limits, crossed with raw sockets where fetch would not misbehave enough. */
 describe('HTTP limits', () => {
@@ -250,6 +250,43 @@ describe('HTTP limits', () => {
       const answer = parseRawAnswer(connection.received());
       expect(answer.status).toBe(408);
       expect(answer.body).toEqual({ error: 408, message: expect.stringMatching(/10 s/) as string });
+    });
+  });
+
+  describe('a body refused after it was read whole', () => {
+    const sameWrite = (target: RunningApp, body: string) =>
+      [
+        'POST /plants HTTP/1.1',
+        'Host: localhost',
+        `Authorization: Bearer ${target.token}`,
+        'Content-Type: application/json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        '',
+        body,
+      ].join('\r\n');
+    const answers = (connection: RawConnection) =>
+      connection.received().split('HTTP/1.1 ').length - 1;
+
+    // The body comes in the headers' packet: read whole before Node marks the request complete.
+    it('keeps the connection: a 400, then a 200 on the same socket, rate limit off and on', async () => {
+      const limited = await startApp({ env: { RATE_LIMIT_PER_MINUTE: '1000' } });
+      try {
+        for (const target of [app, limited]) {
+          const connection = await openRaw(target.apiUrl);
+          await connection.write(sameWrite(target, '{"id":1,"name":"a","colour":"red"}'));
+          await waitUntil(() => parseRawAnswer(connection.received()).body !== undefined, 3_000);
+          const refused = parseRawAnswer(connection.received());
+          expect(refused.status).toBe(400);
+          expect(refused.headers).not.toContain('connection: close');
+          const id = 7_000_000 + Math.floor(Math.random() * 1_000_000);
+          await connection.write(sameWrite(target, `{"id":${id},"name":"kept"}`));
+          await waitUntil(() => answers(connection) === 2 || connection.closed(), 3_000);
+          expect(connection.received()).toContain('HTTP/1.1 200 OK');
+          connection.socket.destroy();
+        }
+      } finally {
+        await limited.stop();
+      }
     });
   });
 

@@ -10,6 +10,10 @@ import { BearerGuard } from './bearer.guard.js';
 import { BearerStrategy } from './bearer.strategy.js';
 import { loadOrCreateDevToken } from './dev-token.js';
 
+// The API's global guards, in the order they run (the body is read only once the token has
+// passed); one list, so a route that runs them itself (API_GUARDS) runs the same ones.
+const GLOBAL_GUARDS = [BearerGuard, JsonBodyGuard];
+
 @Module({
   providers: [
     {
@@ -31,14 +35,11 @@ import { loadOrCreateDevToken } from './dev-token.js';
       name: 'auth_failures_total',
       help: 'API requests refused for a missing or invalid bearer token.',
     }),
-    BearerGuard,
-    JsonBodyGuard,
-    { provide: APP_GUARD, useExisting: BearerGuard },
-    // Global guards run in this order: the body is read only once the token has passed.
-    { provide: APP_GUARD, useExisting: JsonBodyGuard },
+    ...GLOBAL_GUARDS,
+    ...GLOBAL_GUARDS.map((guard) => ({ provide: APP_GUARD, useExisting: guard })),
     {
       provide: API_GUARDS,
-      inject: [BearerGuard, JsonBodyGuard],
+      inject: GLOBAL_GUARDS,
       useFactory: (...guards: CanActivate[]) => guards,
     },
   ],

@@ -8,6 +8,7 @@ import {
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import type { Request, Response } from 'express';
+import { isObservable, lastValueFrom } from 'rxjs';
 import { API_GUARDS } from '../common/auth/api-guards.token.js';
 import { ApiValidationPipe } from '../common/validation/validation.pipe.js';
 import { NewPlantDto } from './dto/new-plant.dto.js';
@@ -39,8 +40,10 @@ export class CreatePlantMiddleware implements NestMiddleware {
     const controller = (this.controller ??= this.handler());
     const context = new ExecutionContextHost([request, response], PlantsController, HANDLER);
     for (const guard of this.guards) {
-      // As Nest's guard consumer: a guard that answers false refuses with 403.
-      if (!(await guard.canActivate(context))) throw new ForbiddenException('Forbidden resource');
+      const allowed = allows(guard, context);
+      if (!(typeof allowed === 'boolean' ? allowed : await allowed)) {
+        throw new ForbiddenException('Forbidden resource');
+      }
     }
     const plant = (await this.pipe.transform(request.body, BODY)) as NewPlantDto;
     this.adapter.httpAdapter.reply(response, await controller.create(plant), 200);
@@ -50,4 +53,17 @@ export class CreatePlantMiddleware implements NestMiddleware {
   private handler(): PlantsController {
     return this.modules.get<PlantsController>(PlantsController, { strict: false });
   }
+}
+
+/**
+ * As Nest's guard consumer: a boolean is taken as it is, so the next guard starts in the same
+ * turn (the body guard then reads a body that came with the headers before its 'end'); a
+ * promise is awaited, an Observable's last value taken. false refuses with 403.
+ */
+function allows(guard: CanActivate, context: ExecutionContextHost): boolean | Promise<boolean> {
+  const result = guard.canActivate(context);
+  if (typeof result === 'boolean') return result;
+  return Promise.resolve(result).then((value) =>
+    isObservable(value) ? lastValueFrom(value) : value,
+  );
 }

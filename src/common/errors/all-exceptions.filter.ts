@@ -10,6 +10,7 @@ import {
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { bodyReadToEnd } from '../http/request-body.js';
 import { LOGGER } from '../logging/logger.token.js';
 import { errorMessage } from './error-message.js';
 import { HttpExceptionWithHeaders } from './http-exception-with-headers.js';
@@ -43,7 +44,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       response.setHeader('Retry-After', '5');
     // An error answered before the body was read to its end (401 before reading, 413 at the
     // first byte past 64 KiB, 408): close the connection rather than read on to keep it alive.
-    if (request.complete === false) closeAfterAnswer(request, response);
+    if (request.complete === false && !bodyReadToEnd(request)) closeAfterAnswer(request, response);
     adapter.reply(response, { error: status, message }, status);
   }
 

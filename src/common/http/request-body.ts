@@ -87,10 +87,19 @@ export function readBodyText(
   });
 }
 
+/** Requests whose whole body was taken before Node marked them `complete`. */
+const takenWhole = new WeakSet<IncomingMessage>();
+
+/** Whether the request's body was read to its end: nothing of it is left on the connection. */
+export function bodyReadToEnd(request: IncomingMessage): boolean {
+  return request.complete || takenWhole.has(request);
+}
+
 // A body whose Content-Length bytes are all buffered (a small one comes with its headers),
 // taken with no listeners or timer to set; resumed so the stream still ends.
 function arrivedWhole(request: IncomingMessage): Promise<string> {
   const body = request.read() as Buffer;
+  takenWhole.add(request);
   request.resume();
   try {
     return Promise.resolve(UTF8.decode(body));
