@@ -260,7 +260,7 @@ export class RelayCluster implements OnModuleDestroy {
       return;
     }
     this.warnOfSkew(await store.syncClock());
-    // A KeyObject made once: HMAC with a Buffer key builds one per request.
+    // A KeyObject made once a refresh: HMAC with a Buffer key builds one per request.
     this.secret = createSecretKey(Buffer.from(await store.peerSecret()));
     const agents = this.heldAgents();
     const gone = [...this.published].filter((agent) => !agents.has(agent));
