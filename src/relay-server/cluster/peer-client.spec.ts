@@ -1,8 +1,9 @@
+import { createSecretKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isPeerSignature, type PeerSigned, signPeerRequest } from './peer-signature.js';
 import { peerClient } from './peer-client.js';
 
-const secret = Buffer.from('s3cret');
+const secret = createSecretKey(Buffer.from('s3cret'));
 const isSigned = (given: string, request: PeerSigned) => isPeerSignature(secret, request, given);
 const client = encodeURIComponent('oauth:user 1');
 const path = '/mcp/shop/files';

@@ -1,8 +1,9 @@
+import { createSecretKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { onPeer } from './peer-headers.js';
 import { isPeerSignature, PEER_SIGNATURE_VALIDITY_MS, signPeerRequest } from './peer-signature.js';
 
-const secret = Buffer.from('shared');
+const secret = createSecretKey(Buffer.from('shared'));
 const signed = { method: 'POST', path: '/mcp/a/b', client: 'c', agents: 'a', session: '' };
 
 describe('peer signatures', () => {
@@ -16,7 +17,7 @@ describe('peer signatures', () => {
 
   it.each([
     ['later', secret, signed, signature, now + PEER_SIGNATURE_VALIDITY_MS + 1],
-    ['under another secret', Buffer.from('other'), signed, signature, now],
+    ['under another secret', createSecretKey(Buffer.from('other')), signed, signature, now],
     ['for another path', secret, { ...signed, path: '/mcp/a/c' }, signature, now],
     ['with its time changed', secret, signed, signature.replace(/^\d+/, String(now + 1)), now],
     ['cut short', secret, signed, signature.slice(0, -2), now],

@@ -15,16 +15,12 @@ export interface PeerSigned {
 export const PEER_SIGNATURE_VALIDITY_MS = 30_000;
 
 /** `<unix ms>.<HMAC-SHA256>` of request and time: a copied header buys this one, for seconds. */
-export function signPeerRequest(
-  secret: Buffer | KeyObject,
-  signed: PeerSigned,
-  now = Date.now(),
-): string {
+export function signPeerRequest(secret: KeyObject, signed: PeerSigned, now = Date.now()): string {
   return `${now}.${digest(secret, signed, now).toString('base64url')}`;
 }
 
 export function isPeerSignature(
-  secret: Buffer | KeyObject,
+  secret: KeyObject,
   signed: PeerSigned,
   signature: string,
   now = Date.now(),
@@ -38,7 +34,7 @@ export function isPeerSignature(
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-function digest(secret: Buffer | KeyObject, s: PeerSigned, at: number): Buffer {
+function digest(secret: KeyObject, s: PeerSigned, at: number): Buffer {
   const fields = [s.method, s.path, s.client, s.agents, s.session, String(at)];
   return createHmac('sha256', secret).update(fields.join('\n')).digest();
 }
