@@ -1,80 +1,159 @@
 /**
- * The garbage collector's pauses while the service takes POST /plants at 16 connections: how
- * many, how long (median, p99, max) and how much of the run they stop the main thread. The p99
- * latency of a request is mostly a wait behind one of them. Writes results/gc-pauses.md.
+ * The garbage collector under load, the service beside nest-floor (a3), at 16 connections on
+ * Node 24, each target as in the pod (lib/pod.mjs), one after the other: POST /plants on SQLite,
+ * then, when a PostgreSQL server is found (README.md), POST and GET /plants/{id} on it. For each:
+ * its pauses (count, median, p99, max, share of the run), which the p99 latency mostly waits
+ * behind, and what survives the scavenges, bytes per request: the old generation fills with it
+ * until a full GC, so it sets the peak RSS. Writes results/gc-pauses.md.
  *
- *   node bench/gc-pauses.mjs [seconds]        (npm run build first; the embedded store)
+ *   node bench/gc-pauses.mjs [seconds]     (npm run build first; 10 s per target and scenario)
  *
- * The service runs as in the pod (lib/pod.mjs), with --trace-gc; its log file gets the trace.
+ * Each target runs with --trace-gc; its log file gets the trace. "Survived" is the heap after
+ * each scavenge less the heap after the collection before it, summed over the run when it grew.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RUN_BASE, SEED_BASE } from './lib/ids.mjs';
 import { startLoadWorker } from './lib/load.mjs';
+import { targetNode } from './lib/node-runtime.mjs';
 import { chartPod, enablePod } from './lib/pod.mjs';
-import { startService } from './lib/targets.mjs';
+import { setTargetNode } from './lib/processes.mjs';
+import { databaseUrl, dropDatabase, findPostgres, recreateDatabase } from './lib/stores.mjs';
+import { startRaw, startService } from './lib/targets.mjs';
+import { dataParent, ensureInstalled, snapshotBuild } from './lib/workspace.mjs';
 
 const BENCH = import.meta.dirname;
 const ROOT = join(BENCH, '..');
 const seconds = Number(process.argv[2] ?? 10);
+if (!(seconds > 0)) {
+  console.error('usage: node bench/gc-pauses.mjs [seconds]');
+  process.exit(2);
+}
 const TOKEN = 'gc-pauses-token-0123456789abcdefghijklmn';
+const SEED = 2_000;
 const TRACE =
-  /ms: (Scavenge|Mark-Compact(?: \(reduce\))?|Minor Mark-Sweep)\b[^,]*, ([\d.]+) \/ [\d.]+ ms/;
+  /ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)[^\d]*[\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB,(?: pooled: [\d.]+ MB,)? ([\d.]+) \/ [\d.]+ ms/;
 
 const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
-async function main() {
-  const chart = chartPod(ROOT);
-  const why = enablePod(chart);
-  const dir = mkdtempSync(join(tmpdir(), 'plant-store-gc-'));
-  const service = await startService({
-    name: 'service',
-    main: join(ROOT, 'dist/main.js'),
-    dir,
-    token: TOKEN,
-    nodeArgs: ['--trace-gc'],
-  });
-  const load = startLoadWorker({ url: service.url, token: TOKEN, kind: 'post', connections: 16 });
-  try {
-    await load.run({ amount: 2_000, runBase: SEED_BASE });
-    const before = readFileSync(service.proc.logFile, 'utf8').length;
-    const result = await load.run({ duration: seconds, runBase: RUN_BASE });
-    await service.proc.stop();
-    const pauses = new Map();
-    for (const line of readFileSync(service.proc.logFile, 'utf8').slice(before).split('\n')) {
-      const match = TRACE.exec(line);
-      if (match) pauses.set(match[1], [...(pauses.get(match[1]) ?? []), Number(match[2])]);
+/** Pauses by collection, and MiB that survived scavenges, from a --trace-gc log (its "MB"). */
+function readTrace(text) {
+  const pauses = new Map();
+  let survivedMb = 0;
+  let heapAfter;
+  for (const line of text.split('\n')) {
+    const match = TRACE.exec(line);
+    if (!match) continue;
+    const [, collection, after, pause] = match;
+    pauses.set(collection, [...(pauses.get(collection) ?? []), Number(pause)]);
+    if (collection === 'Scavenge' && heapAfter !== undefined) {
+      survivedMb += Math.max(0, Number(after) - heapAfter);
     }
-    const rows = [...pauses].map(([kind, all]) => {
-      const sorted = all.sort((a, b) => a - b);
-      const total = sorted.reduce((a, b) => a + b, 0);
-      return `| ${kind} | ${sorted.length} | ${percentile(sorted, 0.5).toFixed(2)} | ${percentile(sorted, 0.99).toFixed(2)} | ${sorted.at(-1).toFixed(2)} | ${Math.round(total)} (${((100 * total) / (seconds * 1000)).toFixed(1)} %) |`;
+    heapAfter = Number(after);
+  }
+  return { pauses, survivedMb };
+}
+
+/** One target under load: seeded, then measured for `seconds`; its trace and peak RSS. */
+async function measure(target, kind) {
+  const load = startLoadWorker({ url: target.url, token: TOKEN, connections: 16 });
+  try {
+    await load.run({ kind: 'post', amount: SEED, runBase: SEED_BASE });
+    const before = readFileSync(target.proc.logFile, 'utf8').length;
+    const result = await load.run({
+      kind,
+      duration: seconds,
+      runBase: RUN_BASE,
+      readBase: SEED_BASE,
+      readCount: SEED,
     });
-    const text = [
-      '# Garbage-collection pauses of the service, POST /plants at 16 connections, sqlite',
-      '',
-      `${seconds} s at ${Math.round(result.rps)} req/s (p99 ${result.p99.toFixed(2)} ms, ` +
-        `max ${result.max.toFixed(2)} ms), after 2000 warm-up requests; ` +
-        (why
-          ? `no pod memory limit (${why}); `
-          : `as in the pod (${chart.memory}, NODE_OPTIONS=${chart.nodeOptions || '(none)'}, ` +
-            `node ${chart.nodeArgs.join(' ')}); `) +
-        'pauses from `--trace-gc`.',
-      '',
-      '| collection | count | median ms | p99 ms | max ms | total ms (share of the run) |',
-      '| --- | ---: | ---: | ---: | ---: | ---: |',
-      ...rows,
-      '',
-    ].join('\n');
-    writeFileSync(join(BENCH, 'results', 'gc-pauses.md'), text);
-    console.log(`${text}\nwritten: bench/results/gc-pauses.md`);
+    const peakRss = target.proc.peakRss();
+    await target.proc.stop();
+    const trace = readTrace(readFileSync(target.proc.logFile, 'utf8').slice(before));
+    return { result, peakRss, ...trace };
   } finally {
     load.stop();
-    await service.proc.stop();
+    await target.proc.stop();
+  }
+}
+
+function rows(name, { result, peakRss, pauses, survivedMb }) {
+  const survived = Math.round((survivedMb * 2 ** 20) / result.responses);
+  const head = `| ${name} | ${Math.round(result.rps)} | ${result.p99.toFixed(2)} | ${survived} | ${Math.round(peakRss / 2 ** 20)} |`;
+  return [...pauses].map(([collection, all], index) => {
+    const sorted = all.sort((a, b) => a - b);
+    const total = sorted.reduce((a, b) => a + b, 0);
+    const share = ((100 * total) / (seconds * 1000)).toFixed(1);
+    const cells = `${collection} | ${sorted.length} | ${percentile(sorted, 0.5).toFixed(2)} | ${percentile(sorted, 0.99).toFixed(2)} | ${sorted.at(-1).toFixed(2)} | ${Math.round(total)} (${share} %) |`;
+    return `${index === 0 ? head : '| | | | | |'} ${cells}`;
+  });
+}
+
+function report(chart, why, node, scenarios) {
+  const pod = why
+    ? `no pod memory limit (${why})`
+    : `as in the pod (${chart.memory}, NODE_OPTIONS=${chart.nodeOptions || '(none)'}, node ${chart.nodeArgs.join(' ')})`;
+  return [
+    '# The garbage collector under load, at 16 connections',
+    '',
+    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${node.version}, ${seconds} s after ${SEED} warm-up requests, ${pod}; from \`--trace-gc\`. Survived: bytes per request left in the heap by the scavenges (promoted or kept young), which fill the old generation until a full GC.`,
+    ...scenarios.flatMap(({ title, measured }) => [
+      '',
+      `## ${title}`,
+      '',
+      '| target | req/s | p99 ms | survived B/req | peak RSS MiB | collection | count | median ms | p99 ms | max ms | total ms (share of the run) |',
+      '| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
+      ...measured.flatMap(([name, m]) => rows(name, m)),
+    ]),
+    '',
+  ].join('\n');
+}
+
+async function startTarget(name, build, dir, url) {
+  const common = { dir: join(dir, name), token: TOKEN, databaseUrl: url, nodeArgs: ['--trace-gc'] };
+  mkdirSync(common.dir, { recursive: true });
+  if (name === 'service') {
+    return startService({ name, main: join(build, 'dist/bundle/main.js'), ...common });
+  }
+  return startRaw({ name, script: 'nest-floor.mjs', build, ...common });
+}
+
+/** Each target in turn on a fresh store: [name, what measure() found]. */
+async function runScenario({ kind, postgres }, build, dir) {
+  const measured = [];
+  for (const name of ['service', 'nest-floor']) {
+    if (postgres) await recreateDatabase(postgres.adminUrl, 'plantbench_gc');
+    const url = postgres && databaseUrl(postgres.adminUrl, 'plantbench_gc');
+    const own = join(dir, `${kind}-${postgres ? 'pg' : 'sqlite'}`);
+    measured.push([name, await measure(await startTarget(name, build, own, url), kind)]);
+  }
+  return measured;
+}
+
+async function main() {
+  await ensureInstalled();
+  const node = targetNode('24');
+  setTargetNode(node.path);
+  const dir = join(dataParent(), `plant-store-gc-${Date.now()}`);
+  const build = await snapshotBuild(dir, node.sqlitePackage);
+  const chart = chartPod(ROOT);
+  const why = enablePod(chart);
+  const postgres = await findPostgres();
+  const scenarios = [{ title: 'POST /plants, SQLite', kind: 'post' }];
+  if (postgres) {
+    scenarios.push({ title: 'POST /plants, PostgreSQL', kind: 'post', postgres });
+    scenarios.push({ title: 'GET /plants/{id}, PostgreSQL', kind: 'get', postgres });
+  } else console.log('no PostgreSQL server found: SQLite only');
+  try {
+    for (const scenario of scenarios) scenario.measured = await runScenario(scenario, build, dir);
+  } finally {
+    if (postgres) await dropDatabase(postgres.adminUrl, 'plantbench_gc');
     rmSync(dir, { recursive: true, force: true });
   }
+  const text = report(chart, why, node, scenarios);
+  writeFileSync(join(BENCH, 'results', 'gc-pauses.md'), text);
+  console.log(`${text}\nwritten: bench/results/gc-pauses.md`);
 }
 
 await main();
