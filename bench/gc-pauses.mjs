@@ -3,13 +3,13 @@
  * Node 24, each target as in the pod (lib/pod.mjs), one after the other: POST /plants on SQLite,
  * then, when a PostgreSQL server is found (README.md), POST and GET /plants/{id} on it. For each:
  * its pauses (count, median, p99, max, share of the run), which the p99 latency mostly waits
- * behind, and what survives the scavenges, bytes per request: the old generation fills with it
- * until a full GC, so it sets the peak RSS. Writes results/gc-pauses.md.
+ * behind, and the bytes a request the scavenges promote to the old generation, which holds them
+ * until a full GC. Writes results/gc-pauses.md.
  *
  *   node bench/gc-pauses.mjs [seconds]     (npm run build first; 10 s per target and scenario)
  *
- * Each target runs with --trace-gc; its log file gets the trace. "Survived" is the heap after
- * each scavenge less the heap after the collection before it, summed over the run when it grew.
+ * Each target runs with --trace-gc-nvp; its log file gets the trace, whose `promoted=` counts
+ * exact bytes (--trace-gc rounds the heap to 0.1 MB: ~280 B a request at these rates).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,28 +31,28 @@ if (!(seconds > 0)) {
 }
 const TOKEN = 'gc-pauses-token-0123456789abcdefghijklmn';
 const SEED = 2_000;
-const TRACE =
-  /ms: (Scavenge|Mark-Compact|Minor Mark-Sweep)[^\d]*[\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB,(?: pooled: [\d.]+ MB,)? ([\d.]+) \/ [\d.]+ ms/;
+const TRACE = /ms: pause=([\d.]+) .*?\bgc=(\w+)\b.*?\bpromoted=(\d+)/;
+const COLLECTIONS = { s: 'Scavenge', mc: 'Mark-Compact', ms: 'Minor Mark-Sweep' };
 
 const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
-/** Pauses by collection, and MiB that survived scavenges, from a --trace-gc log (its "MB"). */
+/** Pauses by collection, and the bytes scavenges promoted, from a --trace-gc-nvp log. */
 function readTrace(text) {
   const pauses = new Map();
-  let survivedMb = 0;
-  let heapAfter;
+  let promoted = 0;
   for (const line of text.split('\n')) {
     const match = TRACE.exec(line);
     if (!match) continue;
-    const [, collection, after, pause] = match;
+    const [, pause, gc, bytes] = match;
+    const collection = COLLECTIONS[gc] ?? gc;
     pauses.set(collection, [...(pauses.get(collection) ?? []), Number(pause)]);
-    if (collection === 'Scavenge' && heapAfter !== undefined) {
-      survivedMb += Math.max(0, Number(after) - heapAfter);
-    }
-    heapAfter = Number(after);
+    if (gc === 's') promoted += Number(bytes);
   }
-  return { pauses, survivedMb };
+  // A trace format this does not read would otherwise leave the target out of the table.
+  if (pauses.size === 0)
+    throw new Error('no --trace-gc-nvp line in the log: has its format changed?');
+  return { pauses, promoted };
 }
 
 /** One target under load: seeded, then measured for `seconds`; its trace and peak RSS. */
@@ -68,6 +68,7 @@ async function measure(target, kind) {
       readBase: SEED_BASE,
       readCount: SEED,
     });
+    if (!result.responses) throw new Error(`${target.proc.name} answered no request`);
     const peakRss = target.proc.peakRss();
     await target.proc.stop();
     const trace = readTrace(readFileSync(target.proc.logFile, 'utf8').slice(before));
@@ -78,9 +79,9 @@ async function measure(target, kind) {
   }
 }
 
-function rows(name, { result, peakRss, pauses, survivedMb }) {
-  const survived = Math.round((survivedMb * 2 ** 20) / result.responses);
-  const head = `| ${name} | ${Math.round(result.rps)} | ${result.p99.toFixed(2)} | ${survived} | ${Math.round(peakRss / 2 ** 20)} |`;
+function rows(name, { result, peakRss, pauses, promoted }) {
+  const perRequest = Math.round(promoted / result.responses);
+  const head = `| ${name} | ${Math.round(result.rps)} | ${result.p99.toFixed(2)} | ${perRequest} | ${Math.round(peakRss / 2 ** 20)} |`;
   return [...pauses].map(([collection, all], index) => {
     const sorted = all.sort((a, b) => a - b);
     const total = sorted.reduce((a, b) => a + b, 0);
@@ -97,12 +98,12 @@ function report(chart, why, node, scenarios) {
   return [
     '# The garbage collector under load, at 16 connections',
     '',
-    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${node.version}, ${seconds} s after ${SEED} warm-up requests, ${pod}; from \`--trace-gc\`. Survived: bytes per request left in the heap by the scavenges (promoted or kept young), which fill the old generation until a full GC.`,
+    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${node.version}, ${seconds} s after ${SEED} warm-up requests, ${pod}; from \`--trace-gc-nvp\`. Promoted: bytes a request the scavenges moved to the old generation. A pause is the main thread's stop (a full GC's incremental marking steps come on top). Peak RSS: the process's high-water mark, start and warm-up included.`,
     ...scenarios.flatMap(({ title, measured }) => [
       '',
       `## ${title}`,
       '',
-      '| target | req/s | p99 ms | survived B/req | peak RSS MiB | collection | count | median ms | p99 ms | max ms | total ms (share of the run) |',
+      '| target | req/s | p99 ms | promoted B/req | peak RSS MiB | collection | count | median pause ms | p99 | max | total ms (share of the run) |',
       '| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
       ...measured.flatMap(([name, m]) => rows(name, m)),
     ]),
@@ -111,7 +112,12 @@ function report(chart, why, node, scenarios) {
 }
 
 async function startTarget(name, build, dir, url) {
-  const common = { dir: join(dir, name), token: TOKEN, databaseUrl: url, nodeArgs: ['--trace-gc'] };
+  const common = {
+    dir: join(dir, name),
+    token: TOKEN,
+    databaseUrl: url,
+    nodeArgs: ['--trace-gc-nvp'],
+  };
   mkdirSync(common.dir, { recursive: true });
   if (name === 'service') {
     return startService({ name, main: join(build, 'dist/bundle/main.js'), ...common });
@@ -136,16 +142,18 @@ async function main() {
   const node = targetNode('24');
   setTargetNode(node.path);
   const dir = join(dataParent(), `plant-store-gc-${Date.now()}`);
-  const build = await snapshotBuild(dir, node.sqlitePackage);
   const chart = chartPod(ROOT);
-  const why = enablePod(chart);
-  const postgres = await findPostgres();
   const scenarios = [{ title: 'POST /plants, SQLite', kind: 'post' }];
-  if (postgres) {
-    scenarios.push({ title: 'POST /plants, PostgreSQL', kind: 'post', postgres });
-    scenarios.push({ title: 'GET /plants/{id}, PostgreSQL', kind: 'get', postgres });
-  } else console.log('no PostgreSQL server found: SQLite only');
+  let postgres;
+  let why;
   try {
+    const build = await snapshotBuild(dir, node.sqlitePackage);
+    why = enablePod(chart);
+    postgres = await findPostgres();
+    if (postgres) {
+      scenarios.push({ title: 'POST /plants, PostgreSQL', kind: 'post', postgres });
+      scenarios.push({ title: 'GET /plants/{id}, PostgreSQL', kind: 'get', postgres });
+    } else console.log('no PostgreSQL server found: SQLite only');
     for (const scenario of scenarios) scenario.measured = await runScenario(scenario, build, dir);
   } finally {
     if (postgres) await dropDatabase(postgres.adminUrl, 'plantbench_gc');
