@@ -1,10 +1,10 @@
 /**
  * The garbage collector under load, the service beside nest-floor (a3), at 16 connections on
  * Node 24, each target as in the pod (lib/pod.mjs), one after the other: POST /plants on SQLite,
- * then, when a PostgreSQL server is found (README.md), POST and GET /plants/{id} on it. For each:
- * its pauses (count, median, p99, max, share of the run), which the p99 latency mostly waits
- * behind, and the bytes a request the scavenges promote to the old generation, which holds them
- * until a full GC. Writes results/gc-pauses.md.
+ * then, when a PostgreSQL server is found (see bench/README.md), POST and GET /plants/{id} on it.
+ * For each: its pauses (count, median, p99, max, share of the run), which the p99 latency mostly
+ * waits behind, and the bytes a request the scavenges promote to the old generation, which holds
+ * them until a full GC. Writes results/gc-pauses.md.
  *
  *   node bench/gc-pauses.mjs [seconds]     (npm run build first; 10 s per target and scenario)
  *
