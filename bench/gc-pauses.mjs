@@ -31,28 +31,35 @@ if (!(seconds > 0)) {
 }
 const TOKEN = 'gc-pauses-token-0123456789abcdefghijklmn';
 const SEED = 2_000;
-const TRACE = /ms: pause=([\d.]+) .*?\bgc=(\w+)\b.*?\bpromoted=(\d+)/;
+const TRACE = /(\d+) ms: pause=([\d.]+) .*?\bgc=(\w+)\b.*?\bpromoted=(\d+)/;
 const COLLECTIONS = { s: 'Scavenge', mc: 'Mark-Compact', ms: 'Minor Mark-Sweep' };
 
 const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
-/** Pauses by collection, and the bytes scavenges promoted, from a --trace-gc-nvp log. */
+/**
+ * Pauses by collection, and the bytes scavenges promoted, from a --trace-gc-nvp log: in all, and
+ * in the run's second half, after the code has warmed up (until V8 optimizes it, some of it keeps
+ * each request alive across scavenges).
+ */
 function readTrace(text) {
   const pauses = new Map();
-  let promoted = 0;
+  const scavenges = [];
   for (const line of text.split('\n')) {
     const match = TRACE.exec(line);
     if (!match) continue;
-    const [, pause, gc, bytes] = match;
+    const [, at, pause, gc, bytes] = match;
     const collection = COLLECTIONS[gc] ?? gc;
     pauses.set(collection, [...(pauses.get(collection) ?? []), Number(pause)]);
-    if (gc === 's') promoted += Number(bytes);
+    if (gc === 's') scavenges.push({ at: Number(at), bytes: Number(bytes) });
   }
   // A trace format this does not read would otherwise leave the target out of the table.
   if (pauses.size === 0)
     throw new Error('no --trace-gc-nvp line in the log: has its format changed?');
-  return { pauses, promoted };
+  const sum = (list) => list.reduce((total, { bytes }) => total + bytes, 0);
+  const middle = scavenges.length && (scavenges[0].at + scavenges.at(-1).at) / 2;
+  const promoted = sum(scavenges);
+  return { pauses, promoted, promotedLater: sum(scavenges.filter(({ at }) => at >= middle)) };
 }
 
 /** One target under load: seeded, then measured for `seconds`; its trace and peak RSS. */
@@ -79,15 +86,17 @@ async function measure(target, kind) {
   }
 }
 
-function rows(name, { result, peakRss, pauses, promoted }) {
+function rows(name, { result, peakRss, pauses, promoted, promotedLater }) {
   const perRequest = Math.round(promoted / result.responses);
-  const head = `| ${name} | ${Math.round(result.rps)} | ${result.p99.toFixed(2)} | ${perRequest} | ${Math.round(peakRss / 2 ** 20)} |`;
+  // The second half's requests, at the run's even rate.
+  const later = Math.round((2 * promotedLater) / result.responses);
+  const head = `| ${name} | ${Math.round(result.rps)} | ${result.p99.toFixed(2)} | ${perRequest} | ${later} | ${Math.round(peakRss / 2 ** 20)} |`;
   return [...pauses].map(([collection, all], index) => {
     const sorted = all.sort((a, b) => a - b);
     const total = sorted.reduce((a, b) => a + b, 0);
     const share = ((100 * total) / (seconds * 1000)).toFixed(1);
     const cells = `${collection} | ${sorted.length} | ${percentile(sorted, 0.5).toFixed(2)} | ${percentile(sorted, 0.99).toFixed(2)} | ${sorted.at(-1).toFixed(2)} | ${Math.round(total)} (${share} %) |`;
-    return `${index === 0 ? head : '| | | | | |'} ${cells}`;
+    return `${index === 0 ? head : '| | | | | | |'} ${cells}`;
   });
 }
 
@@ -98,13 +107,13 @@ function report(chart, why, node, scenarios) {
   return [
     '# The garbage collector under load, at 16 connections',
     '',
-    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${node.version}, ${seconds} s after ${SEED} warm-up requests, ${pod}; from \`--trace-gc-nvp\`. Promoted: bytes a request the scavenges moved to the old generation. A pause is the main thread's stop (a full GC's incremental marking steps come on top). Peak RSS: the process's high-water mark, start and warm-up included.`,
+    `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, Node ${node.version}, ${seconds} s after ${SEED} warm-up requests, ${pod}; from \`--trace-gc-nvp\`. Promoted: bytes a request the scavenges moved to the old generation, over the run and over its second half. A pause is the main thread's stop (a full GC's incremental marking steps come on top). Peak RSS: the process's high-water mark, start and warm-up included.`,
     ...scenarios.flatMap(({ title, measured }) => [
       '',
       `## ${title}`,
       '',
-      '| target | req/s | p99 ms | promoted B/req | peak RSS MiB | collection | count | median pause ms | p99 | max | total ms (share of the run) |',
-      '| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
+      '| target | req/s | p99 ms | promoted B/req | 2nd half | peak RSS MiB | collection | count | median pause ms | p99 | max | total ms (share of the run) |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |',
       ...measured.flatMap(([name, m]) => rows(name, m)),
     ]),
     '',
