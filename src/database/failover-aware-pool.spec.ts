@@ -39,6 +39,13 @@ describe.skipIf(!postgresAvailable)('the PostgreSQL pool', () => {
     await failoverAware.end();
   });
 
+  it('fails a query left unanswered with a read timeout and drops its connection', async () => {
+    db = openPostgres({ url: TEST_DATABASE_URL, logger, pool: onePool, readTimeoutMs: 200 });
+    const before = await backendPid(db);
+    await expect(sql`select pg_sleep(5)`.execute(db)).rejects.toThrow('Query read timeout');
+    expect(await backendPid(db)).not.toBe(before);
+  });
+
   it('keeps a connection after an ordinary query error', async () => {
     db = openPostgres({ url: TEST_DATABASE_URL, logger, pool: onePool });
     const before = await backendPid(db);

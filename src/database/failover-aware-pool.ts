@@ -20,6 +20,8 @@ export class FailoverAwarePool implements PostgresPool {
   constructor(
     private readonly pool: pg.Pool,
     private readonly onAcquireFailure: (reason: AcquireFailure) => void,
+    /** How long a query may go unanswered before it fails (`Query read timeout`). */
+    private readonly readTimeoutMs = 10_000,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
@@ -33,7 +35,7 @@ export class FailoverAwarePool implements PostgresPool {
     }
     let wrapper = this.wrappers.get(client);
     if (!wrapper) {
-      wrapper = new DiscardingOnFailure(client);
+      wrapper = new DiscardingOnFailure(client, this.readTimeoutMs);
       this.wrappers.set(client, wrapper);
     }
     return wrapper as unknown as PostgresPoolClient;
@@ -48,16 +50,35 @@ export class FailoverAwarePool implements PostgresPool {
 class DiscardingOnFailure {
   private failure: Error | undefined;
 
-  constructor(private readonly client: pg.PoolClient) {}
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly readTimeoutMs: number,
+  ) {}
 
   async query<R>(sql: string, parameters: ReadonlyArray<unknown>) {
     try {
-      const result = await this.client.query(sql, parameters as unknown[]);
-      return result as unknown as PostgresQueryResult<R>;
+      return (await this.send(sql, parameters)) as unknown as PostgresQueryResult<R>;
     } catch (error) {
       if (isUnavailable(error)) this.failure = error as Error;
       throw error;
     }
+  }
+
+  /**
+   * pg's callback form, timed here: its `query_timeout` and promise form wrap the query's
+   * callback, which until V8 optimizes pg keeps each query past scavenges (bench/README.md).
+   */
+  private send(sql: string, parameters: ReadonlyArray<unknown>): Promise<pg.QueryResult> {
+    return new Promise((resolve, reject) => {
+      // A server that stops answering without closing the socket must not hang requests; the
+      // failure discards the connection on release, so a late answer reaches no one.
+      const timer = setTimeout(() => reject(new Error('Query read timeout')), this.readTimeoutMs);
+      this.client.query(sql, parameters as unknown[], (error, result) => {
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(result);
+      });
+    });
   }
 
   /** pg-pool closes a client released with an error rather than keeping it idle. */
