@@ -10,7 +10,7 @@ import { KYSELY } from '../database/database.tokens.js';
 import { GroupCommitQueue } from '../database/group-commit-queue.js';
 import { tracing } from '../common/tracing/tracing.js';
 import { WebhookOutboxRepository } from '../webhooks/webhook-outbox.repository.js';
-import { type NoticedPlant, PlantNotices } from './plant-notices.js';
+import { CREATED_COLUMNS, type NoticedPlant, PlantNotices } from './plant-notices.js';
 import type { InsertOutcome, Plant } from './plant.js';
 
 /** Rows per grouped INSERT: each count is a statement kept for life, so the set stays small. */
@@ -201,7 +201,7 @@ export class PlantsRepository {
       .insertInto('plants')
       .values(Array.from({ length: count }, () => placeholder))
       .onConflict((conflict) => conflict.column('id').doNothing())
-      .returning('id');
+      .returning(CREATED_COLUMNS);
   }
 
   /** Connection failures and a damaged store become 503 and move `db_up`. */

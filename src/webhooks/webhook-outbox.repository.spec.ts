@@ -12,7 +12,7 @@ import { migrateToLatest } from '../database/migrate.js';
 import { openPostgres } from '../database/postgres.connection.js';
 import { openSqlite } from '../database/sqlite.connection.js';
 import { sqliteProbe } from '../database/store-probe.js';
-import { PlantNotices } from '../plants/plant-notices.js';
+import { CREATED_COLUMNS, PlantNotices } from '../plants/plant-notices.js';
 import { PlantsRepository } from '../plants/plants.repository.js';
 import { createTestDatabase, postgresAvailable } from '../../test/support/postgres.js';
 import { stringifyJson } from '../common/json/lossless-json.js';
@@ -189,7 +189,7 @@ describe.each(stores)('the webhook outbox on $kind', (store) => {
           .insertInto('plants')
           .values(Array.from({ length: count }, () => ({ id: 0n, name: '', tag: null })))
           .onConflict((conflict) => conflict.column('id').doNothing())
-          .returning('id');
+          .returning(CREATED_COLUMNS);
       const batch = MIXED_BATCH;
       const before = Date.now();
       // Twice: the second run reuses the statement compiled for this shape.
