@@ -71,17 +71,22 @@ class DiscardingOnFailure {
   private send(sql: string, parameters: ReadonlyArray<unknown>): Promise<pg.QueryResult> {
     return new Promise((resolve, reject) => {
       // A server that stops answering without closing the socket must not hang requests; the
-      // failure discards the connection on release, so a late answer reaches no one.
+      // failure discards the connection on release (no pipeline mode: one query at a time).
       const timer = setTimeout(() => reject(new Error('Query read timeout')), this.readTimeoutMs);
-      // A config object, not (sql, values): pg makes a string into `{ text }` and adds `values`,
-      // a shape V8 has no transition left for in a process this large, so each query made new
-      // hidden classes: ~2 MiB/s of old-generation garbage under load (bench/README.md).
+      // Not (sql, values): pg makes a string into `{ text }` and adds `values`, a shape V8 has no
+      // transition left for here (a new hidden class a query); a config pg copies instead.
       const config = { text: sql, values: parameters as unknown[] };
-      this.client.query(config, (error, result) => {
+      try {
+        this.client.query(config, (error, result) => {
+          clearTimeout(timer);
+          if (error) reject(error);
+          else resolve(result);
+        });
+      } catch (error) {
+        // Thrown in the executor, it rejects the promise.
         clearTimeout(timer);
-        if (error) reject(error);
-        else resolve(result);
-      });
+        throw error;
+      }
     });
   }
 

@@ -9,9 +9,8 @@ import type { Plant } from './plant.js';
 export type NoticedPlant = Plant & { traceparent?: string | undefined };
 
 /**
- * What an INSERT returns: the id, and the tag only to make it two columns. pg builds each row by
- * spreading a one-column object, and this process leaves V8 no hidden-class transition for
- * one-property objects: each row made a new one (~5,000 a second under POST, bench/README.md).
+ * What an INSERT returns; the tag only makes it two columns: pg spreads a one-column object per
+ * row, a shape V8 has no transition left for here (a new hidden class a row; bench/README.md).
  */
 export const CREATED_COLUMNS = ['id', 'tag'] as const;
 
@@ -59,7 +58,7 @@ export class PlantNotices {
     return new Set(rows.map((row) => BigInt(row.id)));
   }
 
-  /** `with created as (<insert>), notices as (insert ... unnest(...) join created) select id`. */
+  /** `with created as (<insert>), notices as (insert ... join created) select id, tag`. */
   private statementFor(insert: PlantsInsert) {
     const columns = Object.entries(COLUMN_TYPES);
     const arrays = columns.map(([, type]) => sql`cast(${[]} as ${sql.raw(type)}[])`);

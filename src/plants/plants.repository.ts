@@ -18,7 +18,7 @@ const MAX_BATCH = 128;
 
 /**
  * The only SQL for plants, on both dialects. Inserts are group-committed as one
- * `INSERT ... ON CONFLICT (id) DO NOTHING RETURNING id`: a row missing from RETURNING is a
+ * `INSERT ... ON CONFLICT (id) DO NOTHING RETURNING id, tag`: a row missing from RETURNING is a
  * duplicate, decided by the primary key, never by a read-then-write.
  */
 @Injectable()
@@ -185,7 +185,7 @@ export class PlantsRepository {
     }
   }
 
-  /** `INSERT ... VALUES (?, ?, ?) x count ... RETURNING id`: parameters are id, name, tag per row. */
+  /** `INSERT ... VALUES (?, ?, ?) x count ... RETURNING id, tag`: id, name, tag per row. */
   private insertQueryFor(count: number): CompiledQuery<{ id: bigint }> {
     let query = this.insertQueries.get(count);
     if (!query) {
