@@ -61,7 +61,9 @@ const health = async () => {
 
 describe.skipIf(!redisAvailable)('a relay replica and a Redis that fills (e2e)', () => {
   it("keeps an ended session's mark in Redis a minute, not the session idle time", async () => {
-    const { session } = await mcp(tokens.bob, 'POST');
+    const { status, text, session } = await mcp(tokens.bob, 'POST');
+    // Without a session id the DELETE would be a 400 that hides why the POST failed.
+    expect(status, text).toBe(200);
     expect((await mcp(tokens.bob, 'DELETE', session!)).status).toBe(204);
     const key = `relay:session:${session}`;
     await waitFor(async () => (await directory.get(key)) === '{"owner":""}', 'the tombstone');
