@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { HttpRequestMetrics } from '../metrics/http-request-metrics.js';
 import { type Tracing, tracing } from '../tracing/tracing.js';
 import { LOGGER } from './logger.token.js';
+import { JsonNumber } from './json-number.js';
 
 // One log line per API request (no headers, path or body) and, in the same `finish` listener,
 // the HTTP metrics where provided (the relay server has none); with tracing, a SERVER span.
@@ -33,7 +34,7 @@ export class RequestLogMiddleware implements NestMiddleware {
         method: request.method,
         route,
         status,
-        durationMs: Math.round(elapsed / 1000) / 1000,
+        durationMs: new JsonNumber(Math.round(elapsed / 1000) / 1000),
       };
       if (status >= 500) this.logger.error(line, 'request failed');
       else this.logger.info(line, 'request');

@@ -1,0 +1,13 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { JsonNumber } from './json-number.js';
+
+describe('JsonNumber', () => {
+  it('is written by pino as the plain JSON number it holds', () => {
+    const lines: string[] = [];
+    const logger = pino({ base: null }, { write: (line: string) => lines.push(line) });
+    logger.info({ durationMs: new JsonNumber(1.234), whole: new JsonNumber(7) }, 'request');
+    expect(lines[0]).toContain('"durationMs":1.234,"whole":7,');
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({ durationMs: 1.234, whole: 7 });
+  });
+});
