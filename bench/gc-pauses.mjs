@@ -39,8 +39,7 @@ const percentile = (sorted, p) =>
 
 /**
  * Pauses by collection, and the bytes scavenges promoted, from a --trace-gc-nvp log: in all, and
- * in the run's second half, after the code has warmed up (until V8 optimizes it, some of it keeps
- * each request alive across scavenges).
+ * in the run's second half, where what only the start and the unoptimized code promote is gone.
  */
 function readTrace(text) {
   const pauses = new Map();
@@ -77,7 +76,7 @@ async function measure(target, kind) {
     });
     if (!result.responses) throw new Error(`${target.proc.name} answered no request`);
     const peakRss = target.proc.peakRss();
-    await target.proc.stop();
+    // Read before the stop: the collections of the shutdown are not the load's.
     const trace = readTrace(readFileSync(target.proc.logFile, 'utf8').slice(before));
     return { result, peakRss, ...trace };
   } finally {
