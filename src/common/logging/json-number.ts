@@ -1,7 +1,7 @@
 /**
- * A number pino writes with JSON.stringify (its way for objects) rather than `'' + n`: V8
- * keeps the text of a fractional number so converted in its number-to-string cache, allocated
- * in the old generation, where each request's new value stayed until a full GC (~24 B a line).
+ * A number pino writes with JSON.stringify, its way for objects. Its way for numbers, `'' + n`,
+ * makes V8 allocate the text in the old generation (the number-to-string cache): ~24 B a line
+ * for a new fractional value, kept until a full GC.
  */
 export class JsonNumber {
   constructor(private readonly value: number) {}

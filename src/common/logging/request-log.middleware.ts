@@ -3,8 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { HttpRequestMetrics } from '../metrics/http-request-metrics.js';
 import { type Tracing, tracing } from '../tracing/tracing.js';
-import { LOGGER } from './logger.token.js';
 import { JsonNumber } from './json-number.js';
+import { LOGGER } from './logger.token.js';
 
 // One log line per API request (no headers, path or body) and, in the same `finish` listener,
 // the HTTP metrics where provided (the relay server has none); with tracing, a SERVER span.
