@@ -51,6 +51,13 @@ describe('a frozen agent connection (e2e)', () => {
       false,
     );
     await frozen.connect();
+    // connect() resolves once hello is sent; the relay routes to the agent once it has read it.
+    await waitFor(async () => {
+      const health = (await (await fetch(`${relay.healthUrl}/health`)).json()) as {
+        details?: { agents?: { agents?: { lab?: { serversUp?: string[] } } } };
+      };
+      return health.details?.agents?.agents?.lab?.serversUp?.includes('slow');
+    }, 'the frozen agent registered');
     const noPong = () => metric(relay.metricsUrl, 'relay_agent_rejections_total{reason="no_pong"}');
     const before = (await noPong()) ?? 0;
     // The frozen pod answers initialize (scripted) but never the call.

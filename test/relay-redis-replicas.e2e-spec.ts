@@ -87,8 +87,12 @@ async function untilSettled(): Promise<void> {
     async () =>
       (await connections('shop')) === 2 &&
       (await connections('garden')) === 2 &&
-      (await Promise.all(live().map((r) => health(r)))).every((h) => h.status === 200),
-    'four agent connections and Redis up on every replica',
+      (await Promise.all(live().map((r) => health(r)))).every((h) => h.status === 200) &&
+      // /health is up at Redis's reconnect; the replica reads the peer secret at its refresh.
+      (await Promise.all(live().map((r) => metric(r.metricsUrl, 'relay_redis_up')))).every(
+        (up) => up === 1,
+      ),
+    'four agent connections, Redis up and a refresh since on every replica',
     30_000,
   );
 }

@@ -835,6 +835,7 @@ describe('relay server lifecycle (e2e)', () => {
     );
     scripted.push(frozen);
     await frozen.connect();
+    await waitFor(async () => (await agentHealth('lab'))?.connections === live(), 'frozen greeted');
     const session = await labSession();
     const waiting = post(
       'lab',

@@ -1,3 +1,4 @@
+import { metric, waitFor } from '../fixtures/mcp-e2e-support.js';
 import { EchoAgent } from '../fixtures/relay-server/echo-agent.js';
 import { redisAvailable, TestRedis, untilAgentPublished } from './redis.js';
 import { type RunningRelay, startRelay } from './relay-process.js';
@@ -48,6 +49,9 @@ export class RelayClusterUnderTest {
       ),
     );
     this.relays.push(...started);
+    // /health answers 200 once Redis is reachable; a replica places requests only after its
+    // first refresh has read the peer secret, which relay_redis_up says.
+    await Promise.all(started.map((relay) => untilRefreshed(relay)));
     if (options.agentToken) await this.connectAgent(options.agentToken, options.caPem);
   }
 
@@ -73,4 +77,12 @@ export class RelayClusterUnderTest {
     await this.agent.start();
     await untilAgentPublished(this.redis.url, 'shop');
   }
+}
+
+/** Until the replica has published itself to Redis since it last (re)connected. */
+export async function untilRefreshed(relay: RunningRelay): Promise<void> {
+  await waitFor(
+    async () => (await metric(relay.metricsUrl, 'relay_redis_up')) === 1,
+    'the replica refreshed from Redis',
+  );
 }

@@ -16,7 +16,8 @@ export interface ServiceProcess {
   child: ChildProcess;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
-  /** Resolves with the exit code (or the signal name) once the process has exited. */
+  /** Resolves with the exit code (or the signal name) once the process has exited and its
+   * output is read to its end. */
   exited: Promise<number | string>;
   /** The ports of the start-up line; undefined when the process exits without one. */
   listening: Promise<BoundPorts | undefined>;
@@ -113,8 +114,9 @@ export async function spawnService(options: SpawnOptions): Promise<ServiceProces
     }
   });
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // 'close', not 'exit': the pipes are read to their end, so output() has the last lines.
   const exited = new Promise<number | string>((resolveExit) =>
-    child.on('exit', (code, signal) => resolveExit(code ?? signal ?? -1)),
+    child.on('close', (code, signal) => resolveExit(code ?? signal ?? -1)),
   );
   // A start-up failure (spawn error, bad config): no ports will come.
   child.on('error', () => found?.(undefined));
