@@ -61,10 +61,18 @@ describe('relay server shutdown drain (e2e)', () => {
         'Content-Type: application/json',
         `Authorization: Bearer ${aliceToken}`,
         `Content-Length: ${Buffer.byteLength(body)}`,
+        // Node's server answers 100 Continue once it has parsed the headers: the condition
+        // "the relay has the request" to wait for before the signal.
+        'Expect: 100-continue',
         '',
         body.slice(0, 20),
       ].join('\r\n'),
     );
+    const parsed = await waitFor(() => {
+      const text = held.received();
+      const end = text.indexOf('\r\n\r\n');
+      return text.startsWith('HTTP/1.1 100 Continue') && end >= 0 ? end + 4 : undefined;
+    }, 'the held request parsed');
 
     relay.child.kill('SIGTERM');
     await waitFor(() => relay!.output().includes('shutting down'), 'the shutdown begun');
@@ -77,7 +85,7 @@ describe('relay server shutdown drain (e2e)', () => {
     // The process waits for the request in flight, which is answered (no agent: -32001).
     expect(relay.child.exitCode).toBeNull();
     await held.write(body.slice(20));
-    const answer = await answerOn(held);
+    const answer = await answerOn(held, parsed);
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ id: 'held', error: { code: -32001 } });
     expect(answer.headers).toContain('connection: close');
