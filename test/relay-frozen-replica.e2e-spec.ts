@@ -7,6 +7,7 @@ import { newToken } from './support/app-process.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
 import { redisAvailable, TestRedis, untilAgentPublished } from './support/redis.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
+import { untilRefreshed } from './support/relay-cluster.js';
 import { RoundRobinProxy } from './support/round-robin-proxy.js';
 
 /**
@@ -166,17 +167,27 @@ describe.skipIf(!redisAvailable)('a frozen relay replica (e2e)', () => {
   it('keeps a replica that answers its ping: a slow call there gets its own -32003', async () => {
     const holders = await Promise.all(relays.map(connections));
     const holder = relays[holders.indexOf(1)];
-    const other = relays.find((_, i) => holders[i] === 0);
-    if (!holder || !other) throw new Error('no replica holds the agent, or every one does');
-    const pongs = () =>
-      logLines(holder.output(), (l) => l.route === '/relay-peer/ping' && l.status === 204).length;
-    const client = await connect(other.port);
-    const call = client.callTool({ name: 'wait', arguments: { ms: REQUEST_TIMEOUT_MS + 1000 } });
-    await expect(call).rejects.toMatchObject({ code: -32003 });
-    // Pinged at the request timeout, it answered (the replicas' secret): nothing was cut.
-    await waitFor(() => pongs() > 0, 'the ping answered');
-    expect(await metric(other.metricsUrl, 'relay_unresponsive_peers_total')).toBe(0);
-    expect(await whoami(client)).toBe('shop-a');
+    if (!holder) throw new Error('no replica holds the agent');
+    // The call enters at a replica whose request timeout is half the holder's: it pings the
+    // holder a second before the holder answers -32003, however late its timers run. With equal
+    // timeouts, a late timer there could see the holder's answer first and never ping.
+    const entry = await startRelay({
+      env: { ...relayEnv(), RELAY_REQUEST_TIMEOUT_SECONDS: String(REQUEST_TIMEOUT_MS / 2000) },
+    });
+    try {
+      await untilRefreshed(entry);
+      const pongs = () =>
+        logLines(holder.output(), (l) => l.route === '/relay-peer/ping' && l.status === 204).length;
+      const client = await connect(entry.port);
+      const call = client.callTool({ name: 'wait', arguments: { ms: REQUEST_TIMEOUT_MS + 1000 } });
+      await expect(call).rejects.toMatchObject({ code: -32003 });
+      // Pinged at its request timeout, the holder answered (the replicas' secret): nothing was cut.
+      await waitFor(() => pongs() > 0, 'the ping answered');
+      expect(await metric(entry.metricsUrl, 'relay_unresponsive_peers_total')).toBe(0);
+      expect(await whoami(client)).toBe('shop-a');
+    } finally {
+      await entry.stop();
+    }
   });
 
   it('answers the calls waiting on it -32001 after one ping, and the agent moves on', async () => {
