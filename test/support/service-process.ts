@@ -16,8 +16,10 @@ export interface ServiceProcess {
   child: ChildProcess;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
-  /** Resolves with the exit code (or the signal name) once the process has exited and its
-   * output is read to its end. */
+  /**
+   * Resolves with the exit code (or the signal name) once the process has exited and its
+   * output is read to its end.
+   */
   exited: Promise<number | string>;
   /** The ports of the start-up line; undefined when the process exits without one. */
   listening: Promise<BoundPorts | undefined>;
