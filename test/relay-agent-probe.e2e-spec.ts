@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metric, waitFor } from './fixtures/mcp-e2e-support.js';
+import { agentServersUp } from './fixtures/relay-e2e-support.js';
 import { ScriptedAgent } from './fixtures/relay-server/scripted-agent.js';
 import { newToken } from './support/app-process.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
@@ -52,12 +53,10 @@ describe('a frozen agent connection (e2e)', () => {
     );
     await frozen.connect();
     // connect() resolves once hello is sent; the relay routes to the agent once it has read it.
-    await waitFor(async () => {
-      const health = (await (await fetch(`${relay.healthUrl}/health`)).json()) as {
-        details?: { agents?: { agents?: { lab?: { serversUp?: string[] } } } };
-      };
-      return health.details?.agents?.agents?.lab?.serversUp?.includes('slow');
-    }, 'the frozen agent registered');
+    await waitFor(
+      async () => (await agentServersUp(relay, 'lab')).includes('slow'),
+      'the frozen agent registered',
+    );
     const noPong = () => metric(relay.metricsUrl, 'relay_agent_rejections_total{reason="no_pong"}');
     const before = (await noPong()) ?? 0;
     // The frozen pod answers initialize (scripted) but never the call.
