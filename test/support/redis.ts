@@ -41,9 +41,10 @@ export class TestRedis {
     const args = ['--bind', '127.0.0.1', '--port', String(this.port), '--save', ''];
     args.push('--appendonly', 'no', '--dir', this.dir, '--logfile', '');
     this.child = spawn(REDIS_SERVER, args, { stdio: 'ignore' });
-    const exited = new Promise<never>((_, reject) =>
-      this.child?.once('exit', (code) => reject(new Error(`redis-server exited (${code})`))),
-    );
+    const exited = new Promise<never>((_, reject) => {
+      this.child?.once('error', reject);
+      this.child?.once('exit', (code) => reject(new Error(`redis-server exited (${code})`)));
+    });
     await Promise.race([untilAccepting(this.port), exited]);
   }
 

@@ -20,7 +20,11 @@ export class RoundRobinProxy {
   constructor(private readonly targets: () => number[]) {}
 
   async start(): Promise<void> {
-    const server = createServer((client) => this.accept(client));
+    const server = createServer((client) => {
+      // From the start: a client can reset while its upstream is still connecting.
+      client.on('error', () => client.destroy());
+      this.accept(client);
+    });
     this.server = server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     this.port = (server.address() as AddressInfo).port;
@@ -54,8 +58,8 @@ export class RoundRobinProxy {
     for (const socket of [client, upstream]) {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
     }
+    upstream.on('error', () => upstream.destroy());
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   }

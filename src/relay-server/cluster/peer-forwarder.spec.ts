@@ -84,7 +84,9 @@ async function replica(
 }
 
 const headersOf = (url: string) =>
-  new Promise<IncomingMessage>((resolve) => get(`${url}/mcp/plants`, resolve));
+  new Promise<IncomingMessage>((resolve, reject) =>
+    get(`${url}/mcp/plants`, resolve).on('error', reject),
+  );
 
 describe('PeerForwarder', () => {
   it('keeps a peer whose client closed its own event stream', async () => {

@@ -60,7 +60,8 @@ async function replica(peer: string): Promise<{ url: string; outcome: Promise<Pe
   return { url: await listen(app), outcome };
 }
 
-const ask = (url: string) => new Promise<IncomingMessage>((resolve) => get(`${url}/mcp`, resolve));
+const ask = (url: string) =>
+  new Promise<IncomingMessage>((resolve, reject) => get(`${url}/mcp`, resolve).on('error', reject));
 
 async function text(answer: IncomingMessage): Promise<string> {
   let body = '';
