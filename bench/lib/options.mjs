@@ -34,11 +34,12 @@ const HELP = `npm run bench [-- options]
   --ids MODE         spread (default: ids all over the int64 key space, as clients choose
                      them) or sequential (ascending: every insert at the B-tree's right edge)
   --pod MEMORY       run the service and the raw baselines as the chart's pod runs the
-                     service: each in a memory cgroup of its own limited to MEMORY (needs
-                     root), with the chart's nodeOptions as NODE_OPTIONS and its nodeArgs
-                     (default: the chart's resources.limits.memory; off: none of it, Node's
-                     defaults for the host); json-server and Prism always run with the host's
-                     defaults
+                     service: each in a memory cgroup of its own limited to MEMORY and a CPU
+                     quota (needs root), with the chart's nodeOptions as NODE_OPTIONS and its
+                     nodeArgs (default: the chart's resources.limits.memory; off: none of it,
+                     Node's defaults for the host); json-server and Prism always run with the
+                     host's defaults
+  --pod-cpu CPUS     the pod's CPU quota instead of the chart's resources.limits.cpu (0: none)
   --node-options=O   NODE_OPTIONS for the pod instead of the chart's nodeOptions ('' for none)
   --keep             keep the data folder (bench/.data/<run>) and its logs
   --output NAME      write results/NAME.md and .json (default latest, or quick with --quick);
@@ -65,6 +66,7 @@ export function options() {
       'profile-target': { type: 'string' },
       keep: { type: 'boolean' },
       pod: { type: 'string' },
+      'pod-cpu': { type: 'string' },
       'node-options': { type: 'string' },
       output: { type: 'string' },
       ids: { type: 'string' },
@@ -109,6 +111,7 @@ export function options() {
     profileS: number(undefined, 'BENCH_PROFILE_SECONDS', quick ? 3 : 10),
     keep: Boolean(values.keep),
     pod: values.pod ?? env.BENCH_POD,
+    podCpus: values['pod-cpu'] === undefined ? undefined : Number(values['pod-cpu']),
     nodeOptions: values['node-options'],
     output: values.output ?? (quick ? 'quick' : 'latest'),
     ids: values.ids ?? env.BENCH_IDS ?? 'spread',

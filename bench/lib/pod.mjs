@@ -34,22 +34,28 @@ export function quantityBytes(quantity) {
 }
 
 /**
- * The chart's defaults: the container's memory limit, NODE_OPTIONS and Node's flags, and the
+ * The chart's defaults: the container's memory and CPU limits, NODE_OPTIONS and Node's flags, and the
  * relay container's memory and CPU limits (in CPUs) and the RELAY_* settings it adds.
  */
 export function chartPod(root) {
   const values = YAML.parse(readFileSync(join(root, 'helm/plant-store/values.yaml'), 'utf8'));
   const { memory } = values.resources.limits;
   const relay = values.relayServer ?? {};
-  const relayCpu = String(relay.resources?.limits?.cpu ?? '0');
   return {
     memory,
+    cpus: cpusOf(values.resources.limits.cpu),
     nodeOptions: values.nodeOptions ?? '',
     nodeArgs: values.nodeArgs ?? [],
     relayMemory: relay.resources?.limits?.memory ?? memory,
     relaySettings: relay.settings ?? {},
-    relayCpus: relayCpu.endsWith('m') ? Number(relayCpu.slice(0, -1)) / 1000 : Number(relayCpu),
+    relayCpus: cpusOf(relay.resources?.limits?.cpu),
   };
+}
+
+/** "500m" -> 0.5, "1" -> 1; none -> 0. A Kubernetes CPU quantity, as values.yaml writes it. */
+function cpusOf(quantity = '0') {
+  const text = String(quantity);
+  return text.endsWith('m') ? Number(text.slice(0, -1)) / 1000 : Number(text);
 }
 
 /**
@@ -92,8 +98,8 @@ let started = 0;
  * Applies `{ memory, nodeOptions, nodeArgs }` to every process started after it. Returns why the
  * memory limit cannot be applied here, if it cannot (NODE_OPTIONS and nodeArgs still are).
  */
-export function enablePod({ memory, nodeOptions, nodeArgs = [] }) {
-  pod = { nodeOptions, nodeArgs };
+export function enablePod({ memory, cpus = 0, nodeOptions, nodeArgs = [] }) {
+  pod = { nodeOptions, nodeArgs, cpus };
   const found = hierarchy();
   if (!found) return 'no memory cgroup hierarchy on this machine';
   const bytes = quantityBytes(memory);
@@ -126,12 +132,13 @@ export function enablePod({ memory, nodeOptions, nodeArgs = [] }) {
 
 /**
  * How to start `node args`: as in the pod when `inPod` and the pod is enabled, else as is. The
- * command, its arguments and environment, and the cgroup to remove once the process has exited. The shell joins the cgroup, then execs node, so
+ * command, its arguments and environment, the CPUs of its quota (set on the pid once spawned:
+ * limitCpu), and the cgroup to remove once the process has exited. The shell joins the cgroup, then execs node, so
  * V8 sees the limit from its first allocation and the pid stays the one spawn returns. NODE_OPTIONS
  * come first, so options on the command line (--compare-args) still win.
  */
 export function podLaunch(name, nodePath, given, env, inPod = true) {
-  if (!pod || !inPod) return { command: nodePath, args: given, env, remove: () => {} };
+  if (!pod || !inPod) return { command: nodePath, args: given, env, cpus: 0, remove: () => {} };
   // Node's flags before the script, as the chart's command line has them; given ones win. A
   // launcher (valgrind, perf) would take them as its own.
   const isNode = /(^|\/)node$/.test(nodePath);
@@ -140,7 +147,8 @@ export function podLaunch(name, nodePath, given, env, inPod = true) {
   const withOptions = pod.nodeOptions
     ? { ...env, NODE_OPTIONS: [pod.nodeOptions, env.NODE_OPTIONS].filter(Boolean).join(' ') }
     : env;
-  if (!pod.limit) return { command: nodePath, args, env: withOptions, remove: () => {} };
+  const { cpus } = pod;
+  if (!pod.limit) return { command: nodePath, args, env: withOptions, cpus, remove: () => {} };
   const dir = join(pod.limit.hierarchy.root, `${PREFIX}${process.pid}-${++started}-${name}`);
   mkdirSync(dir, { recursive: true });
   made.add(dir);
@@ -149,6 +157,7 @@ export function podLaunch(name, nodePath, given, env, inPod = true) {
     command: '/bin/sh',
     args: ['-c', 'echo $$ > "$0" && exec "$@"', join(dir, 'cgroup.procs'), nodePath, ...args],
     env: withOptions,
+    cpus,
     // A process's last threads can leave the cgroup a moment after its exit event.
     remove: async () => {
       for (let attempt = 0; attempt < 20; attempt++) {

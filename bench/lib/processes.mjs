@@ -4,6 +4,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { limitCpu } from './cpu-quota.mjs';
 import { podLaunch } from './pod.mjs';
 
 export function freePort() {
@@ -64,6 +65,8 @@ export async function startProcess({
     stdio: ['ignore', log, log],
   });
   closeSync(log);
+  const cpuQuota = limitCpu(child.pid, launch.cpus, name);
+  if (cpuQuota.startsWith('none (')) console.warn(`warning: ${name} has no CPU quota: ${cpuQuota}`);
   const exited = new Promise((resolve) =>
     child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
   ).finally(launch.remove);

@@ -161,6 +161,7 @@ export function describeRun(opts, dataRoot, node) {
     const chart = chartPod(ROOT);
     const pod = {
       memory: opts.pod ?? chart.memory,
+      cpus: opts.podCpus ?? chart.cpus,
       nodeOptions: opts.nodeOptions ?? chart.nodeOptions,
       nodeArgs: chart.nodeArgs,
     };
