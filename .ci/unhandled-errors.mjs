@@ -4,12 +4,14 @@ import { writeFileSync } from 'node:fs';
 
 export default class UnhandledErrorsReporter {
   onTestRunEnd(_testModules, unhandledErrors) {
+    const file = process.env.UNHANDLED_ERRORS_FILE;
+    if (!file) return;
     const errors = unhandledErrors.map((error) => ({
       message: `${error.name ?? 'Error'}: ${error.message ?? error}`,
       file: error.VITEST_TEST_PATH,
       test: error.VITEST_TEST_NAME,
       stack: error.stack,
     }));
-    writeFileSync(process.env.UNHANDLED_ERRORS_FILE, JSON.stringify(errors, null, 2));
+    writeFileSync(file, JSON.stringify(errors, null, 2));
   }
 }

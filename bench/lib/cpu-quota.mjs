@@ -14,6 +14,35 @@ function removeStale() {
   }
 }
 
+/** The groups made so far, removed at exit by one listener (removeStale may have gone first). */
+const made = new Set();
+function removeAtExit(group) {
+  if (made.size === 0) {
+    process.on('exit', () => {
+      for (const dir of made) {
+        try {
+          rmdirSync(dir);
+        } catch (error) {
+          if (error.code !== 'ENOENT') console.error(`${dir} not removed: ${error.code}`);
+        }
+      }
+    });
+  }
+  made.add(group);
+}
+
+/** Why no CPU quota can be set here (no cgroup v1 cpu controller, not root), or undefined. */
+export function cpuQuotaProblem() {
+  const probe = join(ROOT, `plant-store-probe-${process.pid}`);
+  try {
+    mkdirSync(probe);
+    rmdirSync(probe);
+    return undefined;
+  } catch (error) {
+    return `cannot make a CPU cgroup under ${ROOT} (${error.code ?? error.message})`;
+  }
+}
+
 /**
  * A cgroup v1 CPU quota for `pid` (the pod's `resources.limits.cpu`), when this machine lets us
  * make cgroups; says what was set. The group goes when this process exits (after `pid`).
@@ -24,13 +53,7 @@ export function limitCpu(pid, cpus, name) {
   try {
     removeStale();
     mkdirSync(group);
-    process.on('exit', () => {
-      try {
-        rmdirSync(group);
-      } catch (error) {
-        console.error(`${group} not removed: ${error.code}`);
-      }
-    });
+    removeAtExit(group);
     writeFileSync(join(group, 'cpu.cfs_period_us'), '100000');
     writeFileSync(join(group, 'cpu.cfs_quota_us'), String(Math.round(cpus * 100_000)));
     writeFileSync(join(group, 'cgroup.procs'), String(pid));

@@ -43,7 +43,7 @@ export function chartPod(root) {
   const relay = values.relayServer ?? {};
   return {
     memory,
-    cpus: cpusOf(values.resources.limits.cpu),
+    serviceCpus: cpusOf(values.resources.limits.cpu),
     nodeOptions: values.nodeOptions ?? '',
     nodeArgs: values.nodeArgs ?? [],
     relayMemory: relay.resources?.limits?.memory ?? memory,
@@ -95,8 +95,9 @@ let pod; // { nodeOptions, nodeArgs, limit?: { bytes, hierarchy } } once enabled
 let started = 0;
 
 /**
- * Applies `{ memory, nodeOptions, nodeArgs }` to every process started after it. Returns why the
- * memory limit cannot be applied here, if it cannot (NODE_OPTIONS and nodeArgs still are).
+ * Applies `{ memory, cpus, nodeOptions, nodeArgs }` to every process started after it in the pod
+ * (`cpus` 0: no CPU quota). Returns why the memory limit cannot be applied here, if it cannot
+ * (NODE_OPTIONS and nodeArgs still are).
  */
 export function enablePod({ memory, cpus = 0, nodeOptions, nodeArgs = [] }) {
   pod = { nodeOptions, nodeArgs, cpus };
@@ -132,10 +133,11 @@ export function enablePod({ memory, cpus = 0, nodeOptions, nodeArgs = [] }) {
 
 /**
  * How to start `node args`: as in the pod when `inPod` and the pod is enabled, else as is. The
- * command, its arguments and environment, the CPUs of its quota (set on the pid once spawned:
- * limitCpu), and the cgroup to remove once the process has exited. The shell joins the cgroup, then execs node, so
- * V8 sees the limit from its first allocation and the pid stays the one spawn returns. NODE_OPTIONS
- * come first, so options on the command line (--compare-args) still win.
+ * command, its arguments and environment, the CPUs of its quota (limitCpu sets it on the pid
+ * once spawned), and the cgroup to remove once the process has exited. The shell joins the
+ * cgroup, then execs node, so V8 sees the limit from its first allocation and the pid stays the
+ * one spawn returns. NODE_OPTIONS come first, so options on the command line (--compare-args)
+ * still win.
  */
 export function podLaunch(name, nodePath, given, env, inPod = true) {
   if (!pod || !inPod) return { command: nodePath, args: given, env, cpus: 0, remove: () => {} };

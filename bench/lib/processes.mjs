@@ -56,20 +56,8 @@ export async function startProcess({
   command = targetNode,
   readyWithinS = 60,
 }) {
-  const log = openSync(logFile, 'a');
   const started = process.hrtime.bigint();
-  const launch = podLaunch(name, command, args, env, inPod);
-  const child = spawn(launch.command, launch.args, {
-    env: launch.env,
-    cwd,
-    stdio: ['ignore', log, log],
-  });
-  closeSync(log);
-  const cpuQuota = limitCpu(child.pid, launch.cpus, name);
-  if (cpuQuota.startsWith('none (')) console.warn(`warning: ${name} has no CPU quota: ${cpuQuota}`);
-  const exited = new Promise((resolve) =>
-    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
-  ).finally(launch.remove);
+  const { child, exited } = spawnTarget({ name, command, args, env, cwd, logFile, inPod });
   let exitCode;
   void exited.then((code) => (exitCode = code));
   const deadline = Date.now() + readyWithinS * 1000;
@@ -106,6 +94,24 @@ export async function startProcess({
       return exitCode;
     },
   };
+}
+
+/** Spawns `command args` (in the pod when `inPod`), its output appended to `logFile`. */
+function spawnTarget({ name, command, args, env, cwd, logFile, inPod }) {
+  const log = openSync(logFile, 'a');
+  const launch = podLaunch(name, command, args, env, inPod);
+  const child = spawn(launch.command, launch.args, {
+    env: launch.env,
+    cwd,
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  const quota = limitCpu(child.pid, launch.cpus, name);
+  if (quota.startsWith('none (')) console.warn(`warning: ${name} has no CPU quota: ${quota}`);
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  ).finally(launch.remove);
+  return { child, exited };
 }
 
 export function peakRss(pid) {

@@ -149,7 +149,8 @@ export function evaluateGoals({ summary, stores, services, others = [], hasTarge
 }
 
 /** The pod's CPU limit as the report words it (`resources.limits.cpu`, or `--pod-cpu`). */
-function cpuQuota(cpus) {
+function cpuQuota({ cpus, cpuWhy }) {
+  if (cpuWhy) return `no CPU quota (${cpuWhy})`;
   return cpus > 0 ? `a CPU quota of ${cpus} CPU (\`resources.limits.cpu\`)` : 'no CPU quota';
 }
 
@@ -162,12 +163,12 @@ function podLine(pod) {
   const nodeOptions = pod.nodeOptions ? `NODE_OPTIONS=${pod.nodeOptions}` : 'no NODE_OPTIONS';
   const options = `${nodeOptions} (\`nodeOptions\`)${flags}`;
   if (pod.why) {
-    return `The service and the raw baselines (nest-floor among them) ran with the chart's ${options}, but without its memory limit (${pod.why}): V8 sized its heap from the host, not as in the pod; ${cpuQuota(pod.cpus)}.${others}`;
+    return `The service and the raw baselines (nest-floor among them) ran with the chart's ${options}, but without its memory limit (${pod.why}): V8 sized its heap from the host, not as in the pod; ${cpuQuota(pod)}.${others}`;
   }
   return (
     `The service and the raw baselines (nest-floor among them) ran as the chart's pod runs the service: each in a memory ` +
     `cgroup of its own limited to ${pod.memory} (\`resources.limits.memory\`, from which Node ` +
-    `sizes V8's heap), ${cpuQuota(pod.cpus)} and with ${options}.${others}`
+    `sizes V8's heap), ${cpuQuota(pod)} and with ${options}.${others}`
   );
 }
 

@@ -16,6 +16,7 @@ import os from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BENCH, ROOT } from './paths.mjs';
+import { cpuQuotaProblem } from './cpu-quota.mjs';
 import { chartPod, enablePod } from './pod.mjs';
 import { fsType } from './stores.mjs';
 
@@ -161,12 +162,15 @@ export function describeRun(opts, dataRoot, node) {
     const chart = chartPod(ROOT);
     const pod = {
       memory: opts.pod ?? chart.memory,
-      cpus: opts.podCpus ?? chart.cpus,
+      cpus: opts.podCpus ?? chart.serviceCpus,
       nodeOptions: opts.nodeOptions ?? chart.nodeOptions,
       nodeArgs: chart.nodeArgs,
     };
+    const cpuWhy = pod.cpus > 0 ? cpuQuotaProblem() : undefined;
+    if (cpuWhy) pod.cpus = 0;
     const why = enablePod(pod);
-    meta.pod = { ...pod, why };
+    meta.pod = { ...pod, why, cpuWhy };
+    if (cpuWhy) console.warn(`warning: no pod CPU quota (${cpuWhy})`);
     if (why) console.warn(`warning: no pod memory limit (${why}); V8 sizes its heap from the host`);
   }
   console.log(

@@ -48,6 +48,11 @@ export class RoundRobinProxy {
     upstream.once('error', () => this.accept(client, tries + 1));
     upstream.once('connect', () => {
       upstream.removeAllListeners('error');
+      // The client reset while its upstream was connecting: nothing to join.
+      if (client.destroyed) {
+        upstream.destroy();
+        return;
+      }
       this.track(client, upstream);
       client.pipe(upstream).pipe(client);
       client.resume();
