@@ -34,8 +34,9 @@ export function quantityBytes(quantity) {
 }
 
 /**
- * The chart's defaults: the container's memory and CPU limits, NODE_OPTIONS and Node's flags, and the
- * relay container's memory and CPU limits (in CPUs) and the RELAY_* settings it adds.
+ * The chart's defaults: the app container's memory and CPU limits, NODE_OPTIONS and Node's flags,
+ * and the relay container's memory and CPU limits and the RELAY_* settings it adds (CPUs as
+ * numbers: 500m is 0.5).
  */
 export function chartPod(root) {
   const values = YAML.parse(readFileSync(join(root, 'helm/plant-store/values.yaml'), 'utf8'));
@@ -91,7 +92,7 @@ function removeStale(root) {
   }
 }
 
-let pod; // { nodeOptions, nodeArgs, limit?: { bytes, hierarchy } } once enabled
+let pod; // { nodeOptions, nodeArgs, cpus, limit?: { bytes, hierarchy } } once enabled
 let started = 0;
 
 /**
