@@ -9,6 +9,7 @@ import { callInLoops, type LoopFailure } from './support/call-loops.js';
 import { closedPort } from './support/closed-port.js';
 import { freshConnectionFetch } from './support/plain-fetch.js';
 import { redisAvailable, TestRedis } from './support/redis.js';
+import { refreshed } from './support/relay-cluster.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 import { RoundRobinProxy } from './support/round-robin-proxy.js';
 
@@ -89,9 +90,7 @@ async function untilSettled(): Promise<void> {
       (await connections('garden')) === 2 &&
       (await Promise.all(live().map((r) => health(r)))).every((h) => h.status === 200) &&
       // /health is up at Redis's reconnect; the replica reads the peer secret at its refresh.
-      (await Promise.all(live().map((r) => metric(r.metricsUrl, 'relay_redis_up')))).every(
-        (up) => up === 1,
-      ),
+      (await Promise.all(live().map(refreshed))).every(Boolean),
     'four agent connections, Redis up and a refresh since on every replica',
     30_000,
   );

@@ -79,10 +79,12 @@ export class RelayClusterUnderTest {
   }
 }
 
-/** Until the replica has published itself to Redis since it last (re)connected. */
+/** Whether the replica has refreshed from Redis since it last (re)connected to it. */
+export async function refreshed(relay: RunningRelay): Promise<boolean> {
+  return (await metric(relay.metricsUrl, 'relay_redis_up')) === 1;
+}
+
+/** Until the replica has refreshed from Redis since it last (re)connected to it. */
 export async function untilRefreshed(relay: RunningRelay): Promise<void> {
-  await waitFor(
-    async () => (await metric(relay.metricsUrl, 'relay_redis_up')) === 1,
-    'the replica refreshed from Redis',
-  );
+  await waitFor(() => refreshed(relay), 'the replica refreshed from Redis');
 }
