@@ -3,8 +3,9 @@ import {
   Inject,
   type MiddlewareConsumer,
   Module,
+  type NestMiddleware,
   type NestModule,
-  RequestMethod,
+  type Type,
 } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
@@ -19,7 +20,6 @@ import { RequestLogMiddleware } from './common/logging/request-log.middleware.js
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
 import { DatabaseModule } from './database/database.module.js';
-import { CreatePlantMiddleware } from './plants/create-plant.middleware.js';
 import { PlantsModule } from './plants/plants.module.js';
 
 @Module({})
@@ -48,24 +48,26 @@ export class AppModule implements NestModule {
         // The rate limit's counts (RATE_LIMIT_PER_MINUTE, off by default: behind an ingress,
         // clients share its address).
         { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
+        // For POST /plants's own route (mountCreatePlantRoute, main.ts).
+        RequestLogMiddleware,
+        ClientRateLimitMiddleware,
         // Request bodies are read by JsonBodyGuard, after the bearer guard (AuthModule).
       ],
     };
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    // RequestLogMiddleware writes the log line and records the HTTP metrics (MetricsModule).
-    // The rate limiter only when a limit is set: off (0, the default) it would be one more
-    // middleware layer per request that lets everything through.
-    const middleware =
-      this.config.rateLimitPerMinute > 0
-        ? [RequestLogMiddleware, ClientRateLimitMiddleware]
-        : [RequestLogMiddleware];
     consumer
-      .apply(...middleware)
+      .apply(...apiMiddleware(this.config))
       .exclude('health', 'health/*path', 'metrics')
       .forRoutes('*path');
-    // After them, so POST /plants is logged, counted and rate limited as every route.
-    consumer.apply(CreatePlantMiddleware).forRoutes({ path: 'plants', method: RequestMethod.POST });
   }
+}
+
+// Every API request's middleware, POST /plants's route too: the log line and HTTP metrics, and
+// the rate limiter only when a limit is set (off, it would be a layer that lets all by).
+export function apiMiddleware(config: AppConfig): Type<NestMiddleware>[] {
+  return config.rateLimitPerMinute > 0
+    ? [RequestLogMiddleware, ClientRateLimitMiddleware]
+    : [RequestLogMiddleware];
 }

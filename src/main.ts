@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
-import { AppModule } from './app.module.js';
+import { AppModule, apiMiddleware } from './app.module.js';
 import { appConnectionLimits } from './common/bootstrap/app-connection-limits.js';
 import { runHttpApp } from './common/bootstrap/run-http-app.js';
 import { DEV_TOKEN, type DevToken } from './auth/accepted-tokens.js';
@@ -15,6 +15,7 @@ import { PinoNestLogger } from './common/logging/pino-nest-logger.js';
 import type { AppConfig } from './config/app-config.js';
 import { loadConfig } from './config/load-config.js';
 import { buildOpenApiDocument, serveOpenApi } from './openapi/openapi.js';
+import { mountCreatePlantRoute } from './plants/create-plant.route.js';
 
 /** The plant service (`npm start`, `node dist/bundle/main.js`): see runHttpApp for the lifecycle. */
 void runHttpApp<AppConfig>({
@@ -31,6 +32,7 @@ void runHttpApp<AppConfig>({
     // After the port scope; CORS headers on the API port only.
     const cors = apiPortCors(config.corsOrigins, ports);
     if (cors) app.enableCors(cors);
+    mountCreatePlantRoute(app, apiMiddleware(config));
     serveOpenApi(app, buildOpenApiDocument(app));
   },
   listeners: (config) => ({
