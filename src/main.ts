@@ -51,15 +51,9 @@ void runHttpApp<AppConfig>({
 
 function announce(config: AppConfig, ports: PortScope, logger: Logger, dev: DevToken): void {
   const host = config.http.host === '0.0.0.0' ? 'localhost' : config.http.host;
-  logger.info(
-    {
-      // The bound ports: with PORT=0 (any free port) this line is where a caller learns them.
-      ports,
-      store: config.database.kind,
-      version: config.version,
-    },
-    'Plant Store listening',
-  );
+  // The bound ports: with PORT=0 (any free port) this line is where a caller learns them.
+  const fields = { ports, store: config.database.kind, version: config.version };
+  logger.info(fields, 'Plant Store listening');
   // The banner is for a person at a terminal: in production (JSON logs to a collector) it is
   // left out. The development token is printed once, on purpose: it is the quick start's key;
   // tokens from API_TOKENS never are. Written after the log lines before it, so it comes last.
@@ -68,16 +62,11 @@ function announce(config: AppConfig, ports: PortScope, logger: Logger, dev: DevT
   const token = dev.token
     ? [`  Development token (kept in ${dev.file}):`, `    ${dev.token}`]
     : ['  Tokens           the ones API_TOKENS lists'];
-  writeAfterLog(
-    logger,
-    [
-      '',
-      `  Plant Store API  ${api}  (docs: ${api}/docs)`,
-      `  Health           http://${host}:${ports.health}/health`,
-      `  Metrics          http://${host}:${ports.metrics}/metrics`,
-      ...token,
-      '',
-      '',
-    ].join('\n'),
-  );
+  const banner = [
+    `  Plant Store API  ${api}  (docs: ${api}/docs)`,
+    `  Health           http://${host}:${ports.health}/health`,
+    `  Metrics          http://${host}:${ports.metrics}/metrics`,
+    ...token,
+  ];
+  writeAfterLog(logger, `\n${banner.join('\n')}\n\n`);
 }

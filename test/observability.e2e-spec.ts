@@ -155,6 +155,22 @@ describe('log level', () => {
     await closed;
     expect(app.output()).not.toContain('"route":"/plants"');
   });
+
+  it('SERVICE_REQUEST_LOG=false drops the request lines, not the metrics or other lines', async () => {
+    const app = await startApp({ env: { SERVICE_REQUEST_LOG: 'false' } });
+    expect((await call(`${app.apiUrl}/plants`, { token: app.token })).status).toBe(200);
+    const post = { method: 'POST', token: app.token, body: '{"id": 7, "name": "Fern"}' };
+    expect((await call(`${app.apiUrl}/plants`, post)).status).toBe(200);
+    const metrics = await (await fetch(`${app.metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(
+      /^http_requests_total\{method="POST",route="\/plants",status="200"\} 1$/m,
+    );
+    const closed = new Promise((resolve) => app.child.once('close', resolve));
+    expect(await app.stop()).toBe(0);
+    await closed;
+    expect(app.output()).toContain('"msg":"Plant Store listening"');
+    expect(app.output()).not.toContain('"route":"/plants"');
+  });
 });
 
 describe('start-up output', () => {

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { CORS_ORIGINS_MESSAGE, parseCorsOrigins } from './shared/web-origins.js';
 import { requireDistinctPorts } from './shared/distinct-ports.js';
-import { noColorField, setting, unsetIfEmpty, wholeNumberSettings } from './shared/env-fields.js';
+import {
+  noColorField,
+  setting,
+  trueOrFalse,
+  unsetIfEmpty,
+  wholeNumberSettings,
+} from './shared/env-fields.js';
 import { LOG_LEVELS } from './shared/log-levels.js';
 import { tracingEnvShape } from './shared/tracing-env.js';
 import { webhookEnvFields } from './webhook-env.schema.js';
@@ -143,6 +149,10 @@ const processFields = {
     ).default('info'),
     { description: '`fatal` … `trace`, or `silent`' },
   ),
+  // Off for an ingress that logs each request already: the line is ~10 % of a POST's CPU.
+  SERVICE_REQUEST_LOG: setting(unsetIfEmpty(trueOrFalse('SERVICE_REQUEST_LOG')).default('true'), {
+    description: 'A log line per API request (`false`: none; metrics still count them)',
+  }),
   ...noColorField,
   // Read by Node.js itself; declared for the docs.
   NODE_OPTIONS: setting(unsetIfEmpty(z.string()), {

@@ -83,6 +83,11 @@ describe('loadConfig: each environment problem names its variable, without its v
       'SERVICE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
     ],
     [
+      'SERVICE_REQUEST_LOG',
+      { SERVICE_REQUEST_LOG: 'off' },
+      'SERVICE_REQUEST_LOG must be true or false',
+    ],
+    [
       'SERVICE_SERVER_URL',
       { SERVICE_SERVER_URL: 'https://user:pw@agents.example.com/', SERVICE_AGENT_TOKEN: SECRET },
       'SERVICE_SERVER_URL must not contain a user, password, query or fragment',
@@ -435,6 +440,7 @@ describe('loadConfig: valid configurations', () => {
       health: { port: 8080 },
       metrics: { port: 9090 },
       logLevel: 'info',
+      requestLog: true,
       dataDir: resolve('./data'),
       database: { kind: 'sqlite', file: join(resolve('./data'), 'plants.sqlite') },
       apiTokenDigests: [],

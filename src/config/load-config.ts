@@ -90,6 +90,7 @@ function buildAppConfig(env: Env, environment: Environment, parts: CheckedParts)
     health: { port: env.SERVICE_HEALTH_CHECK_PORT },
     metrics: { port: env.SERVICE_METRICS_PORT },
     logLevel: env.SERVICE_LOG_LEVEL,
+    requestLog: env.SERVICE_REQUEST_LOG === 'true',
     noColor: env.NO_COLOR,
     dataDir,
     database: databaseConfig(env, dataDir),

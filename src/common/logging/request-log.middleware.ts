@@ -1,6 +1,7 @@
 import { Inject, Injectable, type NestMiddleware, Optional } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { HttpRequestMetrics } from '../metrics/http-request-metrics.js';
 import { type Tracing, tracing } from '../tracing/tracing.js';
 import { JsonNumber } from './json-number.js';
@@ -17,8 +18,11 @@ export class RequestLogMiddleware implements NestMiddleware {
   constructor(
     @Inject(LOGGER) logger: Logger,
     @Optional() private readonly metrics?: HttpRequestMetrics,
+    // SERVICE_REQUEST_LOG; the relay server, without it, logs every request.
+    @Optional() @Inject(APP_CONFIG) config?: Pick<AppConfig, 'requestLog'>,
   ) {
-    this.logger = logger.child({}, { redact: [] });
+    const level = config?.requestLog === false ? 'silent' : logger.level;
+    this.logger = logger.child({}, { redact: [], level });
   }
 
   use(request: Request, response: Response, next: NextFunction): void {
