@@ -16,6 +16,7 @@ import { CoreModule } from './common/core/core.module.js';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter.js';
 import { MetricsModule } from './common/metrics/metrics.module.js';
 import { ClientRateLimitMiddleware } from './common/rate-limit/client-rate-limit.middleware.js';
+import { EVERY_REQUEST_LOGGED } from './common/logging/logger.token.js';
 import { RequestLogMiddleware } from './common/logging/request-log.middleware.js';
 import { ApiValidationPipe } from './common/validation/validation.pipe.js';
 import { APP_CONFIG, type AppConfig } from './config/app-config.js';
@@ -48,7 +49,7 @@ export class AppModule implements NestModule {
         // The rate limit's counts (RATE_LIMIT_PER_MINUTE, off by default: behind an ingress,
         // clients share its address).
         { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
-        // For POST /plants's own route (mountCreatePlantRoute, main.ts).
+        { provide: EVERY_REQUEST_LOGGED, useValue: config.requestLog },
         RequestLogMiddleware,
         ClientRateLimitMiddleware,
         // Request bodies are read by JsonBodyGuard, after the bearer guard (AuthModule).
@@ -64,8 +65,8 @@ export class AppModule implements NestModule {
   }
 }
 
-// Every API request's middleware, POST /plants's route too: the log line and HTTP metrics, and
-// the rate limiter only when a limit is set (off, it would be a layer that lets all by).
+// Every API request's middleware (providers too, for POST /plants's route in main.ts): the log
+// line and HTTP metrics, and the rate limiter only when a limit is set (off: a no-op layer).
 export function apiMiddleware(config: AppConfig): Type<NestMiddleware>[] {
   return config.rateLimitPerMinute > 0
     ? [RequestLogMiddleware, ClientRateLimitMiddleware]

@@ -54,6 +54,7 @@ const PLANT_ERROR_TEXTS: Record<number, ErrorResponseText> = {
 export class PlantsController {
   constructor(private readonly plants: PlantsService) {}
 
+  // The running app serves it through create-plant.route.ts, the same guards, pipe and method.
   @Post()
   @HttpCode(200)
   @ApiOperation({ operationId: 'createPlant', summary: 'Creates a new plant in the store' })

@@ -108,6 +108,12 @@ describe.skipIf(skipWhenMissing(helmMissing))(
         });
       });
 
+      it('logs every request by default, and passes agent.requestLog=false as SERVICE_REQUEST_LOG', () => {
+        expect(envOf(appContainer(deployment), 'SERVICE_REQUEST_LOG')?.value).toBe('true');
+        const quiet = deploymentOf({ set: { 'agent.requestLog': false } });
+        expect(envOf(appContainer(quiet), 'SERVICE_REQUEST_LOG')?.value).toBe('false');
+      });
+
       it('probes /health on a port the container declares', () => {
         const container = appContainer(deployment);
         const ports = container.ports.map((port) => port.name);

@@ -1,11 +1,10 @@
 import { Inject, Injectable, type NestMiddleware, Optional } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { HttpRequestMetrics } from '../metrics/http-request-metrics.js';
 import { type Tracing, tracing } from '../tracing/tracing.js';
 import { JsonNumber } from './json-number.js';
-import { LOGGER } from './logger.token.js';
+import { EVERY_REQUEST_LOGGED, LOGGER } from './logger.token.js';
 
 // One log line per API request (no headers, path or body) and, in the same `finish` listener,
 // the HTTP metrics where provided (the relay server has none); with tracing, a SERVER span.
@@ -18,11 +17,9 @@ export class RequestLogMiddleware implements NestMiddleware {
   constructor(
     @Inject(LOGGER) logger: Logger,
     @Optional() private readonly metrics?: HttpRequestMetrics,
-    // SERVICE_REQUEST_LOG; the relay server, without it, logs every request.
-    @Optional() @Inject(APP_CONFIG) config?: Pick<AppConfig, 'requestLog'>,
+    @Optional() @Inject(EVERY_REQUEST_LOGGED) private readonly everyRequest = true,
   ) {
-    const level = config?.requestLog === false ? 'silent' : logger.level;
-    this.logger = logger.child({}, { redact: [], level });
+    this.logger = logger.child({}, { redact: [] });
   }
 
   use(request: Request, response: Response, next: NextFunction): void {
@@ -41,7 +38,7 @@ export class RequestLogMiddleware implements NestMiddleware {
         durationMs: new JsonNumber(Math.round(elapsed / 1000) / 1000),
       };
       if (status >= 500) this.logger.error(line, 'request failed');
-      else this.logger.info(line, 'request');
+      else if (this.everyRequest) this.logger.info(line, 'request');
       this.metrics?.record(request.method, route, status, elapsed / 1e9);
     });
     if (run) run(next);
