@@ -54,9 +54,8 @@ function announce(config: AppConfig, ports: PortScope, logger: Logger, dev: DevT
   // The bound ports: with PORT=0 (any free port) this line is where a caller learns them.
   const fields = { ports, store: config.database.kind, version: config.version };
   logger.info(fields, 'Plant Store listening');
-  // The banner is for a person at a terminal: in production (JSON logs to a collector) it is
-  // left out. The development token is printed once, on purpose: it is the quick start's key;
-  // tokens from API_TOKENS never are. Written after the log lines before it, so it comes last.
+  // For a person at a terminal, not in production; it prints the development token (the quick
+  // start's key; API_TOKENS' never), after the log lines before it, so it comes last.
   if (config.production) return;
   const api = `http://${host}:${ports.api}`;
   const token = dev.token

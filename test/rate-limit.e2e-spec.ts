@@ -45,6 +45,12 @@ describe.concurrent('rate limit', () => {
       expect(limited.status).toBe(429);
       expect(isErrorBody(limited)).toBe(true);
     }
+    // A HEAD passes POST /plants's own route on its way: refused, it is labelled as unmatched.
+    expect((await call(`${app.apiUrl}/PLANTS/`, { method: 'HEAD' })).status).toBe(429);
+    const metrics = await (await fetch(`${app.metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(
+      /^http_requests_total\{method="HEAD",route="unmatched",status="429"\} 1$/m,
+    );
     await app.stop();
   });
 

@@ -36,12 +36,9 @@ export function mountCreatePlantRoute(
     app.get(PlantsController),
   );
   const uses = middleware.map((type) => app.get<NestMiddleware>(type));
+  const handlers = uses.map((m) => m.use.bind(m) as RequestHandler);
   const express = app.getHttpAdapter().getInstance() as Application;
-  express.post(
-    '/plants',
-    ...uses.map((m) => m.use.bind(m) as RequestHandler),
-    (request, response) => route.handle(request, response),
-  );
+  express.post('/plants', ...handlers, (request, response) => route.handle(request, response));
 }
 
 class CreatePlantRoute {

@@ -31,4 +31,22 @@ describe('RequestLogMiddleware', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ msg: 'request failed', status: 500 });
   });
+
+  it('labels a request with the route that answered it, else "unmatched"', () => {
+    const labels = [
+      ['POST', { path: '/plants', methods: { post: true } }],
+      ['HEAD', { path: '/plants', methods: { get: true } }],
+      ['HEAD', { path: '/plants', methods: { post: true } }],
+      ['GET', undefined],
+    ].map(([method, route]) => {
+      const lines: string[] = [];
+      const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+      const request = { method, baseUrl: '', route } as Request;
+      const response = Object.assign(new EventEmitter(), { statusCode: 429 }) as Response;
+      new RequestLogMiddleware(logger).use(request, response, () => {});
+      response.emit('finish');
+      return (JSON.parse(lines[0]!) as { route: string }).route;
+    });
+    expect(labels).toEqual(['/plants', '/plants', 'unmatched', 'unmatched']);
+  });
 });

@@ -48,8 +48,12 @@ export class RequestLogMiddleware implements NestMiddleware {
 
 /** The matched route's template (`/plants/:id`), never the raw path: labels carry no ids. */
 function routeTemplate(request: Request): string {
-  const route = (request as { route?: { path?: unknown } }).route;
-  return typeof route?.path === 'string' ? `${request.baseUrl}${route.path}` : 'unmatched';
+  const route = (request as { route?: { path?: unknown; methods?: Record<string, true> } }).route;
+  // A HEAD enters every route of its path, a POST-only one too: that route did not answer it.
+  const method = request.method === 'HEAD' ? 'get' : request.method.toLowerCase();
+  const answered = route?.methods?.[method] ?? route?.methods?._all;
+  if (typeof route?.path !== 'string' || !answered) return 'unmatched';
+  return `${request.baseUrl}${route.path}`;
 }
 
 /** The request as an HTTP SERVER span, ended when the response is done or the connection gone. */
