@@ -17,10 +17,9 @@ function stateOf(path: string) {
 /**
  * Whether the SQLite file and its WAL open here are still the files at their paths, whole:
  * SQLite keeps committing to a file unlinked or renamed over, and a restart would start from
- * what is at the path. Device and inode are taken at open, under the exclusive lock, and
- * compared with a stat (two cost ~3 us) before each write and each acknowledged commit. Sizes
- * never shrink while we hold the files (no VACUUM, no journal_size_limit), so a smaller one
- * was truncated; a WAL overwritten in place is told by its 32-byte header.
+ * what is at the path. Device and inode, taken at open under the exclusive lock, are compared
+ * by stat before each write and acknowledged commit. Sizes never shrink while we hold the files
+ * (no VACUUM or journal_size_limit); a WAL overwritten in place is told by its 32-byte header.
  */
 export class SqliteFileIdentity {
   private readonly wal: string;
@@ -52,11 +51,8 @@ export class SqliteFileIdentity {
     this.walFd = undefined;
   }
 
-  /**
-   * The WAL's first bytes through a descriptor kept open: this runs before and after every
-   * commit, and opening the file each time cost more than the check's stats and read. The
-   * path's inode was just compared, and the descriptor is only kept when it is that inode.
-   */
+  // The WAL's first bytes, through a descriptor kept open (an open per commit cost more than
+  // the check's stats and read), and kept only when it is the inode just compared at the path.
   private readWalHeader(): Buffer {
     if (this.walFd === undefined) {
       const fd = openSync(this.wal, 'r');

@@ -160,11 +160,8 @@ class BodyReading {
   // One timer per body, not one per chunk: when it fires, the bytes received since it was set
   // may have earned more time, and it is set again for that time.
   private armTimer(): void {
-    const left =
-      this.started +
-      BODY_GRACE_MS +
-      (this.received / BODY_MIN_BYTES_PER_SECOND) * 1000 -
-      Date.now();
+    const earned = (this.received / BODY_MIN_BYTES_PER_SECOND) * 1000;
+    const left = this.started + BODY_GRACE_MS + earned - Date.now();
     if (left > 0) {
       this.timer = setTimeout(() => this.armTimer(), left);
       return;

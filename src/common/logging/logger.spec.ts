@@ -1,7 +1,11 @@
+import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
-import { startUpLogger } from './logger.js';
+import { type Logger, pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createLogger, startUpLogger } from './logger.js';
 
 /** The lines `startUpLogger(level, ports)` writes for one info call. */
 function written(level: string, ports: number[]): string[] {
@@ -28,5 +32,43 @@ describe('startUpLogger', () => {
     const lines = written(level, ports);
     expect(lines).toHaveLength(count);
     if (count === 1) expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, msg: 'listening' });
+  });
+});
+
+describe('createLogger, JSON lines to a file', () => {
+  let fd: number;
+  let file: string;
+  let logger: Logger;
+
+  // Only the batch's interval is faked: the writes themselves are real.
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setInterval'] });
+    file = path.join(mkdtempSync(path.join(tmpdir(), 'logger-')), 'out.log');
+    fd = openSync(file, 'w');
+    logger = createLogger({ logLevel: 'info', noColor: true }, fd);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    closeSync(fd);
+  });
+
+  const messages = () =>
+    readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
+  const firstWrite = () =>
+    once(
+      (logger as unknown as Record<symbol, NodeJS.EventEmitter>)[pino.symbols.streamSym]!,
+      'write',
+    );
+
+  it('writes the lines of 100 ms in one write', async () => {
+    for (const n of [1, 2, 3]) logger.info(`line ${n}`);
+    const written = firstWrite();
+    vi.advanceTimersByTime(100);
+    const [bytes] = (await written) as [number];
+    expect(messages()).toEqual(['line 1', 'line 2', 'line 3']);
+    expect(bytes).toBe(readFileSync(file).length);
   });
 });
