@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAIN, startApp, tempDir } from './support/app-process.js';
 import { call } from './support/http.js';
+import { loggedSoFar } from './support/logged-output.js';
 
 const SECRET = 'agent-secret-value-that-must-not-leak';
 
@@ -102,7 +103,8 @@ describe.concurrent('valid configurations start', () => {
       },
     });
     expect((await call(`${app.healthUrl}/health`)).status).toBe(200);
-    expect(app.output()).not.toContain('ghp_value');
+    const output = await loggedSoFar(app, `${app.apiUrl}/plants`);
+    expect(output).not.toContain('ghp_value');
     await app.stop();
   });
 

@@ -119,7 +119,8 @@ describe('MCP supervisor (e2e)', () => {
   });
 
   // SIGHUP once killed Node at once and left every MCP process group running. A signal the app
-  // does not handle itself still ends it (same signal), but the groups go first.
+  // does not handle itself still ends it (same signal), but the groups go first, and the log
+  // lines still batched are written (the signal raised again skips Node's 'exit').
   it.each(['SIGHUP', 'SIGUSR2', 'SIGALRM'] as const)(
     'leaves no process behind after %s either',
     async (signal) => {
@@ -128,9 +129,11 @@ describe('MCP supervisor (e2e)', () => {
       const tree = descendants(app.child.pid!);
       expect(tree.some((p) => p.command === 'sleep')).toBe(true);
       const pgids = [...new Set(tree.map((p) => p.pgid))];
+      expect((await fetch(`${app.apiUrl}/plants`, { method: 'PATCH' })).status).toBe(401);
 
       app.child.kill(signal);
       await app.exited;
+      expect(app.output()).toContain('"method":"PATCH"');
       await waitFor(
         () =>
           survivors(

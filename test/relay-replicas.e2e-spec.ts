@@ -12,6 +12,7 @@ import {
   shopAgentEnv,
 } from './fixtures/relay-e2e-support.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
+import { loggedSoFar } from './support/logged-output.js';
 import type { RunningRelay } from './support/relay-process.js';
 import { fetchTrusting } from './support/tls-fetch.js';
 
@@ -183,7 +184,8 @@ describe('an agent whose token the relay refuses (e2e)', () => {
         await metric(relay.metricsUrl, 'relay_agent_rejections_total{reason="unauthorized"}'),
       ).toBeGreaterThan(refusedBefore);
       expect((await shop())?.connections).toBe(2);
-      expect(refused.output()).not.toContain(clientToken);
+      const output = await loggedSoFar(refused, `${refused.apiUrl}/plants`);
+      expect(output).not.toContain(clientToken);
     } finally {
       await refused.stop();
     }

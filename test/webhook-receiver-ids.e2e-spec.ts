@@ -4,6 +4,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
+import { loggedSoFar } from './support/logged-output.js';
 import { storeVariants } from './support/postgres.js';
 import { withSqliteFile } from './support/sqlite-child.js';
 import { waitFor, WebhookReceiver } from './support/webhook-receiver.js';
@@ -62,7 +63,8 @@ describe.each(storeVariants)('webhook receiver ids on $name', (store) => {
     expect(id).toMatch(/^[0-9a-f]{16}$/);
     expect(id).not.toBe(unkeyedId(new URL(secretUrl(hook)).href));
     const metrics = (await call(`${app.metricsUrl}/metrics`)).text;
-    for (const seen of [text, metrics, app.output()]) {
+    const output = await loggedSoFar(app, `${app.apiUrl}/plants`);
+    for (const seen of [text, metrics, output]) {
       expect(seen).not.toContain(TOKEN);
       expect(seen).not.toContain('/services/');
       expect(seen).not.toContain('winter2026');

@@ -24,8 +24,7 @@ export function buildChildEnv(
   const env: Record<string, string> = {};
   for (const key of INHERITED_ENV_VARS) {
     const value = parent[key];
-    // Bash exported functions ("() { ...") are a known injection vector (Shellshock); the SDK
-    // skips them too.
+    // Bash exported functions ("() { ...") are an injection vector (Shellshock); the SDK too.
     if (value !== undefined && !value.startsWith('()')) env[key] = value;
   }
   return { ...env, ...entryEnv };

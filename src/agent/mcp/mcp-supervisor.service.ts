@@ -14,6 +14,7 @@ import { Counter, Gauge } from 'prom-client';
 import { APP_CONFIG, type AppConfig } from '../../config/app-config.js';
 import { loadMcpServers } from '../../config/mcp-servers.loader.js';
 import type { McpServerSpec } from '../../config/mcp-servers.schema.js';
+import { flushLogSync } from '../../common/logging/logger.js';
 import { LOGGER } from '../../common/logging/logger.token.js';
 import type { AgentServerView } from '../../agent-protocol/relay-protocol.js';
 import { ClientInstances, instanceKey, type InstanceRefusal } from './client-instances.js';
@@ -102,8 +103,11 @@ export class McpSupervisorService
   }
 
   onApplicationBootstrap(): void {
-    // Before the first child starts: no signal Node can catch leaves a process group behind.
-    this.#removeSafetyNet = installExitSafetyNet(() => this.#killAllNow());
+    // Before the first child starts: no catchable signal leaves a group or a log batch behind.
+    this.#removeSafetyNet = installExitSafetyNet(() => {
+      this.#killAllNow();
+      flushLogSync(this.#logger);
+    });
     if (this.config.mcp.absent) {
       this.#logger.info(`${this.config.mcp.file} does not exist: no MCP servers`);
     }

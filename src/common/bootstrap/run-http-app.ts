@@ -240,8 +240,8 @@ function stopOnSignals(
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
 }
 
+// No logger.flush(), whose write the exit could cut: pino's exit handler writes synchronously.
 function exitAfterLog(logger: Logger, message: string | undefined, code: number): never {
   if (message) logger.info(message);
-  logger.flush();
   process.exit(code);
 }

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -36,20 +36,28 @@ describe('startUpLogger', () => {
 });
 
 describe('createLogger, JSON lines to a file', () => {
-  let fd: number;
+  let dir: string;
   let file: string;
   let logger: Logger;
+  const destination = () =>
+    (logger as unknown as Record<symbol, NodeJS.EventEmitter & { end(): void }>)[
+      pino.symbols.streamSym
+    ]!;
 
   // Only the batch's interval is faked: the writes themselves are real.
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setInterval'] });
-    file = path.join(mkdtempSync(path.join(tmpdir(), 'logger-')), 'out.log');
-    fd = openSync(file, 'w');
-    logger = createLogger({ logLevel: 'info', noColor: true }, fd);
+    dir = mkdtempSync(path.join(tmpdir(), 'logger-'));
+    file = path.join(dir, 'out.log');
+    logger = createLogger({ logLevel: 'info', noColor: true }, openSync(file, 'w'));
   });
-  afterEach(() => {
+  // Ended, not only closed: the destination closes its descriptor and leaves pino's exit hook.
+  afterEach(async () => {
     vi.useRealTimers();
-    closeSync(fd);
+    const closed = once(destination(), 'close');
+    destination().end();
+    await closed;
+    rmSync(dir, { recursive: true });
   });
 
   const messages = () =>
@@ -57,11 +65,7 @@ describe('createLogger, JSON lines to a file', () => {
       .trim()
       .split('\n')
       .map((line) => (JSON.parse(line) as { msg: string }).msg);
-  const firstWrite = () =>
-    once(
-      (logger as unknown as Record<symbol, NodeJS.EventEmitter>)[pino.symbols.streamSym]!,
-      'write',
-    );
+  const firstWrite = () => once(destination(), 'write');
 
   it('writes the lines of 100 ms in one write', async () => {
     for (const n of [1, 2, 3]) logger.info(`line ${n}`);

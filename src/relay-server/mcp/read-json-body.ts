@@ -35,8 +35,7 @@ export async function readJsonBody(request: IncomingMessage, limit: number): Pro
   }
   let message: unknown;
   try {
-    // JSON.parse, not the lossless parser: the relay forwards; only the ids it echoes itself
-    // are read exactly.
+    // JSON.parse, not the lossless parser: the relay forwards; the ids it echoes are exact.
     message = JSON.parse(text) as unknown;
   } catch {
     const notJson = jsonRpcError(null, JsonRpcCode.ParseError, 'the body is not valid JSON');
