@@ -4,6 +4,7 @@ import { TestAgentServer } from './fixtures/agent-server/test-agent-server.js';
 import { hostileServer, logLines, waitFor } from './fixtures/mcp-e2e-support.js';
 import { newToken, type RunningApp, startApp } from './support/app-process.js';
 import { call } from './support/http.js';
+import { loggedSoFar } from './support/logged-output.js';
 
 /**
  * The agent shares its process with the plant API: nothing its peers send may stop or stall it.
@@ -147,28 +148,29 @@ describe('hostile peers of the agent (e2e)', () => {
     }, 'deeptool failed to start');
     // /health shows fixed words only (an error's text may come from the child); the log has it.
     expect(lastError).toBe('tools/list failed: the server answered an error (see the logs)');
+    const output = await loggedSoFar(app, `${app.apiUrl}/plants`);
     expect(
       logLines(
-        app.output(),
+        output,
         (l) =>
           l.mcpServer === 'deeptool' &&
           String(l.msg).includes('answer of the MCP server dropped: nested deeper than 99 levels'),
       ).length,
     ).toBeGreaterThan(0);
-    expect(JSON.stringify(logLines(app.output(), () => true))).not.toContain('call stack');
+    expect(JSON.stringify(logLines(output, () => true))).not.toContain('call stack');
     expect(server.inventory().find((s) => s.name === 'deeptool')?.state).not.toBe('up');
     await storeStillServes();
   });
 
   it('drops an unsolicited MCP notification nested 6,000 deep, and stays up', async () => {
-    const dropped = () =>
+    const dropped = (output = app.output()) =>
       logLines(
-        app.output(),
+        output,
         (l) =>
           l.mcpServer === 'deep' &&
           l.msg === 'dropped a line the MCP server wrote to stdout: nested deeper than 99 levels',
       ).length;
-    const before = dropped();
+    const before = dropped(await loggedSoFar(app, `${app.apiUrl}/plants`));
     const answer = await server.call('deep', 'tools/call', { name: 'deep-notify', arguments: {} });
     expect(answer.result).toMatchObject({ content: [{ text: 'notified' }] });
     await waitFor(() => dropped() > before, 'dropped-notification log line');
@@ -215,7 +217,7 @@ describe('hostile peers of the agent (e2e)', () => {
   });
 
   it('logs 50,000 junk frames in a few truncated lines and keeps relaying', async () => {
-    const before = logLines(app.output(), () => true).length;
+    const before = logLines(await loggedSoFar(app, `${app.apiUrl}/plants`), () => true).length;
     const junk = `{"type":"junk","padding":"${'x'.repeat(2_000)}"}`;
     for (let i = 0; i < 50_000; i++) server.sendRaw(i % 2 ? junk : 'not json at all');
     const echoed = await server.call(
@@ -225,18 +227,12 @@ describe('hostile peers of the agent (e2e)', () => {
       'after-junk',
     );
     expect(echoed.result).toMatchObject({ content: [{ text: 'after the junk' }] });
-    const lines = logLines(app.output(), () => true).slice(before);
+    const output = await loggedSoFar(app, `${app.apiUrl}/plants`);
+    const lines = logLines(output, () => true).slice(before);
     const junkLines = lines.filter((l) => String(l.msg).startsWith('ignored a frame'));
     expect(junkLines.length).toBeGreaterThan(0);
     expect(junkLines.length).toBeLessThanOrEqual(30);
-    expect(
-      Math.max(
-        ...app
-          .output()
-          .split('\n')
-          .map((line) => line.length),
-      ),
-    ).toBeLessThan(2_000);
+    expect(Math.max(...output.split('\n').map((line) => line.length))).toBeLessThan(2_000);
     await storeStillServes();
   });
 

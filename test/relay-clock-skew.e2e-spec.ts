@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { logLines } from './fixtures/mcp-e2e-support.js';
+import { logLines, waitFor } from './fixtures/mcp-e2e-support.js';
 import { firstText } from './fixtures/relay-e2e-support.js';
 import { newToken, ROOT } from './support/app-process.js';
 import { redisAvailable } from './support/redis.js';
@@ -52,7 +52,10 @@ describe.skipIf(!redisAvailable)('relay replicas whose clocks differ (e2e)', () 
     } finally {
       await client.close();
     }
-    const skew = logLines(behind.output(), (l) => String(l.msg).includes('clock is off'));
-    expect(skew[0]).toMatchObject({ aheadOfRedisSeconds: -20 });
+    const skew = await waitFor(
+      () => logLines(behind.output(), (l) => String(l.msg).includes('clock is off')).at(0),
+      'the skew line',
+    );
+    expect(skew).toMatchObject({ aheadOfRedisSeconds: -20 });
   });
 });

@@ -5,6 +5,7 @@ import { type HostileIdp, startHostileIdp } from './fixtures/relay-server/hostil
 import { signingKey, startTestIdp, type TestIdp } from './fixtures/relay-server/oauth-idp.js';
 import { newToken } from './support/app-process.js';
 import { closedPort } from './support/closed-port.js';
+import { loggedSoFar } from './support/logged-output.js';
 import { type RunningRelay, sha256Entry, startRelay } from './support/relay-process.js';
 
 /**
@@ -62,8 +63,8 @@ async function post(resource: string, token: string) {
   };
 }
 
-const configErrors = (relay: RunningRelay) =>
-  logLines(relay.output(), (line) => line.msg === 'identity provider configuration error');
+const configErrors = (relay: RunningRelay, output = relay.output()) =>
+  logLines(output, (line) => line.msg === 'identity provider configuration error');
 
 afterEach(async () => {
   await Promise.all(relays.map((relay) => relay.stop()));
@@ -156,6 +157,7 @@ describe('relay OAuth with a misspelled issuer (e2e)', () => {
     const { relay, resource } = await relayFor(issuer);
     const answer = await post(resource, await signed(await signingKey('k'), issuer, resource));
     expect(answer).toMatchObject({ status: 503, retryAfter: '1' });
-    expect(configErrors(relay)).toEqual([]);
+    const output = await loggedSoFar(relay, `${resource}/mcp/shop/echo`);
+    expect(configErrors(relay, output)).toEqual([]);
   });
 });

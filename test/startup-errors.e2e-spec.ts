@@ -84,9 +84,10 @@ describe.concurrent('DATA_DIR that cannot hold the embedded store', () => {
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      // 'close', not 'exit': the pipes are read to their end (the last lines come at exit).
       const code = await new Promise((resolve, reject) => {
         child.on('error', reject);
-        child.on('exit', resolve);
+        child.on('close', resolve);
       });
       expect(output).toContain(
         `DATA_DIR (${dataDir}) must be a directory this process can write (uid 65534)`,

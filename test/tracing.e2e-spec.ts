@@ -212,9 +212,12 @@ describe('tracing', () => {
       expect(await metric(app.metricsUrl, `otel_spans_dropped_total{reason="${reason}"}`)).toBe(0);
     }
     // The request's log line carries the ids of its span.
-    const lines = logLines(app.output(), (l) => l.msg === 'request' && l.route === '/plants');
-    expect(lines).toContainEqual(
-      expect.objectContaining({ trace_id: caller.traceId, span_id: post.spanId }),
+    await waitFor(
+      () =>
+        logLines(app.output(), (l) => l.msg === 'request' && l.route === '/plants').find(
+          (l) => l.trace_id === caller.traceId && l.span_id === post.spanId,
+        ),
+      'the request line with its span',
     );
   });
 
