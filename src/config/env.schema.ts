@@ -173,7 +173,7 @@ const agentFields = {
           (v) => URL.canParse(v) && new URL(v).protocol === 'https:' && new URL(v).host !== '',
           'SERVICE_SERVER_URL must be an absolute https:// URL',
         )
-        // The token goes in the Authorization header: credentials in the URL show in /health.
+        // The token goes in the Authorization header: URL credentials show in /health and logs.
         .refine(
           (v) => !URL.canParse(v) || isBareUrl(new URL(v)),
           'SERVICE_SERVER_URL must not contain a user, password, query or fragment',

@@ -61,8 +61,8 @@ class CreatePlantRoute {
   }
 }
 
-// As Nest's: a boolean is taken as it is, so the next guard (the body's) starts in the same turn,
-// before the 'end' of a body that came with the headers; else the promise's or last value.
+// As Nest's: a boolean as it is, so the next guard (the body's) starts in the same turn, before
+// the 'end' of a body that came with the headers; a promise awaited, an Observable's last value.
 function allows(guard: CanActivate, context: ExecutionContextHost): boolean | Promise<boolean> {
   const result = guard.canActivate(context);
   if (typeof result === 'boolean') return result;

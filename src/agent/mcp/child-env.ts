@@ -24,7 +24,7 @@ export function buildChildEnv(
   const env: Record<string, string> = {};
   for (const key of INHERITED_ENV_VARS) {
     const value = parent[key];
-    // Bash exported functions ("() { ...") are an injection vector (Shellshock); the SDK too.
+    // Bash exported functions ("() { ...") are a Shellshock injection vector: the SDK skips them.
     if (value !== undefined && !value.startsWith('()')) env[key] = value;
   }
   return { ...env, ...entryEnv };
