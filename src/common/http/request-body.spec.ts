@@ -103,6 +103,17 @@ describe('readBodyText of a body that arrived with its headers', () => {
     await expect(arrived(Buffer.from('{"a":"é"}'))).resolves.toBe('{"a":"é"}');
     expect(await statusOf(arrived(Buffer.from([0x22, 0xe9, 0x22])))).toBe(400);
   });
+
+  it('takes it from the buffer when it is pushed right after the call, as Node does', async () => {
+    const body = Buffer.from('{"a":1}');
+    const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
+    const request = fakeRequest(headers);
+    const listen = vi.spyOn(request, 'on');
+    const text = readBodyText(request);
+    request.end(body);
+    await expect(text).resolves.toBe('{"a":1}');
+    expect(listen).not.toHaveBeenCalled();
+  });
 });
 
 describe('readBodyText with a caller-given size limit', () => {
