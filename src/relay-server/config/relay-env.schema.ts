@@ -157,7 +157,7 @@ const limitFields = wholeNumberSettings({
   // and started again (bench/README.md, "The relay").
   RELAY_TLS_HANDSHAKE_TIMEOUT_SECONDS: [1, 120, 15, 'A TLS handshake not done by then is closed'],
   // Off here, where the CPU is unknown; the chart sets 250: other clients' p99 in a reconnect
-  // storm of 2,048 agents several times lower than uncapped (bench/results/relay-calls.md).
+  // storm of 2,048 agents several times lower than uncapped (bench/README.md, "The relay").
   RELAY_TLS_MAX_HANDSHAKES_PER_SECOND: [0, 1e6, 0, 'TLS handshakes started a second (`0`: no cap)'],
   // Under the agent's 30 s; at 250 a second 6,250 get a turn: a storm's agents wait, not retry.
   RELAY_TLS_HANDSHAKE_WAIT_SECONDS: [1, 600, 25, 'How long a connection waits for its handshake'],
