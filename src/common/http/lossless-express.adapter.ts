@@ -13,9 +13,7 @@ export class LosslessExpressAdapter extends ExpressAdapter {
 
   override reply(response: Response, body: unknown, statusCode?: number): Response {
     if (statusCode) response.status(statusCode);
-    if (body === undefined || body === null || response.statusCode === 204) {
-      return response.end();
-    }
+    if (body === undefined || body === null || response.statusCode === 204) return response.end();
     if (typeof body === 'object' && !Buffer.isBuffer(body) && !('pipe' in body)) {
       response.setHeader('Content-Type', 'application/json; charset=utf-8');
       return response.end(stringifyJson(body));

@@ -68,11 +68,11 @@ describe('createLogger, JSON lines to a file', () => {
   const firstWrite = () => once(destination(), 'write');
 
   it('writes the lines of 100 ms in one write', async () => {
-    for (const n of [1, 2, 3]) logger.info(`line ${n}`);
+    for (const n of ['1', '2 ✓', '3']) logger.info(`line ${n}`);
     const written = firstWrite();
     vi.advanceTimersByTime(100);
     const [bytes] = (await written) as [number];
-    expect(messages()).toEqual(['line 1', 'line 2', 'line 3']);
+    expect(messages()).toEqual(['line 1', 'line 2 ✓', 'line 3']);
     expect(bytes).toBe(readFileSync(file).length);
   });
 });
