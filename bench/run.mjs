@@ -20,7 +20,7 @@ import { options } from './lib/options.mjs';
 import { setTargetNode } from './lib/processes.mjs';
 import { profile } from './lib/profile-run.mjs';
 import { buildReport, writeReport } from './lib/results.mjs';
-import { runRounds, seedTargets } from './lib/rounds.mjs';
+import { runRounds, seedTargets, warmUp } from './lib/rounds.mjs';
 import { openStores } from './lib/run-stores.mjs';
 import { startTargets } from './lib/start-targets.mjs';
 import {
@@ -76,6 +76,7 @@ async function main() {
     }
     await startTargets({ opts, stores, dataRoot, build, token, pgDatabase, targets });
     await seedTargets({ targets, load, token, takeBlock });
+    await warmUp({ opts, targets, load, token, takeBlock });
     const { scenarios, results } = await runRounds({ opts, targets, load, token, takeBlock });
     const report = buildReport({ opts, meta, stores, targets, scenarios, results, started });
     writeReport(report, opts.output);

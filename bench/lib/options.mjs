@@ -10,6 +10,8 @@ const HELP = `npm run bench [-- options]
   --quick            1 round of 1 s runs, no preloaded-store scenario (results/quick.*)
   --rounds N         rounds of every run (BENCH_ROUNDS, default 3)
   --duration S       seconds per run (BENCH_DURATION, default 3)
+  --warmup S         seconds of unmeasured load per target before the first round, split
+                     over the scenarios (BENCH_WARMUP, default 10; 0 with --quick)
   --preload N        rows preloaded for the large-store scenario (BENCH_PRELOAD, default
                      1000000; 0 skips it)
   --stores LIST      sqlite,pg (BENCH_STORES); pg needs BENCH_DATABASE_URL, DATABASE_URL or
@@ -29,6 +31,8 @@ const HELP = `npm run bench [-- options]
   --profile          instead: profile the service under POST c=16 (--cpu-prof) and summarize;
                      with --scenarios get-c16 or mix-c16, under GET /plants/{id} or the 80/20
                      mix (results/profile-<store>-get.md, -mix.md)
+  --perf             with --profile: perf's CPU-time samples of every thread of the bundle
+                     instead of V8's profile (results/perf-<store>.md; needs perf, root)
   --profile-target T  with --profile: service (default) or nest-floor (results/profile-nest-floor-
                      <store>[-get].md), to set the service's profile beside the floor's
   --ids MODE         spread (default: ids all over the int64 key space, as clients choose
@@ -53,6 +57,7 @@ export function options() {
       quick: { type: 'boolean' },
       rounds: { type: 'string' },
       duration: { type: 'string' },
+      warmup: { type: 'string' },
       preload: { type: 'string' },
       stores: { type: 'string' },
       scenarios: { type: 'string' },
@@ -64,6 +69,7 @@ export function options() {
       'compare-env': { type: 'string' },
       profile: { type: 'boolean' },
       'profile-target': { type: 'string' },
+      perf: { type: 'boolean' },
       keep: { type: 'boolean' },
       pod: { type: 'string' },
       'pod-cpu': { type: 'string' },
@@ -89,6 +95,7 @@ export function options() {
     node: values.node ?? env.BENCH_NODE ?? '24',
     rounds: Math.max(1, Math.round(number(values.rounds, 'BENCH_ROUNDS', quick ? 1 : 3))),
     durationS: number(values.duration, 'BENCH_DURATION', quick ? 1 : 3),
+    warmupS: number(values.warmup, 'BENCH_WARMUP', quick ? 0 : 10),
     preload: Math.round(number(values.preload, 'BENCH_PRELOAD', quick ? 0 : 1_000_000)),
     stores: (values.stores ?? env.BENCH_STORES ?? 'sqlite,pg').split(',').map((s) => s.trim()),
     scenarios: (values.scenarios ?? SCENARIOS.map((s) => s.id).join(',')).split(','),
@@ -108,6 +115,7 @@ export function options() {
     ),
     profile: Boolean(values.profile),
     profileTarget: values['profile-target'] ?? 'service',
+    perf: Boolean(values.perf),
     profileS: number(undefined, 'BENCH_PROFILE_SECONDS', quick ? 3 : 10),
     keep: Boolean(values.keep),
     pod: values.pod ?? env.BENCH_POD,

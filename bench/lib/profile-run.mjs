@@ -1,7 +1,13 @@
-/** --profile: the service under load with --cpu-prof, the profile summarized by function. */
+/**
+ * --profile: the service under load with --cpu-prof, the profile summarized by function; with
+ * --perf, `perf record` on the CPU-time clock instead (V8's profiler samples the wall clock, so
+ * it charges the store with the fsync a synchronous SQLite commit waits for).
+ */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { summarizeProfile } from './cpuprofile.mjs';
+import { perfRecord } from './perf-record.mjs';
 import { RUN_BASE, SEED_BASE } from './ids.mjs';
 import { BENCH } from './paths.mjs';
 import { SEED_COUNT } from './scenarios.mjs';
@@ -26,14 +32,11 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
   const subject = floor ? 'nest-floor (a3)' : 'the service';
   for (const store of stores) {
     const profDir = join(dataRoot, `profile-${store}`);
-    const nodeArgs = [
-      ...opts.compareArgs,
-      '--cpu-prof',
-      '--cpu-prof-dir',
-      profDir,
-      '--cpu-prof-interval',
-      '250',
-    ];
+    mkdirSync(profDir, { recursive: true });
+    const profiler = opts.perf
+      ? ['--perf-basic-prof']
+      : ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', '250'];
+    const nodeArgs = [...opts.compareArgs, ...profiler];
     const databaseUrl = store === 'pg' ? await pgDatabase('svc_prof') : undefined;
     const service = floor
       ? await startRaw({
@@ -47,7 +50,7 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
         })
       : await startService({
           name: 'service',
-          main,
+          main: opts.perf ? main.replace(/dist\/main\.js$/, 'dist/bundle/main.js') : main,
           dir: join(dataRoot, `service-${store}`),
           token,
           databaseUrl,
@@ -61,6 +64,21 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
       amount: SEED_COUNT,
       runBase: SEED_BASE,
     });
+    // As the rounds' targets: unmeasured load first, while V8 still optimizes (ids of their own).
+    if (opts.warmupS > 0) {
+      const ids = { runBase: 2 * RUN_BASE, readBase: SEED_BASE, readCount: SEED_COUNT };
+      await load.run({
+        url: service.url,
+        token,
+        kind,
+        connections: 16,
+        duration: opts.warmupS,
+        ...ids,
+      });
+    }
+    const stopPerf = opts.perf
+      ? await perfRecord(service.proc.pid, join(profDir, 'perf.data'))
+      : undefined;
     const microseconds = () => Number(process.hrtime.bigint() / 1000n);
     const from = microseconds();
     const result = await load.run({
@@ -74,7 +92,26 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
       readCount: SEED_COUNT,
     });
     const to = microseconds();
+    await stopPerf?.();
     await service.proc.stop();
+    const output = `results/${opts.perf ? 'perf' : 'profile'}-${floor ? 'nest-floor-' : ''}${store}${kind === 'post' ? '' : `-${kind}`}.md`;
+    mkdirSync(join(BENCH, 'results'), { recursive: true });
+    if (opts.perf) {
+      const summary = execFileSync(
+        process.execPath,
+        [
+          join(BENCH, 'perf-summary.mjs'),
+          join(profDir, 'perf.data'),
+          String(result.responses),
+          '30',
+        ],
+        { encoding: 'utf8', maxBuffer: 1 << 26 },
+      );
+      const header = `# CPU time of ${subject}, ${what} at 16 connections, ${store} (perf, cpu-clock)\n\n${opts.profileS} s at ${Math.round(result.rps)} req/s after ${opts.warmupS} s of warm-up; every thread of the process.\n\n`;
+      writeFileSync(join(BENCH, output), header + summary);
+      console.log(`\n${header}${summary}\nwritten: bench/${output}`);
+      continue;
+    }
     const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!file) throw new Error(`no .cpuprofile in ${profDir}`);
     // For profile-summary.mjs on a kept profile (--keep): the measured window and its requests.
@@ -86,7 +123,7 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
       title: `CPU profile of ${subject}, ${what} at 16 connections, ${store}`,
       requests: result.responses,
       window: [from, to],
-      note: `${opts.profileS} s at ${Math.round(result.rps)} req/s (p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms), after ${SEED_COUNT} warm-up requests; only the samples of the measured ${opts.profileS} s (${result.responses} requests) count. Sampled every 250 us; the load generator shares the 2 cores.`,
+      note: `${opts.profileS} s at ${Math.round(result.rps)} req/s (p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms), after ${SEED_COUNT} requests and ${opts.warmupS} s of warm-up; only the samples of the measured ${opts.profileS} s (${result.responses} requests) count. Sampled every 250 us; the load generator shares the 2 cores.`,
     });
     const startup = summarizeProfile(join(profDir, file), {
       title: `Start-up, from the process start to the first 200 from /health (${Math.round(service.proc.readyMs)} ms)`,
@@ -94,8 +131,6 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
       top: 15,
       sections: ['selfArea', 'self'],
     });
-    mkdirSync(join(BENCH, 'results'), { recursive: true });
-    const output = `results/profile-${floor ? 'nest-floor-' : ''}${store}${kind === 'post' ? '' : `-${kind}`}.md`;
     writeFileSync(
       join(BENCH, output),
       `${text}\n${startup.replace(/^# /, '## ').replace(/^## (?!Start)/gm, '### ')}`,

@@ -189,7 +189,8 @@ export function markdown({ meta, scenarios, targets, summary, goals, services, o
         : '; no PostgreSQL server.'),
   );
   out(
-    `${meta.settings.rounds} round(s) of ${meta.settings.durationS} s per target and scenario, interleaved ` +
+    `${meta.settings.warmupS ?? 0} s of unmeasured load per target, then ` +
+      `${meta.settings.rounds} round(s) of ${meta.settings.durationS} s per target and scenario, interleaved ` +
       `(A B C, A B C, ...); figures are medians over the rounds. Load average ${meta.loadBefore} before, ` +
       `${meta.loadAfter} after; run took ${Math.round(meta.elapsedS)} s.`,
   );

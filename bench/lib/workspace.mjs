@@ -150,6 +150,7 @@ export function describeRun(opts, dataRoot, node) {
     settings: {
       rounds: opts.rounds,
       durationS: opts.durationS,
+      warmupS: opts.warmupS,
       preload: opts.preload,
       ids: opts.ids,
     },
