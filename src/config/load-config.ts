@@ -38,9 +38,7 @@ export function loadConfig(
   problems.push(...externalDeliveryProblems(environment, role));
 
   const configDirExplicit = (environment.SERVICE_CONFIG_DIR ?? '') !== '';
-  const configDir = resolve(
-    configDirExplicit ? environment.SERVICE_CONFIG_DIR! : DEFAULT_CONFIG_DIR,
-  );
+  const configDir = resolve(environment.SERVICE_CONFIG_DIR || DEFAULT_CONFIG_DIR);
   const mcp = loadMcpServers(configDir, { required: configDirExplicit, environment });
   problems.push(...mcp.problems);
   if (role === 'api') problems.push(...productionTokenProblems(environment, tokens));

@@ -154,10 +154,8 @@ export class PlantsRepository {
         created = await this.inTransaction(async (trx) => {
           const { rows } = await trx.executeQuery(query);
           const ids = new Set(rows.map((row) => BigInt(row.id)));
-          await this.notices.add(
-            trx,
-            plants.filter((p) => ids.has(p.id)),
-          );
+          const createdPlants = plants.filter((p) => ids.has(p.id));
+          await this.notices.add(trx, createdPlants);
           return ids;
         });
         this.outbox.onCommitted?.();

@@ -148,9 +148,8 @@ export class McpServerRunner {
     if (this.#stopped) return;
     this.#tools = [];
     // A crash-looping server stays visibly so while it retries.
-    this.#setState(
-      this.#backoff.attempts >= this.deps.timings.crashLoopAfter ? 'crash-looping' : 'starting',
-    );
+    const crashLooping = this.#backoff.attempts >= this.deps.timings.crashLoopAfter;
+    this.#setState(crashLooping ? 'crash-looping' : 'starting');
     const attempt = this.#newAttempt();
     const initializeResult = await this.#initialize(attempt);
     if (!initializeResult || this.#stopped || this.#attempt !== attempt) return;
@@ -247,11 +246,8 @@ export class McpServerRunner {
         { lastStderr: this.#stderr.recent().slice(-5) },
         `MCP server failed to start: ${reason}`,
       );
-      await this.#failed(
-        attempt,
-        reason,
-        exit ? reason : `${stage} failed: ${describeForHealth(error)}`,
-      );
+      const healthReason = exit ? reason : `${stage} failed: ${describeForHealth(error)}`;
+      await this.#failed(attempt, reason, healthReason);
       return undefined;
     }
   }

@@ -191,10 +191,8 @@ export class McpSupervisorService
   /** Re-reads `mcp-servers.json`; a bad file keeps the running servers as they are. */
   async reload(): Promise<void> {
     const { configDir, configDirExplicit } = this.config.mcp;
-    const load = loadMcpServers(configDir, {
-      required: configDirExplicit,
-      environment: this.#runnerDeps.parentEnv,
-    });
+    const environment = this.#runnerDeps.parentEnv;
+    const load = loadMcpServers(configDir, { required: configDirExplicit, environment });
     this.#reloadProblems = load.problems;
     if (load.problems.length > 0) {
       this.#logger.error(
@@ -227,10 +225,8 @@ export class McpSupervisorService
   }
 
   async #apply(specs: readonly McpServerSpec[]): Promise<SpecDiff> {
-    const diff = diffSpecs(
-      [...this.#runners.values()].map((runner) => runner.spec),
-      specs,
-    );
+    const running = [...this.#runners.values()].map((runner) => runner.spec);
+    const diff = diffSpecs(running, specs);
     if (this.#stopped) return diff;
     if (diff.added.length + diff.changed.length > 0) await this.#loadRunner();
     await Promise.all([

@@ -158,10 +158,8 @@ export class StdoutReader {
     if (oversized) {
       this.#oversized = undefined;
       const reason = `line of ${oversized.bytes} bytes, over the ${this.#limits.maxLineBytes}-byte limit`;
-      const relayId = relayIdAtEdges(
-        oversized.head.toString('latin1'),
-        oversized.tail.toString('latin1'),
-      );
+      const { head, tail } = oversized;
+      const relayId = relayIdAtEdges(head.toString('latin1'), tail.toString('latin1'));
       // Whoever waits for this answer gets an error now, not at its timeout. The line was
       // charged to the budget while it arrived.
       if (relayId) this.#received(rejected(relayId, reason));
@@ -229,12 +227,11 @@ export class StdoutReader {
   #flood(budget: 'garbage' | 'unsolicited'): void {
     this.#flooded = true;
     this.clear();
-    this.sink.flood(
-      budget,
+    const reason =
       budget === 'garbage'
         ? `wrote too much to stdout that is not JSON-RPC (${this.garbageLines} lines, ${this.garbageBytes} bytes)`
-        : `sent too many messages nobody asked for (${this.notifications} notifications or requests, ${this.unknownAnswers} answers to unknown ids)`,
-    );
+        : `sent too many messages nobody asked for (${this.notifications} notifications or requests, ${this.unknownAnswers} answers to unknown ids)`;
+    this.sink.flood(budget, reason);
   }
 }
 

@@ -242,9 +242,8 @@ export class RequestRouter {
     pending.span?.end('error' in message ? 'error' : undefined);
     const { server, remoteId } = pending;
     const answer = withMissing({ ...message, id: remoteId }, pending.missing);
-    const outcome = this.#sendFromChild({ type: 'rpc', server, message: answer }, 'answer', {
-      id: message.id,
-    });
+    const frame: RpcFrame = { type: 'rpc', server, message: answer };
+    const outcome = this.#sendFromChild(frame, 'answer', { id: message.id });
     if (outcome.sent) return;
     // Never lost silently: the server's client gets an error it can retry on.
     const reason = `answer of MCP server "${server}" dropped: ${outcome.reason}`;
@@ -368,11 +367,8 @@ export class RequestRouter {
     const held = take(this.#held, id);
     if (!held) return;
     const message = `the client did not answer within ${this.deps.clientAnswerTimeoutMs} ms`;
-    this.#refuse(
-      held.child,
-      held.childId,
-      refused(RelayErrorCode.RequestTimeout, message, 'timeout'),
-    );
+    const refusal = refused(RelayErrorCode.RequestTimeout, message, 'timeout');
+    this.#refuse(held.child, held.childId, refusal);
   }
 
   #timeout(agentId: string): void {
@@ -386,10 +382,8 @@ export class RequestRouter {
 
   /** A message the child may miss (it is gone, or its pipe broke): nobody waits on it. */
   #toChild(child: string, message: JSONRPCMessage): void {
-    this.deps.sessions
-      .session(child)
-      ?.send(message)
-      .catch(() => undefined);
+    const session = this.deps.sessions.session(child);
+    session?.send(message).catch(() => undefined);
   }
 
   /** Whether `message` finds no room in the child's stdin budget; if so, counted and warned. */
@@ -410,10 +404,8 @@ export class RequestRouter {
     const pending = take(this.#pending, agentId);
     if (!pending) return undefined;
     pending.span?.end(code === RelayErrorCode.RequestTimeout ? 'timeout' : 'unavailable');
-    this.#reply(
-      pending.server,
-      rpcError(pending.remoteId, code, `MCP server "${pending.server}" ${reason}`),
-    );
+    const message = `MCP server "${pending.server}" ${reason}`;
+    this.#reply(pending.server, rpcError(pending.remoteId, code, message));
     return pending;
   }
 
@@ -438,10 +430,8 @@ export function withMissing(
   if (!missing) return message;
   const note = { [MISSING_CAPABILITIES_META]: missing };
   if ('result' in message) {
-    return {
-      ...message,
-      result: { ...message.result, _meta: { ...message.result._meta, ...note } },
-    };
+    const result = { ...message.result, _meta: { ...message.result._meta, ...note } };
+    return { ...message, result };
   }
   const data = message.error.data;
   if (data !== undefined && (typeof data !== 'object' || data === null)) return message;
@@ -484,12 +474,9 @@ function startCallSpan(
 ): { span?: Pick<ClientSpan, 'end'>; message: JSONRPCRequest } {
   const otel = tracing();
   if (!otel) return { message };
-  const { name, attributes } = mcpSpan(message);
-  const span = otel.startClientSpan(
-    name,
-    { ...attributes, 'plant_store.mcp_server': server },
-    trace,
-  );
+  const call = mcpSpan(message);
+  const attributes = { ...call.attributes, 'plant_store.mcp_server': server };
+  const span = otel.startClientSpan(call.name, attributes, trace);
   const params = message.params ?? {};
   const meta = { ...(params._meta ?? {}), ...span.carrier };
   return { span, message: { ...message, params: { ...params, _meta: meta } } };

@@ -113,9 +113,8 @@ async function listenApi<P extends ProbePorts>(
   const server = app.getHttpServer();
   limit.api(server);
   const variable = (portVariables as Record<keyof PortScope, string>).api;
-  (ports as Partial<PortScope>).api = await listenNamed(server, { port, host, variable }, () =>
-    app.listen(port, host),
-  );
+  const listen = () => app.listen(port, host);
+  (ports as Partial<PortScope>).api = await listenNamed(server, { port, host, variable }, listen);
   return [server];
 }
 
@@ -193,10 +192,8 @@ async function exitCannotListen(
   logger: Logger,
 ): Promise<never> {
   logger.fatal({ reason: errorMessage(error) }, 'cannot listen');
-  await orTimeout(
-    app.close().catch(() => undefined),
-    SHUTDOWN_GRACE_MS,
-  );
+  const closed = app.close().catch(() => undefined);
+  await orTimeout(closed, SHUTDOWN_GRACE_MS);
   return exitAfterLog(logger, undefined, 1);
 }
 

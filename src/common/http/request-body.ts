@@ -165,12 +165,8 @@ class BodyReading {
       this.timer = setTimeout(() => this.armTimer(), left);
       return;
     }
-    this.finish(
-      new BodyReadError(
-        408,
-        `the request body arrived too slowly: it must start within ${BODY_GRACE_MS / 1000} s and keep up ${BODY_MIN_BYTES_PER_SECOND} bytes a second`,
-      ),
-    );
+    const message = `the request body arrived too slowly: it must start within ${BODY_GRACE_MS / 1000} s and keep up ${BODY_MIN_BYTES_PER_SECOND} bytes a second`;
+    this.finish(new BodyReadError(408, message));
   }
 
   // The handlers are arrow properties: the same function objects are detached in finish().
@@ -182,8 +178,7 @@ class BodyReading {
 
   private readonly complete = (): void => {
     try {
-      const text = UTF8.decode(Buffer.concat(this.chunks));
-      this.finish(undefined, text);
+      this.finish(undefined, UTF8.decode(Buffer.concat(this.chunks)));
     } catch {
       this.finish(new BodyReadError(400, 'the request body is not valid UTF-8'));
     }

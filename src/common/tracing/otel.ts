@@ -78,14 +78,10 @@ export function start(
     maxQueueSize,
     dropped,
   );
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read by the SDK, win over these.
+  const service = { 'service.name': config.defaultServiceName, 'service.version': version };
   sdk = new NodeSDK({
-    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, read by the SDK, win over these.
-    resource: defaultResource().merge(
-      resourceFromAttributes({
-        'service.name': config.defaultServiceName,
-        'service.version': version,
-      }),
-    ),
+    resource: defaultResource().merge(resourceFromAttributes(service)),
     spanProcessors: [processor],
     // Trace context only: a client's W3C baggage is not passed on to MCP servers and webhooks.
     textMapPropagator: new W3CTraceContextPropagator(),
@@ -101,16 +97,13 @@ export function logDiagnostics(logger: Logger): void {
     .map((name) => getStringFromEnv(`OTEL_EXPORTER_OTLP_${name}`))
     .filter((value) => value !== undefined);
   const log = new RateLimitedLog(logger, { ratePerSecond: 1 / 60, burst: 10 });
-  const warn = (message: string) =>
-    log.warn(
-      {},
-      `opentelemetry: ${secrets.reduce((m, s) => m.replaceAll(s, '[redacted]'), message)}`,
-    );
+  const warn = (message: string) => {
+    const redacted = secrets.reduce((m, s) => m.replaceAll(s, '[redacted]'), message);
+    log.warn({}, `opentelemetry: ${redacted}`);
+  };
   const ignore = () => undefined;
-  diag.setLogger(
-    { error: warn, warn, info: ignore, debug: ignore, verbose: ignore },
-    DiagLogLevel.WARN,
-  );
+  const diagLogger = { error: warn, warn, info: ignore, debug: ignore, verbose: ignore };
+  diag.setLogger(diagLogger, DiagLogLevel.WARN);
 }
 
 /** Sends what is queued for `timeoutMs` at most (not the exporter's 10 s); returns the unsent. */
@@ -127,11 +120,7 @@ export function serverSpan(
   attributes: Attributes,
 ): { span: Span; run: (next: () => void) => void } {
   const parent = propagation.extract(context.active(), request.headers);
-  const span = tracer.startSpan(
-    request.method ?? 'HTTP',
-    { kind: SpanKind.SERVER, attributes },
-    parent,
-  );
+  const span = startSpan(request.method ?? 'HTTP', SpanKind.SERVER, attributes, parent);
   const active = trace.setSpan(parent, span);
   context.bind(active, request);
   context.bind(active, response);
