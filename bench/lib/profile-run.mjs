@@ -50,6 +50,7 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
         })
       : await startService({
           name: 'service',
+          // perf-summary names a frame's package from the bundle's `// <path>` lines.
           main: opts.perf ? main.replace(/dist\/main\.js$/, 'dist/bundle/main.js') : main,
           dir: join(dataRoot, `service-${store}`),
           token,
@@ -66,14 +67,15 @@ export async function profile({ opts, stores, pgDatabase, token, load, dataRoot,
     });
     // As the rounds' targets: unmeasured load first, while V8 still optimizes (ids of their own).
     if (opts.warmupS > 0) {
-      const ids = { runBase: 2 * RUN_BASE, readBase: SEED_BASE, readCount: SEED_COUNT };
       await load.run({
         url: service.url,
         token,
         kind,
         connections: 16,
         duration: opts.warmupS,
-        ...ids,
+        runBase: 2 * RUN_BASE,
+        readBase: SEED_BASE,
+        readCount: SEED_COUNT,
       });
     }
     const stopPerf = opts.perf
