@@ -23,7 +23,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 FROM toolchain AS build
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
-COPY scripts/bundle.mjs ./scripts/
+COPY scripts/bundle.mjs scripts/commonjs-imports.mjs scripts/drop-kept-names.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 

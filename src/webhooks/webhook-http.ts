@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { buildConnector, Pool } from 'undici';
+import type { buildConnector, Pool } from 'undici';
 import type { WebhookConfig } from '../config/app-config.js';
 import { isPrivateAddress } from '../config/private-addresses.js';
 
@@ -21,9 +21,10 @@ const endedEarly = () => Object.assign(new Error('the answer ended early'), { co
 /**
  * POSTs to one receiver over undici's keep-alive pool, TLS verified, no redirects. An attempt
  * ends by `maxAnswerBytes` or `timeoutMs` at most: an endless answer costs a few KiB.
+ * undici is loaded with the first receiver: a process without one never reads its 1 MB.
  */
 export class WebhookPoster {
-  private readonly pool: Pool;
+  private readonly pool: Promise<Pool>;
   private readonly path: string;
   private readonly authorization: Record<string, string>;
 
@@ -31,13 +32,16 @@ export class WebhookPoster {
     url: URL,
     private readonly limits: PosterLimits,
   ) {
-    this.pool = new Pool(url.origin, {
-      // Attempts past these connections wait in undici's queue.
-      connections: limits.maxInFlightPerReceiver,
-      connect: connector(limits),
-      headersTimeout: limits.timeoutMs,
-      bodyTimeout: limits.timeoutMs,
-    });
+    this.pool = import('undici').then(
+      (undici) =>
+        new undici.Pool(url.origin, {
+          // Attempts past these connections wait in undici's queue.
+          connections: limits.maxInFlightPerReceiver,
+          connect: connector(undici.buildConnector, limits),
+          headersTimeout: limits.timeoutMs,
+          bodyTimeout: limits.timeoutMs,
+        }),
+    );
     this.path = `${url.pathname}${url.search}`;
     this.authorization = basicAuthorization(url);
   }
@@ -48,7 +52,9 @@ export class WebhookPoster {
     signal.addEventListener('abort', stop, { once: true });
     const timer = setTimeout(() => attempt.abort(timedOut), this.limits.timeoutMs);
     try {
-      const answer = await this.pool.request({
+      const answer = await (
+        await this.pool
+      ).request({
         method: 'POST',
         path: this.path,
         headers: { ...headers, ...this.authorization },
@@ -67,7 +73,7 @@ export class WebhookPoster {
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await (await this.pool).destroy();
   }
 }
 
@@ -92,11 +98,11 @@ function basicAuthorization(url: URL): Record<string, string> {
 }
 
 /** Checks the address where the socket opens: DNS cannot point POSTs at a private one. */
-function connector(limits: PosterLimits): buildConnector.connector {
+function connector(build: typeof buildConnector, limits: PosterLimits): buildConnector.connector {
   // Verified even when NODE_TLS_REJECT_UNAUTHORIZED=0: a private CA goes in NODE_EXTRA_CA_CERTS.
   const tls = { timeout: limits.timeoutMs, rejectUnauthorized: true };
-  if (limits.allowPrivateAddresses) return buildConnector(tls);
-  const connect = buildConnector({ ...tls, lookup: publicOnlyLookup });
+  if (limits.allowPrivateAddresses) return build(tls);
+  const connect = build({ ...tls, lookup: publicOnlyLookup });
   // An IP literal ("[::1]" as a URL writes it counts) is checked here, as no lookup is made.
   return (options, callback) => {
     if (isPrivateAddress(options.hostname)) callback(privateAddress(), null);
