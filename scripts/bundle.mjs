@@ -1,7 +1,7 @@
 // `npm run build`'s second step: bundles what `nest build` compiled into dist/ into a file per
 // entry point in dist/bundle/ and the chunks they share. A start then reads about 20 files
 // instead of about 2,500 (Node's ES module loader resolved and read each of them: 1.5 s of CPU
-// per start on Node 20, 1 s on Node 24; bundled about 0.5 s). The figures: bench/README.md, "Today's results" (Start-up).
+// per start on Node 20, 1 s on Node 24; bundled about 0.5 s).
 //
 // The input is tsc's output, not the sources: esbuild does not emit the decorator metadata
 // (`design:paramtypes`) Nest's dependency injection reads. The bundles sit two folders deep,

@@ -52,9 +52,8 @@ export class WebhookPoster {
     signal.addEventListener('abort', stop, { once: true });
     const timer = setTimeout(() => attempt.abort(timedOut), this.limits.timeoutMs);
     try {
-      const answer = await (
-        await this.pool
-      ).request({
+      const pool = await this.pool;
+      const answer = await pool.request({
         method: 'POST',
         path: this.path,
         headers: { ...headers, ...this.authorization },
