@@ -156,7 +156,7 @@ const processFields = {
   ...noColorField,
   // Read by Node.js itself; declared for the docs.
   NODE_OPTIONS: setting(unsetIfEmpty(z.string()), {
-    description: 'The image and chart set `--max-semi-space-size=16`',
+    description: 'The image, chart and npm scripts set `--max-semi-space-size=16`',
   }),
 };
 
